@@ -1,0 +1,30 @@
+"""jaxgames: board games as pure JAX functions, and agents that learn them on device.
+
+    import jaxgames
+    env = jaxgames.make("reversi", size=6)
+    state = env.init(key)
+    state = env.step(state, action)
+"""
+
+from jaxgames.core import (
+    AutoResetStep,
+    Env,
+    GameState,
+    IllegalActionError,
+    random_action,
+    step_autoreset,
+)
+from jaxgames.games import make, registered_games
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AutoResetStep",
+    "Env",
+    "GameState",
+    "IllegalActionError",
+    "make",
+    "random_action",
+    "registered_games",
+    "step_autoreset",
+]

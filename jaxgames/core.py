@@ -1,0 +1,236 @@
+"""The game API every jaxgames game implements.
+
+A game is a set of pure functions over an immutable state (a ``flax.struct`` dataclass).
+Everything is ``jit``/``vmap``/``lax.scan`` friendly; nothing is kept on the Python side.
+
+    env = jaxgames.make("tic_tac_toe")
+    state = env.init(key)                      # one game; vmap for batches
+    state = env.step(state, action)            # action: int32 scalar
+
+Every game's state has at least these fields (shapes for a single game; a leading batch
+axis appears under ``vmap``):
+
+    current_player     int32[]              player to move; player 0 always moves first
+    legal_action_mask  bool[num_actions]    all False once the game is over
+    rewards            float32[2]           indexed by player id; nonzero only on the final step
+    terminated         bool[]               the game ended by its rules
+    truncated          bool[]               the game was cut off by a time limit
+    step_count         int32[]              plies played so far
+
+and an ``observation`` (a field or a property): ``float32[env.observation_shape]`` from the
+point of view of the player to move.
+
+Rules shared by all games (implemented once, here, in :meth:`Env.step`):
+
+* **Illegal action inside jit** (not in ``legal_action_mask``, or out of range): the game ends
+  at once, the mover gets -1 and the opponent +1, as in pgx. Use :meth:`Env.step_checked`
+  outside ``jit`` to get a ``ValueError`` naming the action and the legal ones instead.
+* **Stepping a finished game** is a no-op that returns the same state with zero rewards.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+
+Array = jax.Array
+PRNGKey = jax.Array
+
+
+@runtime_checkable
+class GameState(Protocol):
+    """The fields every game state carries (see the module docstring for shapes/dtypes)."""
+
+    current_player: Array
+    legal_action_mask: Array
+    rewards: Array
+    terminated: Array
+    truncated: Array
+    step_count: Array
+
+    @property
+    def observation(self) -> Array: ...
+
+    def replace(self, **changes: Any) -> "GameState": ...
+
+
+class IllegalActionError(ValueError):
+    """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
+
+
+class Env(abc.ABC):
+    """Thin wrapper around a game's pure functions.
+
+    Subclasses implement :meth:`_init`, :meth:`_step` (only ever called with a legal action
+    on an unfinished game; its result is discarded otherwise) and the text methods.
+    """
+
+    #: registered name, e.g. ``"reversi"``
+    name: str = ""
+    num_players: int = 2
+
+    # ---------------------------------------------------------------- to implement
+    @property
+    @abc.abstractmethod
+    def num_actions(self) -> int:
+        """Size of the flat action space (``int``)."""
+
+    @property
+    @abc.abstractmethod
+    def observation_shape(self) -> tuple[int, ...]:
+        """Shape of ``state.observation`` for one game (float32)."""
+
+    @abc.abstractmethod
+    def _init(self, key: PRNGKey) -> GameState:
+        """Initial state of one game."""
+
+    @abc.abstractmethod
+    def _step(self, state: GameState, action: Array) -> GameState:
+        """Apply a *legal* action to an unfinished game (rewards of this step only)."""
+
+    @abc.abstractmethod
+    def to_text(self, state: GameState) -> str:
+        """Position notation of one (unbatched) state."""
+
+    @abc.abstractmethod
+    def from_text(self, text: str) -> GameState:
+        """Parse position notation; raises ``ValueError`` on malformed text."""
+
+    @abc.abstractmethod
+    def action_to_text(self, state: GameState, action: int) -> str:
+        """Move notation of ``action`` in ``state`` (e.g. ``"d3"``)."""
+
+    @abc.abstractmethod
+    def text_to_action(self, state: GameState, text: str) -> int:
+        """Parse move notation into a legal action id; raises ``ValueError`` naming the problem."""
+
+    # ---------------------------------------------------------------- public API
+    @property
+    def config(self) -> dict[str, Any]:
+        """The keyword options this env was made with (e.g. ``{"size": 8}``)."""
+        return {}
+
+    def init(self, key: PRNGKey) -> GameState:
+        """Start one game. ``key``: a PRNG key (games with a fixed start ignore it)."""
+        return self._init(key)
+
+    def step(self, state: GameState, action: Array) -> GameState:
+        """Play ``action`` (int32 scalar) in ``state`` and return the next state.
+
+        Jittable and vmappable. See the module docstring for the illegal-action and
+        finished-game rules.
+        """
+        action = jnp.asarray(action, dtype=jnp.int32)
+        in_range = (action >= 0) & (action < self.num_actions)
+        safe_action = jnp.clip(action, 0, self.num_actions - 1)
+        legal = in_range & state.legal_action_mask[safe_action]
+        finished = state.terminated | state.truncated
+
+        played = self._step(state, safe_action)
+        zeros = jnp.zeros(self.num_players, jnp.float32)
+        # the mover loses, the opponent wins
+        penalty = jnp.where(jnp.arange(self.num_players) == state.current_player, -1.0, 1.0)
+        illegal = state.replace(
+            terminated=jnp.bool_(True),
+            rewards=penalty.astype(jnp.float32),
+            legal_action_mask=jnp.zeros_like(state.legal_action_mask),
+            step_count=state.step_count + 1,
+        )
+        noop = state.replace(rewards=zeros)
+        return jax.tree_util.tree_map(
+            lambda n, p, i: jnp.where(finished, n, jnp.where(legal, p, i)), noop, played, illegal
+        )
+
+    def heuristic(self, state: GameState) -> Array:
+        """Static evaluation of ``state`` from the point of view of ``state.current_player``.
+
+        float32[] (positive = good for the mover), used by the greedy and alpha-beta opponents.
+        Games override this; the default raises ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{self.name} has no heuristic evaluation")
+
+    def step_checked(self, state: GameState, action: int) -> GameState:
+        """Like :meth:`step` but, outside ``jit``, raises :class:`IllegalActionError` for an
+        illegal action or a finished game instead of ending the game."""
+        if bool(state.terminated) or bool(state.truncated):
+            raise IllegalActionError(f"the game is over; no action (got {action}) can be played")
+        a = int(action)
+        if not 0 <= a < self.num_actions:
+            raise IllegalActionError(
+                f"action {a} is out of range for {self.name}: valid ids are 0..{self.num_actions - 1}"
+            )
+        if not bool(state.legal_action_mask[a]):
+            raise IllegalActionError(
+                f"action {a} is illegal here; legal actions: {self.describe_legal(state)}"
+            )
+        return self.step(state, a)
+
+    def legal_actions(self, state: GameState) -> list[int]:
+        """Sorted legal action ids of one (unbatched) state, as Python ints."""
+        return [int(a) for a in jnp.flatnonzero(state.legal_action_mask)]
+
+    def describe_legal(self, state: GameState) -> str:
+        """Human-readable list of legal actions: ``"5 (c2), 7 (b3)"``."""
+        return ", ".join(f"{a} ({self.action_to_text(state, a)})" for a in self.legal_actions(state)) or "none"
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
+        return f"jaxgames.make({self.name!r}{', ' + opts if opts else ''})"
+
+
+class AutoResetStep(NamedTuple):
+    """Result of :func:`step_autoreset` for one game (leading batch axis under vmap).
+
+    state:       the next state, already reset to a new game if this step ended one
+    rewards:     float32[2] rewards of the step just taken (the finished game's final rewards)
+    terminated:  bool[] the step ended the game by its rules
+    truncated:   bool[] the step hit a time limit
+    """
+
+    state: GameState
+    rewards: Array
+    terminated: Array
+    truncated: Array
+
+
+def step_autoreset(env: Env, state: GameState, action: Array, key: PRNGKey) -> AutoResetStep:
+    """Step one game and start a new one (``env.init(key)``) when it ends.
+
+    The returned ``state`` is always a live game, so vectorised rollouts never stall; the
+    outcome of the finished game is kept in ``rewards``/``terminated``/``truncated``.
+    Jittable; ``vmap`` it over games with one key per game.
+    """
+    nxt = env.step(state, action)
+    done = nxt.terminated | nxt.truncated
+    fresh = env.init(key)
+    reset = jax.tree_util.tree_map(lambda f, n: jnp.where(done, f, n), fresh, nxt)
+    return AutoResetStep(reset, nxt.rewards, nxt.terminated, nxt.truncated)
+
+
+def winner_rewards(winner: Array) -> Array:
+    """Final rewards for a two-player zero-sum result. ``winner``: int32[] player id, or -1
+    for a draw / no result yet -> float32[2] (+1 winner, -1 loser, zeros for -1)."""
+    ids = jnp.arange(2)
+    return jnp.where(winner < 0, 0.0, jnp.where(ids == winner, 1.0, -1.0)).astype(jnp.float32)
+
+
+def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
+    """Uniformly random legal action. ``legal_action_mask``: bool[..., A] -> int32[...].
+
+    With no legal action (a finished game) it returns a uniformly random id.
+    """
+    logits = jnp.where(legal_action_mask, 0.0, -1e9)
+    return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+
+def check_options(cls: type, options: dict[str, Any], game: str) -> None:
+    """Raise ``ValueError`` if ``options`` holds a keyword ``cls.__init__`` does not take."""
+    params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        valid = ", ".join(params) if params else "none"
+        raise ValueError(f"unknown option(s) {unknown} for game {game!r}; valid options: {valid}")

@@ -1,0 +1,156 @@
+"""Tic-tac-toe.
+
+Board and actions (action = row * 3 + col; squares named like ``b2`` in text)::
+
+        a  b  c
+    1   0  1  2
+    2   3  4  5
+    3   6  7  8
+
+Player 0 is X and moves first; player 1 is O. Three in a row wins (+1/-1); a full board
+without a line is a draw (0/0).
+
+Observation: ``float32[3, 3, 2]``, plane 0 = the mover's marks, plane 1 = the opponent's.
+
+Text notation: 9 characters row-major from the top-left (``X``, ``O``, ``.``), a space, then
+the side to move (``X`` or ``O``), e.g. ``"X...O.... X"``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxgames.core import Env, winner_rewards
+from jaxgames.games import grid
+
+EMPTY = -1
+#: the 8 winning lines as square indices, int32[8, 3]
+LINES = jnp.array(
+    [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]],
+    dtype=jnp.int32,
+)
+
+
+@struct.dataclass
+class TicTacToeState:
+    """One game of tic-tac-toe.
+
+    board:             int32[9]  -1 empty, 0 = X (player 0), 1 = O (player 1)
+    current_player:    int32[]   player to move
+    legal_action_mask: bool[9]   empty squares; all False once the game is over
+    rewards:           float32[2]
+    terminated:        bool[]
+    truncated:         bool[]    always False (tic-tac-toe has no time limit)
+    step_count:        int32[]   marks placed
+    """
+
+    board: jax.Array
+    current_player: jax.Array
+    legal_action_mask: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    step_count: jax.Array
+
+    @property
+    def observation(self) -> jax.Array:
+        """float32[3, 3, 2]: the mover's marks, the opponent's marks."""
+        return observe(self.board, self.current_player)
+
+
+def observe(board: jax.Array, player: jax.Array) -> jax.Array:
+    """int32[9] board, int32[] player -> float32[3, 3, 2] planes (player's, opponent's)."""
+    planes = jnp.stack([board == player, board == 1 - player], axis=-1)
+    return planes.reshape(3, 3, 2).astype(jnp.float32)
+
+
+def has_line(board: jax.Array, player: jax.Array) -> jax.Array:
+    """bool[]: ``player`` owns one of the 8 lines."""
+    return jnp.any(jnp.all(board[LINES] == player, axis=-1))
+
+
+def winner_of(board: jax.Array) -> jax.Array:
+    """int32[]: the player owning a line, or -1."""
+    return jnp.where(has_line(board, 0), 0, jnp.where(has_line(board, 1), 1, -1)).astype(jnp.int32)
+
+
+def make_state(board: jax.Array, current_player: jax.Array, step_count: jax.Array) -> TicTacToeState:
+    """State for ``board`` with ``current_player`` to move; ends the game if it is decided."""
+    board = jnp.asarray(board, jnp.int32)
+    terminated = (winner_of(board) >= 0) | jnp.all(board != EMPTY)
+    return TicTacToeState(
+        board=board,
+        current_player=jnp.asarray(current_player, jnp.int32),
+        legal_action_mask=(board == EMPTY) & ~terminated,
+        rewards=jnp.zeros(2, jnp.float32),
+        terminated=terminated,
+        truncated=jnp.bool_(False),
+        step_count=jnp.asarray(step_count, jnp.int32),
+    )
+
+
+def init() -> TicTacToeState:
+    """The empty board, X to move."""
+    return make_state(jnp.full(9, EMPTY, jnp.int32), 0, 0)
+
+
+def step(state: TicTacToeState, action: jax.Array) -> TicTacToeState:
+    """Place the mover's mark on empty square ``action`` (int32[])."""
+    mover = state.current_player
+    board = state.board.at[action].set(mover)
+    nxt = make_state(board, 1 - mover, state.step_count + 1)
+    won = has_line(board, mover)
+    return nxt.replace(rewards=winner_rewards(jnp.where(won, mover, -1)))
+
+
+class TicTacToe(Env):
+    """``jaxgames.make("tic_tac_toe")``: 9 actions, observation float32[3, 3, 2]."""
+
+    name = "tic_tac_toe"
+
+    def __init__(self) -> None:
+        pass
+
+    num_actions = 9  # type: ignore[assignment]
+    observation_shape = (3, 3, 2)  # type: ignore[assignment]
+
+    def _init(self, key):
+        return init()
+
+    def _step(self, state, action):
+        return step(state, action)
+
+    def to_text(self, state: TicTacToeState) -> str:
+        cells = "".join(".XO"[int(v) + 1] for v in state.board)
+        return f"{cells} {'XO'[int(state.current_player)]}"
+
+    def from_text(self, text: str) -> TicTacToeState:
+        values, side = grid.parse_grid_position(text, 9, ".XO", "XO")
+        board = [v - 1 for v in values]
+        nx, no = board.count(0), board.count(1)
+        if nx not in (no, no + 1):
+            raise ValueError(f"impossible position {text!r}: {nx} X and {no} O (X moves first)")
+        expected = 0 if nx == no else 1
+        if side != expected:
+            raise ValueError(
+                f"impossible position {text!r}: with {nx} X and {no} O it is {'XO'[expected]} to move"
+            )
+        b = jnp.array(board, jnp.int32)
+        x_won, o_won = bool(has_line(b, 0)), bool(has_line(b, 1))
+        if (x_won and (o_won or nx != no + 1)) or (o_won and nx != no):
+            raise ValueError(f"impossible position {text!r}: play would have stopped at the first line")
+        return make_state(b, side, nx + no)
+
+    def action_to_text(self, state, action: int) -> str:
+        if not 0 <= int(action) < 9:
+            raise ValueError(f"action {action} is out of range 0..8")
+        return grid.square_name(action, 3)
+
+    def text_to_action(self, state, text: str) -> int:
+        action = grid.parse_square(text, 3, 3)
+        if not bool(state.legal_action_mask[action]):
+            reason = "the game is over" if bool(state.terminated) else "the square is taken"
+            raise ValueError(f"illegal move {text.strip()!r}: {reason}; legal: {self.describe_legal(state)}")
+        return action
