@@ -1,0 +1,192 @@
+"""Mechanisms shared by all algorithms: legal-move masking, sampling, negamax GAE, and the
+:class:`Agent` / :class:`Policy` wrappers around a network and its parameters.
+
+Masking uses a *finite* minimum (``jnp.finfo(float32).min``) rather than ``-inf``, so that
+softmax, log-probabilities and their gradients stay finite; illegal actions get probability
+exactly 0 and never enter the entropy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+Array = jax.Array
+PRNGKey = jax.Array
+#: a policy plays one (unbatched) state: policy(key, state) -> int32[] action
+PolicyFn = Callable[[PRNGKey, Any], Array]
+
+MASK_MIN = float(jnp.finfo(jnp.float32).min)
+
+
+# ----------------------------------------------------------------------------- masking
+def masked_logits(logits: Array, mask: Array) -> Array:
+    """Replace illegal entries by the smallest finite float32.
+
+    logits float32[..., A], mask bool[..., A] -> float32[..., A]. If a row has no legal
+    action (a finished game) it becomes uniform instead of NaN.
+    """
+    return jnp.where(mask, logits, MASK_MIN)
+
+
+def masked_log_probs(logits: Array, mask: Array) -> Array:
+    """Log-probabilities of the masked softmax: float32[..., A] (illegal entries ~ -3.4e38)."""
+    return jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
+
+
+def masked_entropy(logits: Array, mask: Array) -> Array:
+    """Entropy of the masked softmax, illegal actions excluded: float32[...]."""
+    logp = masked_log_probs(logits, mask)
+    p = jnp.exp(logp)
+    return -jnp.sum(jnp.where(mask, p * logp, 0.0), axis=-1)
+
+
+def sample_masked(key: PRNGKey, logits: Array, mask: Array) -> tuple[Array, Array]:
+    """Sample from the masked softmax. -> (action int32[...], log_prob float32[...])."""
+    ml = masked_logits(logits, mask)
+    action = jax.random.categorical(key, ml, axis=-1).astype(jnp.int32)
+    logp = jnp.take_along_axis(jax.nn.log_softmax(ml, axis=-1), action[..., None], axis=-1)[..., 0]
+    return action, logp
+
+
+def greedy_masked(logits: Array, mask: Array) -> Array:
+    """Highest-logit legal action: int32[...]."""
+    return jnp.argmax(masked_logits(logits, mask), axis=-1).astype(jnp.int32)
+
+
+def action_log_prob(logits: Array, mask: Array, action: Array) -> Array:
+    """log pi(action) under the masked softmax: logits float32[..., A], action int32[...] -> float32[...]."""
+    logp = masked_log_probs(logits, mask)
+    return jnp.take_along_axis(logp, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+
+
+def batch_observation(states: Any) -> Array:
+    """Observations of a batch of states (leading axis B): float32[B, *observation_shape].
+
+    ``observation`` may be a property written for one state, so it is vmapped here.
+    """
+    return jax.vmap(lambda s: s.observation)(states)
+
+
+# ----------------------------------------------------------------------------- negamax GAE
+def negamax_gae(
+    rewards: Array,
+    values: Array,
+    dones: Array,
+    signs: Array,
+    last_value: Array,
+    gamma: float,
+    gae_lambda: float,
+) -> tuple[Array, Array]:
+    """Generalised advantage estimation for alternating-move zero-sum self-play.
+
+    Inputs are time-major over one rollout of length T (any trailing batch shape ``...``):
+
+    rewards     float32[T, ...]  r_t = rewards[mover_t] of step t, from the MOVER's view
+    values      float32[T, ...]  V(s_t) from the mover of s_t
+    dones       bool/float[T, ...] step t ended the game (s_{t+1} is a fresh game)
+    signs       float32[T, ...]  +1 if the mover of s_{t+1} is the mover of s_t, else -1
+    last_value  float32[...]     V(s_T) for bootstrapping the last step (from s_T's mover)
+
+    Every value is "how good is this for the player to move", so a value or advantage seen
+    from the next state is converted into the current mover's view by ``signs``::
+
+        delta_t = r_t + gamma * sign_t * V(s_{t+1}) * (1 - done_t) - V(s_t)
+        A_t     = delta_t + gamma * lambda * sign_t * (1 - done_t) * A_{t+1}
+
+    Why the loser's last move gets the loss. X wins with its move at t; O moved at t-1::
+
+        t-1: O to move, O plays     r_{t-1} = 0        (not done; sign = -1)
+        t  : X to move, X wins      r_t = rewards[X] = +1, done_t = 1 (env auto-resets)
+
+        A_t     = 1 - V(s_t)
+        A_{t-1} = 0 + gamma * (-V(s_t)) - V(s_{t-1}) + gamma * lambda * (-1) * A_t
+                = -gamma * lambda * 1 - gamma * (1 - lambda) * V(s_t) - V(s_{t-1})
+
+    With lambda = 1 that is exactly -gamma - V(s_{t-1}): O's last move receives the (discounted)
+    -1 through the negated advantage of X's winning move, although the environment paid O's -1
+    on X's step. This relies on zero-sum rewards (rewards[O] = -rewards[X]), true for every
+    jaxgames game and for the illegal-move rule. A truncated game is treated like a finished
+    one with its (zero) rewards. Returns (advantages float32[T, ...], returns = A + V).
+    """
+    not_done = 1.0 - dones.astype(jnp.float32)
+
+    def body(carry, xs):
+        next_value, next_adv = carry
+        r, v, nd, s = xs
+        delta = r + gamma * s * next_value * nd - v
+        adv = delta + gamma * gae_lambda * s * nd * next_adv
+        return (v, adv), adv
+
+    init = (last_value.astype(jnp.float32), jnp.zeros_like(last_value, jnp.float32))
+    _, advantages = jax.lax.scan(
+        body, init, (rewards.astype(jnp.float32), values, not_done, signs.astype(jnp.float32)), reverse=True
+    )
+    return advantages, advantages + values
+
+
+# ----------------------------------------------------------------------------- agents
+@dataclasses.dataclass(frozen=True)
+class Agent:
+    """A network (``apply(params, obs[B, ...]) -> (logits[B, A], value[B])``) bound to a game's
+    observation shape. Stateless; parameters are passed in."""
+
+    network: nn.Module
+    observation_shape: tuple[int, ...]
+
+    def init_params(self, key: PRNGKey) -> Any:
+        """Fresh parameters (a pytree)."""
+        return self.network.init(key, jnp.zeros((1, *self.observation_shape), jnp.float32))
+
+    def apply(self, params: Any, obs: Array) -> tuple[Array, Array]:
+        """obs float32[*observation_shape] or float32[B, *observation_shape]
+        -> (logits float32[(B,) A], value float32[(B,)])."""
+        single = obs.ndim == len(self.observation_shape)
+        x = obs[None] if single else obs
+        logits, value = self.network.apply(params, x)
+        return (logits[0], value[0]) if single else (logits, value)
+
+    def policy(self, params: Any, greedy: bool = True) -> "Policy":
+        """A :class:`Policy` playing with ``params`` (greedy argmax or sampling, legal moves only)."""
+        return Policy(self, params, greedy)
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """``policy(key, state) -> int32[] action`` for one state; ``jax.vmap(policy)`` for a batch.
+
+    Always a legal action (when one exists). Greedy picks the highest logit; otherwise it
+    samples from the masked softmax. ``policy.value(state)`` gives the value head's estimate
+    (float32[], from the mover's view) and ``policy.probs(state)`` the masked move distribution.
+    """
+
+    agent: Agent
+    params: Any
+    greedy: bool = True
+
+    def __call__(self, key: PRNGKey, state: Any) -> Array:
+        logits, _ = self.agent.apply(self.params, state.observation)
+        mask = state.legal_action_mask
+        if self.greedy:
+            return greedy_masked(logits, mask)
+        return sample_masked(key, logits, mask)[0]
+
+    def value(self, state: Any) -> Array:
+        """float32[]: estimated outcome for the player to move, in [-1, 1] for tanh heads."""
+        return self.agent.apply(self.params, state.observation)[1]
+
+    def probs(self, state: Any) -> Array:
+        """float32[A]: masked move probabilities (zero on illegal moves)."""
+        logits, _ = self.agent.apply(self.params, state.observation)
+        return jnp.exp(masked_log_probs(logits, state.legal_action_mask))
+
+
+def random_policy(key: PRNGKey, state: Any) -> Array:
+    """Uniformly random legal move for one state: int32[]."""
+    from jaxgames.core import random_action
+
+    return random_action(key, state.legal_action_mask)

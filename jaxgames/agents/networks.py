@@ -1,0 +1,193 @@
+"""Policy/value networks shared by every algorithm (Flax linen).
+
+Every network maps a batch of observations to policy logits and a scalar value::
+
+    obs    float32[B, *env.observation_shape]   (an (H, W, C) board or a flat vector)
+      |
+    torso  (MLP | CNN | ResNet tower)
+      |
+      +--> policy head  Dense(num_actions)      -> logits float32[B, num_actions]
+      +--> value head   Dense(1) -> tanh        -> value  float32[B]   in [-1, 1]
+
+The value is from the point of view of the player to move (as the observation is), and
+``tanh`` matches the zero-sum outcomes in [-1, 1]. DQN reads the "logits" head as Q-values
+(``value_activation="none"`` there).
+
+    net = make_network("cnn", num_actions=36)
+    params = net.init(key, jnp.zeros((1, 6, 6, 2)))
+    logits, value = net.apply(params, obs_batch)
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_ACTIVATIONS = {"relu": nn.relu, "tanh": nn.tanh, "gelu": nn.gelu}
+
+
+def _activation(name: str):
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; valid: {', '.join(_ACTIVATIONS)}")
+    return _ACTIVATIONS[name]
+
+
+class Heads(nn.Module):
+    """Policy and value heads on a flat feature vector float32[B, F].
+
+    value_activation: ``"tanh"`` (values in [-1, 1]) or ``"none"``.
+    """
+
+    num_actions: int
+    value_activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, features: jax.Array) -> tuple[jax.Array, jax.Array]:
+        logits = nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy")(features)
+        value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="value")(features)[..., 0]
+        if self.value_activation == "tanh":
+            value = jnp.tanh(value)
+        return logits, value
+
+
+class MLP(nn.Module):
+    """``layers`` dense layers of width ``hidden`` on the flattened observation.
+
+    Input float32[B, ...] (any observation shape) -> (logits float32[B, A], value float32[B]).
+    The animal-shogi article used ``hidden=128, layers=6``.
+    """
+
+    num_actions: int
+    hidden: int = 128
+    layers: int = 4
+    activation: str = "relu"
+    value_activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        act = _activation(self.activation)
+        x = obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+        for _ in range(self.layers):
+            x = act(nn.Dense(self.hidden, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+        return Heads(self.num_actions, self.value_activation)(x)
+
+
+def _as_image(obs: jax.Array, name: str) -> jax.Array:
+    if obs.ndim != 4:
+        raise ValueError(
+            f"network {name!r} needs board observations float32[B, H, W, C]; got shape {obs.shape}. "
+            "Use network='mlp' for flat observations."
+        )
+    return obs.astype(jnp.float32)
+
+
+class CNN(nn.Module):
+    """Small convolutional net: conv layers (``channels``, ``kernel`` x ``kernel``, SAME padding,
+    ReLU), then dense layers ``dense``, then the heads.
+
+    Input float32[B, H, W, C] -> (logits float32[B, A], value float32[B]).
+    The 6x6-othello article used channels (4, 8, 16, 32), 2x2 kernels and dense (256, 256).
+    """
+
+    num_actions: int
+    channels: Sequence[int] = (4, 8, 16, 32)
+    kernel: int = 2
+    dense: Sequence[int] = (256, 256)
+    value_activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = _as_image(obs, "cnn")
+        for c in self.channels:
+            x = nn.relu(nn.Conv(int(c), (self.kernel, self.kernel), padding="SAME")(x))
+        x = x.reshape(x.shape[0], -1)
+        for d in self.dense:
+            x = nn.relu(nn.Dense(int(d))(x))
+        return Heads(self.num_actions, self.value_activation)(x)
+
+
+class ResidualBlock(nn.Module):
+    """Pre-norm residual block: x + conv3x3(relu(LN(conv3x3(relu(LN(x))))))."""
+
+    channels: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        y = nn.Conv(self.channels, (3, 3), padding="SAME")(nn.relu(nn.LayerNorm()(x)))
+        y = nn.Conv(self.channels, (3, 3), padding="SAME")(nn.relu(nn.LayerNorm()(y)))
+        return x + y
+
+
+class ResNet(nn.Module):
+    """AlphaZero-style tower: conv stem, ``blocks`` residual blocks of ``channels`` channels,
+    then small policy/value convolutions and the heads.
+
+    Input float32[B, H, W, C] -> (logits float32[B, A], value float32[B]).
+    LayerNorm instead of BatchNorm keeps the network stateless (no batch statistics).
+    """
+
+    num_actions: int
+    blocks: int = 4
+    channels: int = 64
+    value_hidden: int = 128
+    value_activation: str = "tanh"
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        x = _as_image(obs, "resnet")
+        x = nn.Conv(self.channels, (3, 3), padding="SAME")(x)
+        for _ in range(self.blocks):
+            x = ResidualBlock(self.channels)(x)
+        x = nn.relu(nn.LayerNorm()(x))
+        p = nn.relu(nn.Conv(2, (1, 1))(x)).reshape(x.shape[0], -1)
+        v = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(x.shape[0], -1)
+        v = nn.relu(nn.Dense(self.value_hidden)(v))
+        logits = nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy")(p)
+        value = nn.Dense(1, name="value")(v)[..., 0]
+        if self.value_activation == "tanh":
+            value = jnp.tanh(value)
+        return logits, value
+
+
+NETWORKS: dict[str, type[nn.Module]] = {"mlp": MLP, "cnn": CNN, "resnet": ResNet}
+
+
+def network_options(name: str) -> dict[str, Any]:
+    """Keyword options (and defaults) accepted by network ``name``, excluding ``num_actions``."""
+    if name not in NETWORKS:
+        raise ValueError(f"unknown network {name!r}; valid networks: {', '.join(sorted(NETWORKS))}")
+    sig = inspect.signature(NETWORKS[name])
+    return {
+        p: v.default
+        for p, v in sig.parameters.items()
+        if p not in ("num_actions", "parent", "name")
+    }
+
+
+def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
+    """Build network ``name`` ("mlp", "cnn", "resnet") with a policy head of ``num_actions``.
+
+    Raises ``ValueError`` for an unknown name, an unknown option or a non-positive size.
+    """
+    valid = network_options(name)
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} for network {name!r}; valid options: {', '.join(valid)}")
+    if not isinstance(num_actions, (int, np.integer)) or num_actions < 1:
+        raise ValueError(f"num_actions must be a positive int, got {num_actions!r}")
+    for k, v in options.items():
+        sizes = v if isinstance(v, (list, tuple)) else [v]
+        if k in ("hidden", "layers", "blocks", "channels", "kernel", "dense", "value_hidden"):
+            if not all(isinstance(s, (int, np.integer)) and s >= (0 if k in ("layers", "blocks") else 1) for s in sizes):
+                raise ValueError(f"network {name!r}: option {k}={v!r} must be positive integer(s)")
+        if k == "value_activation" and v not in ("tanh", "none"):
+            raise ValueError(f"network {name!r}: value_activation={v!r} must be 'tanh' or 'none'")
+        if k == "activation":
+            _activation(v)
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+    return NETWORKS[name](num_actions=int(num_actions), **options)

@@ -1,0 +1,286 @@
+"""Masked self-play PPO, entirely on device (purejaxrl style).
+
+One network plays both sides from the mover's point of view. Each update:
+
+    rollout   num_steps plies in num_envs games (auto-reset), actions sampled from the
+              legal-move-masked policy; each transition stores its legal mask
+    GAE       negamax GAE (common.negamax_gae): values/rewards from the mover's view, the
+              next state's value/advantage negated when the opponent moves next
+    learn     update_epochs x num_minibatches clipped-PPO steps (Adam, global-norm clipping);
+              the stored mask is reused for the ratio and the entropy
+
+    train = make_train(PPOConfig(game="tic_tac_toe"))      # pure; jit it, vmap it over seeds
+    train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))
+
+The run driver (``jaxgames.training.driver``) uses :func:`make_algorithm` instead, to run the
+same updates chunk by chunk with logging, evaluation and checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+import jaxgames
+from jaxgames.agents.common import (
+    Agent,
+    action_log_prob,
+    batch_observation,
+    masked_entropy,
+    negamax_gae,
+    sample_masked,
+)
+from jaxgames.agents.networks import make_network
+from jaxgames.training.algorithm import Algorithm
+from jaxgames.training.config import TrainConfig, check_float, check_int, _fail
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig(TrainConfig):
+    """PPO hyper-parameters (plus the shared :class:`TrainConfig` fields).
+
+    num_steps:        plies per env per rollout (batch = num_envs * num_steps transitions)
+    update_epochs:    passes over each batch
+    num_minibatches:  minibatches per pass (must divide num_envs * num_steps)
+    gamma, gae_lambda: discount and GAE lambda (negamax form)
+    clip_eps:         PPO ratio clipping (also used for the value clipping)
+    ent_coef, vf_coef: entropy bonus and value-loss weights
+    anneal_lr:        linear learning-rate decay to 0 over the run
+    """
+
+    num_steps: int = 16
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    anneal_lr: bool = True
+
+    def validate(self) -> None:
+        super().validate()
+        check_int("num_steps", self.num_steps)
+        check_int("update_epochs", self.update_epochs)
+        check_int("num_minibatches", self.num_minibatches)
+        if (self.num_envs * self.num_steps) % self.num_minibatches:
+            _fail(
+                "num_minibatches",
+                self.num_minibatches,
+                f"must divide num_envs * num_steps = {self.num_envs * self.num_steps}",
+            )
+        check_float("gamma", self.gamma, 0.0, 1.0)
+        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        check_float("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
+        check_float("ent_coef", self.ent_coef, 0.0, float("inf"))
+        check_float("vf_coef", self.vf_coef, 0.0, float("inf"))
+        if not isinstance(self.anneal_lr, bool):
+            _fail("anneal_lr", self.anneal_lr, "must be true or false")
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Updates of the run: total_steps / batch, rounded to whole chunks (at least one)."""
+        per_chunk = self.updates_per_chunk * self.batch_size
+        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
+
+
+Config = PPOConfig
+
+# Per-game defaults (tuned on CPU); `quick` presets make a demo run in well under a minute.
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "tic_tac_toe": dict(
+        network="mlp", net={"hidden": 64, "layers": 2}, num_envs=64, num_steps=16, total_steps=1_000_000,
+        learning_rate=2.5e-3, num_minibatches=4, update_epochs=4, ent_coef=0.01, gamma=1.0, gae_lambda=0.9,
+        updates_per_chunk=50, eval_games=500,
+    ),
+    "reversi": dict(
+        network="cnn", num_envs=128, num_steps=32, total_steps=5_000_000, learning_rate=1e-3,
+        num_minibatches=4, update_epochs=4, gamma=1.0, gae_lambda=0.95, updates_per_chunk=20, eval_games=256,
+    ),
+    "animal_shogi": dict(
+        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, num_steps=32, total_steps=5_000_000,
+        learning_rate=5e-4, gamma=0.99, gae_lambda=0.95, updates_per_chunk=20, eval_games=256,
+    ),
+}
+QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
+
+
+def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> PPOConfig:
+    """The PPO config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
+    ``overrides`` (field=value) win over both."""
+    values: dict[str, Any] = dict(GAME_DEFAULTS.get(game, {}))
+    if quick:
+        values.update(QUICK)
+    values.update(overrides)
+    return PPOConfig(game=game, game_options=dict(game_options or {}), **values)
+
+
+class Transition(NamedTuple):
+    """One ply of the rollout, leaves shaped [num_steps, num_envs, ...] after the scan."""
+
+    obs: jax.Array  # float32[..., *obs_shape]
+    mask: jax.Array  # bool[..., A] legal moves when acting
+    action: jax.Array  # int32
+    log_prob: jax.Array  # float32 log pi_old(action)
+    value: jax.Array  # float32 V_old(obs), mover's view
+    reward: jax.Array  # float32 rewards[mover] of this step
+    done: jax.Array  # bool   this step ended the game
+    sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
+
+
+@struct.dataclass
+class PPOState:
+    """Everything that changes during training (checkpointed as one pytree)."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any  # batched game states [num_envs]
+    key: jax.Array  # uint32[2]
+    update: jax.Array  # int32[] updates done
+
+
+def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, config: PPOConfig):
+    """Clipped PPO loss on a flat batch (leading axis B).
+
+    The stored legal masks are used for the new log-probabilities and the entropy, so the
+    ratio compares the same (masked) distributions. Advantages are normalised per batch.
+    Returns (total float32[], aux dict of float32[]).
+    """
+    logits, value = agent.apply(params, batch.obs)
+    log_prob = action_log_prob(logits, batch.mask, batch.action)
+    log_ratio = log_prob - batch.log_prob
+    ratio = jnp.exp(log_ratio)
+    adv = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    pg_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps, 1 + config.clip_eps) * adv).mean()
+    v_clipped = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
+    v_loss = 0.5 * jnp.maximum((value - targets) ** 2, (v_clipped - targets) ** 2).mean()
+    entropy = masked_entropy(logits, batch.mask).mean()
+    total = pg_loss + config.vf_coef * v_loss - config.ent_coef * entropy
+    aux = {
+        "loss": total,
+        "policy_loss": pg_loss,
+        "value_loss": v_loss,
+        "entropy": entropy,
+        "approx_kl": ((ratio - 1) - log_ratio).mean(),
+        "clip_frac": (jnp.abs(ratio - 1) > config.clip_eps).mean().astype(jnp.float32),
+    }
+    return total, aux
+
+
+def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
+    """Adam with global-norm clipping and (optionally) linear learning-rate decay."""
+    lr: Any = config.learning_rate
+    if config.anneal_lr:
+        steps = config.num_updates * config.update_epochs * config.num_minibatches
+        lr = optax.linear_schedule(config.learning_rate, 0.0, steps)
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
+
+
+def make_algorithm(config: PPOConfig) -> Algorithm:
+    """PPO as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
+    if not isinstance(config, PPOConfig):
+        raise TypeError(f"make_algorithm expects a PPOConfig, got {type(config).__name__}")
+    env = config.make_env()
+    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
+    optimizer = make_optimizer(config)
+    n_envs, n_steps = config.num_envs, config.num_steps
+
+    def init(key: jax.Array) -> PPOState:
+        k_params, k_env, k_run = jax.random.split(key, 3)
+        params = agent.init_params(k_params)
+        env_state = jax.vmap(env.init)(jax.random.split(k_env, n_envs))
+        return PPOState(params, optimizer.init(params), env_state, k_run, jnp.int32(0))
+
+    def rollout(params, env_state, key):
+        def ply(carry, _):
+            env_state, key = carry
+            key, k_act, k_reset = jax.random.split(key, 3)
+            obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
+            logits, value = agent.apply(params, obs)
+            action, log_prob = sample_masked(k_act, logits, mask)
+            out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(
+                env_state, action, jax.random.split(k_reset, n_envs)
+            )
+            done = out.terminated | out.truncated
+            reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
+            sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
+            t = Transition(obs, mask, action, log_prob, value, reward, done, sign)
+            stats = (done, done & (out.rewards[:, 0] > 0), done & (out.rewards[:, 0] == 0),
+                     jnp.where(done, env_state.step_count + 1, 0))
+            return (out.state, key), (t, stats)
+
+        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=n_steps)
+        return env_state, key, traj, stats
+
+    def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
+        env_state, key, traj, (done, p0_win, draw, length) = rollout(state.params, state.env_state, state.key)
+        _, last_value = agent.apply(state.params, batch_observation(env_state))
+        advantages, targets = negamax_gae(
+            traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda
+        )
+        flat = jax.tree_util.tree_map(lambda x: x.reshape(n_envs * n_steps, *x.shape[2:]), (traj, advantages, targets))
+
+        def epoch(carry, _):
+            params, opt_state, key = carry
+            key, k_perm = jax.random.split(key)
+            perm = jax.random.permutation(k_perm, n_envs * n_steps)
+            mbs = jax.tree_util.tree_map(
+                lambda x: x[perm].reshape(config.num_minibatches, -1, *x.shape[1:]), flat
+            )
+
+            def minibatch(carry, mb):
+                params, opt_state = carry
+                batch, adv, tgt = mb
+                grads, aux = jax.grad(lambda p: ppo_loss(agent, p, batch, adv, tgt, config), has_aux=True)(params)
+                upd, opt_state = optimizer.update(grads, opt_state, params)
+                aux["grad_norm"] = optax.global_norm(grads)
+                return (optax.apply_updates(params, upd), opt_state), aux
+
+            (params, opt_state), aux = jax.lax.scan(minibatch, (params, opt_state), mbs)
+            return (params, opt_state, key), aux
+
+        (params, opt_state, key), aux = jax.lax.scan(
+            epoch, (state.params, state.opt_state, key), None, length=config.update_epochs
+        )
+        episodes = done.sum()
+        n = jnp.maximum(episodes, 1)
+        metrics = {k: v.mean() for k, v in aux.items()}
+        metrics.update(
+            episodes=episodes.astype(jnp.float32),
+            selfplay_first_win=p0_win.sum() / n,
+            selfplay_draw=draw.sum() / n,
+            episode_length=length.sum() / n,
+            value_mean=traj.value.mean(),
+        )
+        return PPOState(params, opt_state, env_state, key, state.update + 1), metrics
+
+    def chunk(state: PPOState) -> tuple[PPOState, dict[str, jax.Array]]:
+        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
+        return state, jax.tree_util.tree_map(jnp.mean, metrics)
+
+    return Algorithm(
+        name="ppo",
+        config=config,
+        env=env,
+        agent=agent,
+        init=init,
+        chunk=chunk,
+        params=lambda s: s.params,
+        num_chunks=config.num_updates // config.updates_per_chunk,
+        steps_per_chunk=config.updates_per_chunk * config.batch_size,
+    )
+
+
+def make_train(config: PPOConfig):
+    """``train(key) -> (PPOState, metrics)``: the whole run as one pure, jittable,
+    vmappable function (metrics float32[num_chunks] per name)."""
+    return make_algorithm(config).make_train()

@@ -1,0 +1,134 @@
+"""Command line: ``jaxgames <command> ...`` (or ``python -m jaxgames.cli <command> ...``).
+
+    jaxgames train ppo --game tic_tac_toe --quick
+    jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
+    jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
+
+Adding a command is one line in :data:`COMMANDS`: ``"name": "module:function"`` where
+``function(subparsers)`` adds its sub-parser and sets ``func=handler`` (``handler(args) -> int``
+exit code). Training algorithms come from :data:`jaxgames.agents.ALGORITHMS` automatically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+# command name -> "module:function(subparsers)"; lazily imported.
+COMMANDS: dict[str, str] = {
+    "train": "jaxgames.cli:add_train_command",
+}
+
+
+def _game_options(args: argparse.Namespace) -> dict:
+    from jaxgames.training.config import _parse_scalar
+
+    options = {}
+    for item in args.game_option or []:
+        if "=" not in item:
+            raise ValueError(f"--game-option {item!r} must look like NAME=VALUE, e.g. size=6")
+        k, v = item.split("=", 1)
+        options[k] = _parse_scalar(v)
+    if args.size is not None:
+        options["size"] = args.size
+    return options
+
+
+def default_run_name(algorithm: str, game: str, game_options: dict, seed: int, quick: bool) -> str:
+    """Deterministic name, so rerunning the same command resumes the same run."""
+    opts = "".join(f"-{k}{v}" for k, v in sorted(game_options.items()))
+    return f"{game}{opts}-{algorithm}-seed{seed}{'-quick' if quick else ''}"
+
+
+def _train(args: argparse.Namespace) -> int:
+    from jaxgames.agents import algorithm_module
+    from jaxgames.training.config import parse_overrides
+    from jaxgames.training.driver import run_training
+
+    module = algorithm_module(args.algorithm)
+    game_options = _game_options(args)
+    overrides = parse_overrides(args.overrides)
+    for name in ("seed", "total_steps"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    config = module.default_config(args.game, game_options, quick=args.quick).override(overrides)
+    name = args.run_name or default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
+    run_dir = os.path.join(args.runs_dir, name)
+    print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
+    summary = run_training(args.algorithm, config, run_dir, progress=not args.no_progress)
+    last = summary.last
+    if "eval/win_first" in last:
+        print(
+            "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, as second {:.3f}/{:.3f}/{:.3f}".format(
+                *(last[f"eval/{o}_{s}"] for s in ("first", "second") for o in ("win", "draw", "loss"))
+            )
+        )
+    print(f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)")
+    print(f"load it with: jaxgames.agents.load_policy({run_dir!r})")
+    return 0
+
+
+def add_train_command(subparsers) -> None:
+    """``train <algorithm> [options] [--field=value ...]`` for every registered algorithm."""
+    from jaxgames.agents import ALGORITHMS
+
+    train = subparsers.add_parser("train", help="train an agent (writes runs/<name>/)")
+    algos = train.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
+    for algo in sorted(ALGORITHMS):
+        p = algos.add_parser(
+            algo,
+            allow_abbrev=False,
+            help=f"train {algo}",
+            description=f"Train {algo}. Any config field can be overridden with --field=value "
+            "(dashes or underscores; dict fields with --net.hidden=64).",
+        )
+        p.add_argument("--game", default="tic_tac_toe", help="game name (default tic_tac_toe)")
+        p.add_argument("--size", type=int, default=None, help="board size option of the game (e.g. reversi)")
+        p.add_argument("--game-option", action="append", metavar="NAME=VALUE", help="other game option")
+        p.add_argument("--seed", type=int, default=None)
+        p.add_argument("--total-steps", type=int, default=None, help="environment steps to train for")
+        p.add_argument("--run-name", default=None, help="run directory name (default from game/algorithm/seed)")
+        p.add_argument("--runs-dir", default="runs", help="parent directory of runs (default runs/)")
+        p.add_argument("--quick", action="store_true", help="short demo preset")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.set_defaults(func=_train)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jaxgames", description="Board games in JAX and agents trained on device.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for spec in COMMANDS.values():
+        module, fn = spec.split(":")
+        getattr(importlib.import_module(module), fn)(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (2 for bad arguments/config, 130 if interrupted)."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    args.overrides = extra
+    if extra and args.command != "train":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("\ninterrupted; rerun the same command to resume from the last checkpoint", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:
+        from jaxgames.training.checkpoint import CheckpointError
+
+        if isinstance(e, CheckpointError):
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""The run driver shared by all algorithms: jitted chunks on device, bookkeeping on the host.
+
+    summary = run_training("ppo", config, "runs/ttt-ppo")
+
+``runs/<name>/`` layout::
+
+    config.json          {"algorithm": "ppo", "config": {...}}  written once, at the start
+    metrics.jsonl        one record per chunk: training metrics, eval/{win,draw,loss}_{first,second}
+    metrics.csv          the same as a table (rewritten every chunk)
+    checkpoints/<k>/     orbax checkpoint of the whole train state after chunk k (newest kept)
+    learning_curve.png   win/loss rate vs random against env steps (at the end)
+
+Per chunk: ``state, metrics = chunk(state)`` (jit, donated), evaluation of the greedy policy
+vs a uniformly random legal player as each side (jit, key = fold_in(seed key, chunk), so it
+never touches the training RNG), one JSONL record, then the checkpoint. Rerunning the same
+command resumes from the newest readable checkpoint (records after it are dropped and
+recomputed identically), so an interrupted run ends with the same parameters, bit for bit,
+as an uninterrupted one. A different config for an existing run directory is an error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+import warnings
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from jaxgames.agents import algorithm_module
+from jaxgames.agents.arena import evaluate_vs
+from jaxgames.agents.common import random_policy
+from jaxgames.training.algorithm import Algorithm
+from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.training.metrics import MetricsLog, plot_learning_curve
+
+CONFIG_FILE = "config.json"
+_EVAL_TAG = 0x5EED
+
+
+@dataclasses.dataclass
+class RunSummary:
+    """Result of :func:`run_training`.
+
+    run_dir, algorithm, state (final train state, on device), records (all metric records),
+    completed (all chunks done), chunks_run (chunks computed by this call).
+    """
+
+    run_dir: str
+    algorithm: Algorithm
+    state: Any
+    records: list[dict[str, Any]]
+    completed: bool
+    chunks_run: int
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.records[-1] if self.records else {}
+
+
+def config_record(algorithm: str, config: Any) -> dict[str, Any]:
+    """What ``config.json`` holds (and what a rerun must match)."""
+    return {"algorithm": algorithm, "config": config.to_dict()}
+
+
+def read_run_config(run_dir: str) -> tuple[str, Any]:
+    """(algorithm name, config object) of an existing run.
+
+    ``FileNotFoundError`` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
+    the file is unreadable or names an unknown algorithm / invalid config.
+    """
+    if not os.path.isdir(run_dir):
+        raise FileNotFoundError(f"run directory {run_dir!r} does not exist")
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        name, cfg = data["algorithm"], data["config"]
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {e})") from e
+    module = algorithm_module(name)
+    return name, module.Config.from_dict(cfg)
+
+
+def _check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
+    """True if ``run_dir`` already holds this run; ValueError if it holds something else."""
+    if not os.path.exists(run_dir):
+        return False
+    if not os.path.isdir(run_dir):
+        raise ValueError(f"run path {run_dir!r} exists and is not a directory")
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        if os.listdir(run_dir):
+            raise ValueError(
+                f"run directory {run_dir!r} is not empty and has no {CONFIG_FILE}; refusing to write into it"
+            )
+        return False
+    with open(path) as f:
+        try:
+            old = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path} is corrupt ({e}); refusing to overwrite the run") from e
+    if old.get("algorithm") != record["algorithm"] or old.get("config") != record["config"]:
+        oc, nc = old.get("config", {}), record["config"]
+        diffs = [f"algorithm: {old.get('algorithm')!r} -> {record['algorithm']!r}"] if old.get("algorithm") != record["algorithm"] else []
+        diffs += [f"{k}: {oc.get(k)!r} -> {nc.get(k)!r}" for k in sorted(set(oc) | set(nc)) if oc.get(k) != nc.get(k)]
+        raise ValueError(
+            f"run directory {run_dir!r} holds a run with a different config ({'; '.join(diffs)}). "
+            "Use another run name, or the original settings to resume it."
+        )
+    return True
+
+
+def make_evaluator(algo: Algorithm, n_games: int) -> Callable[[Any, jax.Array], dict[str, jax.Array]]:
+    """Jitted ``evaluate(params, key)``: greedy policy vs uniform random, ``n_games`` per side."""
+
+    def evaluate(params, key):
+        return evaluate_vs(algo.env, algo.agent.policy(params, greedy=True), random_policy, key, n_games)
+
+    return jax.jit(evaluate)
+
+
+def run_training(
+    algorithm: str,
+    config: Any,
+    run_dir: str,
+    *,
+    progress: bool = True,
+    max_chunks: int | None = None,
+    echo: Callable[[str], None] = print,
+) -> RunSummary:
+    """Train ``algorithm`` (a name in :data:`jaxgames.agents.ALGORITHMS`) with ``config`` into
+    ``run_dir``, resuming if it already holds this run.
+
+    max_chunks: stop after computing this many chunks in this call (the run stays resumable);
+    ``None`` runs to the end. Raises ``ValueError`` for a run directory holding a different
+    run, :class:`~jaxgames.training.checkpoint.CheckpointError` if checkpoints exist but none
+    is readable.
+    """
+    module = algorithm_module(algorithm)
+    if not isinstance(config, module.Config):
+        raise TypeError(f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}")
+    record = config_record(algorithm, config)
+    existing = _check_run_dir(run_dir, record)
+    os.makedirs(run_dir, exist_ok=True)
+    if not existing:
+        tmp = os.path.join(run_dir, CONFIG_FILE + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
+        os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
+
+    algo: Algorithm = module.make_algorithm(config)
+    log = MetricsLog(run_dir)
+    store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
+    key = jax.random.PRNGKey(config.seed)
+    template = jax.eval_shape(algo.init, key)
+    restored = store.restore_latest(template)
+    if restored is None:
+        logged = [r["chunk"] for r in log.records()]
+        if logged and max(logged) > 1:
+            raise CheckpointError(
+                f"{run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
+                "refusing to start over on top of it (delete the directory or choose another run name)"
+            )
+        start, state = 0, algo.init(key)
+    else:
+        start, state = restored
+        store.quarantine_after(start)
+        echo(f"resuming {run_dir} from chunk {start}/{algo.num_chunks}")
+    log.truncate(start)
+    records = log.records()
+
+    chunk_fn = jax.jit(algo.chunk, donate_argnums=0)
+    evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
+    eval_key = jax.random.fold_in(key, _EVAL_TAG)
+    end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=algo.total_steps, initial=start * algo.steps_per_chunk, unit="step", unit_scale=True,
+                   desc=f"{algorithm} {config.game}", dynamic_ncols=True)
+    chunks_run = 0
+    try:
+        for k in range(start + 1, end + 1):
+            t0 = time.perf_counter()
+            state, metrics = chunk_fn(state)
+            metrics = jax.device_get(metrics)
+            dt = time.perf_counter() - t0
+            rec: dict[str, Any] = {"chunk": k, "env_steps": k * algo.steps_per_chunk}
+            rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
+            rec["chunk_seconds"] = dt
+            rec["steps_per_sec"] = algo.steps_per_chunk / dt
+            if evaluate is not None:
+                ev = jax.device_get(evaluate(algo.params(state), jax.random.fold_in(eval_key, k)))
+                rec.update({f"eval/{n}": float(v) for n, v in ev.items()})
+            rec["time"] = time.time()
+            if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
+                warnings.warn(f"non-finite metrics at chunk {k}: {rec}", stacklevel=2)
+            log.append(rec)
+            records.append(rec)
+            log.write_csv()
+            store.save(k, state)
+            chunks_run += 1
+            if bar is not None:
+                bar.update(algo.steps_per_chunk)
+                post = {"steps/s": f"{rec['steps_per_sec']:.3g}"}
+                if evaluate is not None:
+                    post["win1"] = f"{rec['eval/win_first']:.2f}"
+                    post["win2"] = f"{rec['eval/win_second']:.2f}"
+                    post["loss"] = f"{max(rec['eval/loss_first'], rec['eval/loss_second']):.2f}"
+                bar.set_postfix(post)
+    finally:
+        if bar is not None:
+            bar.close()
+        store.close()
+    completed = end == algo.num_chunks
+    if completed:
+        plot_learning_curve(run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}")
+    return RunSummary(run_dir, algo, state, records, completed, chunks_run)
