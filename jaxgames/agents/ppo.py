@@ -100,9 +100,9 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
         # a high entropy bonus keeps the self-play opponent fallible, so the agent keeps learning
         # to punish mistakes instead of settling for draws (which is all perfect self-play sees)
-        network="mlp", net={"hidden": 128, "layers": 3}, num_envs=256, num_steps=16, total_steps=2_000_000,
+        network="mlp", net={"hidden": 128, "layers": 3}, num_envs=256, num_steps=16, total_steps=1_000_000,
         learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.2, gamma=1.0, gae_lambda=0.9,
-        updates_per_chunk=50, eval_games=500,
+        updates_per_chunk=25, eval_games=500,
     ),
     "reversi": dict(
         network="cnn", num_envs=128, num_steps=32, total_steps=5_000_000, learning_rate=1e-3,
