@@ -306,8 +306,16 @@ def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
     is_pass = action == geo.cells
     n_moved, n_other = _popcount(p), _popcount(o)
     terminated = (n_moved + n_other == geo.cells) | (n_other == 0) | (is_pass & state.passed)
+    # pack the per-game outcome into one word and materialise it, so the callers' selects over
+    # the N*N+1 mask entries do not each recount the discs
+    (code,) = _materialize(
+        (terminated.astype(jnp.uint32) | ((n_moved > n_other).astype(jnp.uint32) << 1)
+         | ((n_moved < n_other).astype(jnp.uint32) << 2),),
+        _runtime_one(state.step_count),
+    )
+    terminated = (code & 1) != 0
     mover = state.current_player
-    winner = jnp.where(n_moved > n_other, mover, jnp.where(n_moved < n_other, 1 - mover, -1))
+    winner = jnp.where((code & 2) != 0, mover, jnp.where((code & 4) != 0, 1 - mover, -1))
     rewards = jnp.where(terminated, winner_rewards(winner), 0.0).astype(jnp.float32)
     return make_state(geo, o, p, 1 - mover, state.step_count + 1, is_pass, terminated, rewards)
 
