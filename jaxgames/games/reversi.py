@@ -36,8 +36,8 @@ Move text: a square name such as ``d3``, or ``pass``.
 
 from __future__ import annotations
 
+import functools
 import math
-from functools import cached_property
 
 import jax
 import jax.numpy as jnp
@@ -347,6 +347,12 @@ class Reversi(Env):
             )
         self.size = int(size)
         self.geo = Geometry(self.size)
+        # jitted once per env: eager (op-by-op) calls from text / interactive code stay fast;
+        # inside a caller's jit or vmap these simply inline
+        self._step_fn = jax.jit(functools.partial(step, self.geo))
+        self._heuristic_fn = jax.jit(functools.partial(heuristic, self.geo))
+        self._make_state_fn = jax.jit(functools.partial(make_state, self.geo))
+        self._start = None
 
     @property
     def config(self):
@@ -366,13 +372,17 @@ class Reversi(Env):
         return self.size * self.size
 
     def _init(self, key):
-        return init(self.geo)
+        if self._start is None:  # the start position is a constant: build it once, concretely
+            with jax.ensure_compile_time_eval():
+                self._start = jax.tree_util.tree_map(np.asarray, jax.jit(functools.partial(init, self.geo))())
+        return jax.tree_util.tree_map(jnp.asarray, self._start)
 
     def _step(self, state, action):
-        return step(self.geo, state, action)
+        return self._step_fn(state, action)
 
     def heuristic(self, state):
-        return heuristic(self.geo, state)
+        """float32[]: weighted disc difference from the mover's view (see :func:`heuristic`)."""
+        return self._heuristic_fn(state)
 
     # ------------------------------------------------------------------- text
     def _cells(self, state) -> list[int]:
@@ -402,8 +412,8 @@ class Reversi(Env):
         terminated = (nb + nw == n2) or nb == 0 or nw == 0
         mw = tuple(jnp.uint32(x) for x in mover)
         ow = tuple(jnp.uint32(x) for x in opp)
-        return make_state(self.geo, mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated),
-                          jnp.zeros(2, jnp.float32))
+        return self._make_state_fn(mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated),
+                                   jnp.zeros(2, jnp.float32))
 
     def action_to_text(self, state, action: int) -> str:
         a = int(action)
