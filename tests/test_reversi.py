@@ -341,17 +341,20 @@ def test_shapes_dtypes_under_vmap_and_jit_equivalence():
     assert s.terminated.dtype == jnp.bool_ and s.truncated.dtype == jnp.bool_
     h = jax.vmap(env.heuristic)(s)
     assert h.shape == (batch,) and h.dtype == jnp.float32
-    step = jax.vmap(env.step)
-    jstep = jax.jit(step)
+    jstep = jax.jit(jax.vmap(env.step))
     key = jax.random.PRNGKey(1)
-    for _ in range(3):
+    for _ in range(3):  # jit(vmap(step)) == the eager, unbatched step game by game
         key, k = jax.random.split(key)
         a = jax.vmap(jaxgames.random_action)(jax.random.split(k, batch), s.legal_action_mask)
-        eager, jitted = step(s, a), jstep(s, a)
-        jax.tree_util.tree_map(lambda x, y: np.testing.assert_array_equal(x, y), eager, jitted)
+        jitted = jstep(s, a)
+        for i in range(batch):
+            one = env.step(jax.tree_util.tree_map(lambda x: x[i], s), a[i])
+            jax.tree_util.tree_map(lambda x, y: np.testing.assert_array_equal(x[i], y), jitted, one)
         s = jitted
-    out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(s, a, keys)
-    assert out.state.legal_action_mask.any(axis=-1).all()
+    done = jax.tree_util.tree_map(lambda x: x[0], s).replace(passed=jnp.bool_(True))
+    done = done.replace(legal_action_mask=jnp.zeros(37, bool).at[36].set(True))
+    out = jaxgames.step_autoreset(env, done, 36, keys[0])  # pass after a pass ends the game
+    assert bool(out.terminated) and env.to_text(out.state) == env.to_text(env.init(None))
 
 
 def test_observation_is_movers_view():
@@ -398,3 +401,17 @@ def test_boards_play_to_the_end(size):
     assert (np.abs(np.asarray(s.rewards).sum(-1)) == 0).all()
     discs = [env.to_text(jax.tree_util.tree_map(lambda x: x[i], s)).count("-") for i in range(batch)]
     assert all(0 <= d < size * size - 4 for d in discs)
+
+
+@pytest.mark.slow
+def test_perft_8x8_depth_8_batched():
+    assert batched_perft(8, 8, chunk=2048) == PERFT_8 + [390216]
+
+
+def test_pure_functions_accept_a_batch_axis():
+    """legal_moves/flips/unpack are elementwise over leading axes (no vmap needed)."""
+    traj, _ = random_games(6)
+    geo = env_of(6).geo
+    mover, opp = traj.mover[10], traj.opponent[10]  # [G, W]
+    moves = R._stack(R.legal_moves(geo, R._words(jnp.asarray(mover)), R._words(jnp.asarray(opp))))
+    assert np.array_equal(np.asarray(R.unpack(moves, 36)), traj.legal_action_mask[10, :, :36])

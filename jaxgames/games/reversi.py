@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import math
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -115,11 +116,13 @@ def unpack(board: jax.Array, cells: int) -> jax.Array:
 
 
 def _words(board: jax.Array) -> Words:
-    return tuple(board[i] for i in range(board.shape[-1]))
+    """uint32[..., W] -> tuple of W uint32[...] words."""
+    return tuple(board[..., i] for i in range(board.shape[-1]))
 
 
 def _stack(words: Words) -> jax.Array:
-    return jnp.stack(words)
+    """tuple of W uint32[...] words -> uint32[..., W]."""
+    return jnp.stack(words, axis=-1)
 
 
 def _const(mask: np.ndarray) -> Words:
@@ -240,7 +243,12 @@ def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
 
 
 def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
-    """Bitboard of the squares where the owner of ``p`` may place against ``o``."""
+    """Squares where the owner of ``p`` may place against ``o``.
+
+    p, o: bitboards (tuples of W uint32[...] words, disjoint) -> bitboard of the same form.
+    One Kogge-Stone fill from ``p`` through ``o`` per direction; a move is an empty square one
+    step past a filled opponent disc.
+    """
     empty = _andnot(geo.full, _or(p, o))
     moves = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
@@ -250,7 +258,12 @@ def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
 
 
 def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
-    """Bitboard of the opponent discs flipped when ``p`` places on ``move`` (one bit, or none)."""
+    """Opponent discs flipped when the owner of ``p`` places on ``move``.
+
+    p, o, move: bitboards (tuples of W uint32[...] words); ``move`` has one bit, or none for a
+    pass (then nothing flips). Per direction: fill from ``move`` through ``o``; the run flips
+    if the square one step past it holds a disc of ``p``.
+    """
     out = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
         flood = _fill(move, _and(o, dest), s, geo.stages)
@@ -275,7 +288,7 @@ def make_state(geo: Geometry, mover: Words, opponent: Words, current_player, ste
     """Assemble a state, computing the mover's legal mask (all False when ``terminated``)."""
     moves = _materialize(legal_moves(geo, mover, opponent), _runtime_one(step_count))
     can_place = _any(moves)
-    mask = jnp.concatenate([unpack(_stack(moves), geo.cells), (~can_place)[None]])
+    mask = jnp.concatenate([unpack(_stack(moves), geo.cells), (~can_place)[..., None]], axis=-1)
     return ReversiState(
         mover=_stack(mover),
         opponent=_stack(opponent),
@@ -378,6 +391,8 @@ class Reversi(Env):
         return jax.tree_util.tree_map(jnp.asarray, self._start)
 
     def _step(self, state, action):
+        chex.assert_shape([state.mover, state.opponent], (self.geo.words,))
+        chex.assert_shape(state.legal_action_mask, (self.num_actions,))
         return self._step_fn(state, action)
 
     def heuristic(self, state):
