@@ -179,7 +179,7 @@ def test_loss_decreases_on_fixed_batch(key):
 
 
 def test_vmap_over_seeds_gives_different_runs():
-    train = ppo.make_train(tiny_config())
+    train = ppo.make_train(tiny_config(update_epochs=1, num_minibatches=1))
     states, metrics = jax.jit(jax.vmap(train))(jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)]))
     leaves = jax.tree_util.tree_leaves(states.params)
     assert all(l.shape[0] == 2 for l in leaves)
