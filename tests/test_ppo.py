@@ -221,6 +221,8 @@ def test_config_overrides_and_round_trip():
     assert new.learning_rate == 1e-3 and new.num_envs == 16 and new.net == {"hidden": 32, "layers": 1}
     assert new.anneal_lr is False
     assert ppo.PPOConfig.from_dict(new.to_dict()) == new
+    cnn = new.override(["--network=cnn", "--net.dense=(32,)"])
+    assert cnn.network == "cnn" and cnn.net == {"dense": (32,)}
     with pytest.raises(ValueError, match="unknown config field 'lr'"):
         cfg.override({"lr": 1.0})
     with pytest.raises(ValueError, match="num_envs='abc'.*integer"):
