@@ -1,0 +1,1 @@
+"""Evaluation yardsticks: classic opponents, the arena, Elo/Bradley-Terry ratings."""
