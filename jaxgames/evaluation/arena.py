@@ -5,7 +5,8 @@
     result.score                       # (wins + draws / 2) / games, from A's side
 
 Half of the games (the first ``n_games // 2``, rounded up) give A the first move (player 0);
-the other half give it to B. All games run at once in one jitted ``lax.while_loop`` over plies
+the other half give it to B; game k of each half uses the same random numbers (common random
+numbers: ``arena(a, b).swapped() == arena(b, a)`` exactly for even ``n_games``). All games run at once in one jitted ``lax.while_loop`` over plies
 (stopping when every game is over); both policies are evaluated on the whole batch at every ply
 and the mover's choice is kept. ``opening_plies = k`` first plays k uniformly random plies in
 every game (as the animal-shogi article did) so that deterministic policies meet varied games.
@@ -14,6 +15,7 @@ every game (as the animal-shogi article did) so that deterministic policies meet
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -137,15 +139,19 @@ class ArenaResult:
 
 
 def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array, key: jax.Array,
-               opening_plies: int = 0, max_plies: int | None = None):
+               opening_plies: int | jax.Array = 0, max_plies: int | None = None, game_ids: jax.Array | None = None):
     """Play ``len(a_player)`` games in parallel (jit this; no Python loop over plies).
 
-    a_player: int32[G] A's player id per game. Returns (final rewards float32[G, 2],
-    plies int32[G]). Stops when all games are over or after ``max_plies`` (if given).
+    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``) seeds
+    each game's randomness: at ply t the mover's policy gets a key derived from (key, t, id),
+    whichever policy it is, so games with equal ids share their random numbers. Returns
+    (final rewards float32[G, 2], plies int32[G]). Stops when all games are over or after
+    ``max_plies`` (if given).
     """
     g = a_player.shape[0]
+    ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
     key_init, key_play = jax.random.split(key)
-    states = jax.vmap(env.init)(jax.random.split(key_init, g))
+    states = jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids))
     vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
 
     def cond(c):
@@ -155,10 +161,12 @@ def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array
 
     def body(c):
         states, total, t = c
-        k_a, k_b, k_r = jax.random.split(jax.random.fold_in(key_play, t), 3)
-        act_a = vpol_a(jax.random.split(k_a, g), states)
-        act_b = vpol_b(jax.random.split(k_b, g), states)
-        act_r = jax.vmap(random_action)(jax.random.split(k_r, g), states.legal_action_mask)
+        k_t = jax.random.fold_in(key_play, t)
+        keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
+        k_pol, k_rand = keys[:, 0], keys[:, 1]
+        act_a = vpol_a(k_pol, states)
+        act_b = vpol_b(k_pol, states)
+        act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
         action = jnp.where(states.current_player == a_player, act_a, act_b)
         action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
         states = jax.vmap(env.step)(states, action)
@@ -167,6 +175,17 @@ def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array
     zeros = jnp.zeros((g, env.num_players), jnp.float32)
     states, total, _ = jax.lax.while_loop(cond, body, (states, zeros, jnp.int32(0)))
     return total, states.step_count
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
+    """Jitted ``(key, opening_plies) -> (rewards, plies)`` for one pairing (cached, so repeated
+    arenas of the same policies and size compile once)."""
+    first = (n_games + 1) // 2
+    i = jnp.arange(n_games, dtype=jnp.int32)
+    a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)
+    game_ids = jnp.where(i < first, i, i - first)  # game k of each half shares random numbers
+    return jax.jit(lambda k, o: play_games(policy_a, policy_b, env, a_player, k, o, max_plies, game_ids))
 
 
 def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.Array,
@@ -181,10 +200,9 @@ def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.A
         raise ValueError(f"n_games must be >= 1, got {n_games}")
     if opening_plies < 0:
         raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
-    first = (n_games + 1) // 2
-    a_player = jnp.where(jnp.arange(n_games) < first, 0, 1).astype(jnp.int32)
-    run = jax.jit(lambda k: play_games(policy_a, policy_b, env, a_player, k, opening_plies, max_plies))
-    total, plies = run(key)
+    a_player = jnp.where(jnp.arange(n_games) < (n_games + 1) // 2, 0, 1).astype(jnp.int32)
+    run = _compiled(policy_a, policy_b, env, n_games, max_plies)
+    total, plies = run(key, jnp.int32(opening_plies))
     total, a_np = np.asarray(total), np.asarray(a_player)
     mine = total[np.arange(n_games), a_np]
     theirs = total[np.arange(n_games), 1 - a_np]
