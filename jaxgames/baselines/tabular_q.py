@@ -72,9 +72,9 @@ class TabularQConfig:
 
     @property
     def num_steps(self) -> int:
-        """Scan length in plies: ``total_games`` games of 8 plies on average (the measured
-        mean is 7-8 against random), so about ``total_games`` games are played."""
-        return -(-self.total_games * 8 // self.num_envs)
+        """Scan length in plies: ``total_games`` games of 7.5 plies on average (the measured
+        mean against random is 7-8), so about ``total_games`` games are played."""
+        return -(-self.total_games * 15 // (2 * self.num_envs))
 
 
 class TrainOutput(NamedTuple):
