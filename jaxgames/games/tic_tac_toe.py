@@ -61,9 +61,12 @@ class TicTacToeState:
 
 
 def observe(board: jax.Array, player: jax.Array) -> jax.Array:
-    """int32[9] board, int32[] player -> float32[3, 3, 2] planes (player's, opponent's)."""
+    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] planes (player's, opponent's).
+
+    Works on batched states too (``state.observation`` of a vmapped state)."""
+    player = jnp.asarray(player)[..., None]
     planes = jnp.stack([board == player, board == 1 - player], axis=-1)
-    return planes.reshape(3, 3, 2).astype(jnp.float32)
+    return planes.reshape(*board.shape[:-1], 3, 3, 2).astype(jnp.float32)
 
 
 def has_line(board: jax.Array, player: jax.Array) -> jax.Array:
