@@ -154,3 +154,14 @@ def test_greedy_beats_random_on_other_games(name):
     env = jaxgames.make(name)
     r = arena(make_opponent("greedy", env), make_opponent("random", env), env, 64, jax.random.PRNGKey(13))
     assert r.overall.score > 0.6, str(r)
+
+
+def test_tic_tac_toe_heuristic(ttt):
+    h = lambda text: float(ttt.heuristic(ttt.from_text(text)))  # noqa: E731
+    assert h("XX.OO.... X") == 1.0  # X can complete the top row
+    assert h("XX.O..... O") == 0.0  # O has no two-in-a-row (X's threat is not O's)
+    assert h("X.X.O.... O") == 0.0
+    assert h("XX.OO.X.. O") == 1.0  # O can complete the middle row
+    assert h("XOX.O.X.. O") == 1.0  # b3 completes O's middle column
+    assert h("XOXXOO.X. O") == 0.0  # every O line is blocked
+    assert h("......... X") == 0.0

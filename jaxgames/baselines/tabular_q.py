@@ -39,11 +39,14 @@ from jaxgames.games import tic_tac_toe as ttt
 class TabularQConfig:
     """Hyper-parameters of :func:`make_train`.
 
-    total_games: about how many games to play (see ``num_steps``); num_envs: simultaneous games; epsilon: exploration rate of
-      the agent; lr: step size; gamma: discount per ply; agent_player: None (alternate), 0 (X)
-      or 1 (O); update_opponent_moves: also back up the random opponent's plies;
-      eval_points: if > 0, the greedy table is evaluated this many times during training
-      (evenly spaced in plies) against random in ``eval_games`` games (half as X, half as O).
+    total_games: about how many games to play (see ``num_steps``)
+    num_envs: simultaneous games
+    epsilon: exploration rate of the agent (the opponent is uniformly random)
+    lr: step size; gamma: discount per ply
+    agent_player: None (alternate colours between games), 0 (always X) or 1 (always O)
+    update_opponent_moves: also back up the random opponent's plies (min/max backup)
+    eval_points: if > 0, the greedy table is evaluated this many times during training (evenly
+      spaced in plies) against random in ``eval_games`` games (half as X, half as O)
     """
 
     total_games: int = 30_000
