@@ -35,14 +35,14 @@ def test_ordering_and_anchor():
 
 def test_round_robin_table(ttt, tmp_path):
     pols = {s: make_opponent(s, ttt) for s in ["random", "greedy", "perfect"]}
-    matches = round_robin(pols, ttt, 300, jax.random.PRNGKey(0))
+    matches = round_robin(pols, ttt, 600, jax.random.PRNGKey(0))
     assert len(matches) == 3
     ratings = bradley_terry(matches, anchor="random")
     assert list(ratings) == ["perfect", "greedy", "random"], ratings
     path = tmp_path / "elo" / "ratings.csv"
     write_ratings_csv(ratings, matches, str(path))
     rows = list(csv.DictReader(open(path)))
-    assert [r["name"] for r in rows] == list(ratings) and rows[0]["games"] == "600"
+    assert [r["name"] for r in rows] == list(ratings) and rows[0]["games"] == "1200"
     assert (tmp_path / "elo" / "ratings_matches.csv").exists()
     plot_ratings(ratings, str(tmp_path / "elo" / "elo.png"))
     assert (tmp_path / "elo" / "elo.png").stat().st_size > 0

@@ -210,6 +210,9 @@ def _check_depth(depth: int) -> None:
         raise ValueError(f"search depth must be an integer >= 1, got {depth!r}")
 
 
+_BUILTIN_CACHE: dict = {}
+
+
 def make_opponent(spec: str, env: Env) -> Policy:
     """Build a policy from a spec string.
 
@@ -220,15 +223,26 @@ def make_opponent(spec: str, env: Env) -> Policy:
     """
     spec = str(spec).strip()
     name, _, arg = spec.partition(":")
-    if name in ("random", "greedy", "perfect") and not arg:
-        return {"random": random_policy, "greedy": greedy_policy, "perfect": perfect_policy}[name](env)
-    if name in ("minimax", "alphabeta"):
-        try:
-            depth = int(arg)
-        except ValueError:
-            raise ValueError(f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'") from None
-        _check_depth(depth)
-        return (minimax_policy if name == "minimax" else alphabeta_policy)(env, depth)
+    if name in ("random", "greedy", "perfect", "minimax", "alphabeta"):
+        if name in ("minimax", "alphabeta"):
+            try:
+                depth = int(arg)
+            except ValueError:
+                raise ValueError(f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'") from None
+            _check_depth(depth)
+            spec = f"{name}:{depth}"
+        elif arg:
+            raise ValueError(f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}")
+        # built-in opponents are cached per (spec, game, options): the same spec gives the same
+        # function object, so jitted arenas and batches of it compile once
+        key = (spec, env.name, tuple(sorted(env.config.items())))
+        if key not in _BUILTIN_CACHE:
+            if name in ("minimax", "alphabeta"):
+                _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, depth)
+            else:
+                _BUILTIN_CACHE[key] = {"random": random_policy, "greedy": greedy_policy,
+                                       "perfect": perfect_policy}[name](env)
+        return _BUILTIN_CACHE[key]
     if os.path.isdir(spec):
         try:
             from jaxgames.agents import load_policy
