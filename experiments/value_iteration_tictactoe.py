@@ -1,6 +1,6 @@
 """Value iteration for tic-tac-toe (the C++ article's baseline) and the opponents' ladder.
 
-    PYTHONPATH=. python experiments/value_iteration_tictactoe.py           # 20k games per match
+    PYTHONPATH=. python experiments/value_iteration_tictactoe.py    # 20k games perfect vs random, 4k per pair
     PYTHONPATH=. python experiments/value_iteration_tictactoe.py --quick
 
 1. Enumerates the reachable positions and runs value iteration (zero-sum, gamma 1) and the
@@ -31,13 +31,14 @@ from jaxgames.evaluation.opponents import make_opponent
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", type=int, default=20_000, help="games per match")
+    p.add_argument("--games", type=int, default=20_000, help="games of perfect vs random")
+    p.add_argument("--rr-games", type=int, default=4000, help="games per pairing of the round robin")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/value_iteration")
     p.add_argument("--quick", action="store_true")
     a = p.parse_args(argv)
     if a.quick:
-        a.games = 400
+        a.games, a.rr_games = 400, 200
     os.makedirs(a.out, exist_ok=True)
     env = jaxgames.make("tic_tac_toe")
     summary = {}
@@ -63,7 +64,7 @@ def main(argv=None):
 
     specs = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
     t0 = time.time()
-    matches = round_robin({s: make_opponent(s, env) for s in specs}, env, a.games, jax.random.fold_in(key, 1))
+    matches = round_robin({s: make_opponent(s, env) for s in specs}, env, a.rr_games, jax.random.fold_in(key, 1))
     ratings = bradley_terry(matches, anchor="random")
     summary["round_robin_s"] = time.time() - t0
     summary["elo"] = ratings
