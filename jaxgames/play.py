@@ -85,6 +85,16 @@ def make_policy(spec: str, env: Any) -> Policy:
                      "available here: 'random', 'human' or a run directory")
 
 
+def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
+    """``jit`` of ``(seed, counter, x) -> policy(fold_in(PRNGKey(seed), counter), x)``."""
+
+    @jax.jit
+    def call(seed: jax.Array, counter: jax.Array, x: Any) -> Any:
+        return policy(jax.random.fold_in(jax.random.PRNGKey(seed), counter), x)
+
+    return call
+
+
 def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
@@ -146,12 +156,15 @@ class TerminalGame:
         self.agent = None if self.two_humans else make_policy(agent, env)
         hint_policy = make_policy(hint, env) if hint else self.agent
         self.hint_name = hint or self.agent_name
-        self._act = None if self.agent is None else jax.jit(self.agent)
-        self._hint = None if hint_policy is None else jax.jit(hint_policy)
+        # jitted entry points; keys are made inside from (seed, counter) so that nothing runs
+        # op by op on the host (each eager op would compile on first use)
+        self._act = None if self.agent is None else _keyed(self.agent)
+        self._hint = self._act if hint is None else _keyed(hint_policy)
         value = getattr(hint_policy, "value", None)
         self._value = jax.jit(value) if callable(value) else None
         self._step = jax.jit(env.step)
-        self.key = jax.random.PRNGKey(seed)
+        self._init = _keyed(lambda key, _: env.init(key))
+        self.seed, self.calls = seed, 0
         self.stdin, self.out = stdin, stdout or sys.stdout
         self.legal, self.numbers = legal, numbers
         self.tally = Tally()
@@ -188,15 +201,18 @@ class TerminalGame:
     def players(self) -> tuple[str, str]:
         return tuple("human" if self.is_human(p) else str(self.agent_name) for p in (0, 1))  # type: ignore[return-value]
 
+    def _next(self) -> tuple[int, int]:
+        self.calls += 1
+        return self.seed, self.calls
+
     def new_game(self, start: Any = None) -> None:
-        self.key, k = jax.random.split(self.key)
-        self.states = [self.env.init(k) if start is None else start]
+        self.states = [jax.device_get(self._init(*self._next(), None) if start is None else start)]
         self.moves, self.by_human, self.counted = [], [], False
 
     def push(self, action: int, human: bool) -> None:
         self.moves.append(self.env.action_to_text(self.state, action))
         self.by_human.append(human)
-        self.states.append(self._step(self.state, action))
+        self.states.append(jax.device_get(self._step(self.state, action)))
 
     def show(self) -> None:
         self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal, numbers=self.numbers))
@@ -351,14 +367,13 @@ class TerminalGame:
         self.show()
 
     def agent_move(self) -> None:
-        self.key, k = jax.random.split(self.key)
         t0 = time.perf_counter()
-        action = int(self._act(k, self.state))
+        action = int(self._act(*self._next(), self.state))
         dt = time.perf_counter() - t0
         side = self.names[int(self.state.current_player)]
         if not (0 <= action < self.env.num_actions and bool(self.state.legal_action_mask[action])):
             self.say(f"agent {self.agent_name} chose an illegal action {action}; it loses the game")
-            self.states.append(self._step(self.state, action))
+            self.states.append(jax.device_get(self._step(self.state, action)))
             self.moves.append(f"illegal:{action}")
             self.by_human.append(False)
             return
@@ -389,8 +404,7 @@ class TerminalGame:
         if _is_over(self.state):
             self.say("the game is over")
             return
-        self.key, k = jax.random.split(self.key)
-        action = int(self._hint(k, self.state))
+        action = int(self._hint(*self._next(), self.state))
         move = self.env.action_to_text(self.state, action)
         side = self.names[int(self.state.current_player)]
         msg = f"hint ({self.hint_name}): {move}"
@@ -576,8 +590,9 @@ def add_play_subcommands(subparsers: Any) -> None:
     r.set_defaults(func=run_replay)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m jaxgames.play [play] OPTIONS`` or ``python -m jaxgames.play replay FILE``."""
+def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``python -m jaxgames.play [play] OPTIONS`` or ``python -m jaxgames.play replay FILE``;
+    returns the exit code. ``stdin``/``stdout``: streams for the session (default: terminal)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m jaxgames.play", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command")
@@ -585,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] not in ("play", "replay", "-h", "--help"):
         argv = ["play", *argv]
     args = parser.parse_args(argv)
-    return args.func(args)
+    return args.func(args, stdin=stdin, stdout=stdout)
 
 
 if __name__ == "__main__":

@@ -172,8 +172,9 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
 
 
 @functools.lru_cache(maxsize=16)
-def _jit_step(env: Any):
-    return jax.jit(env.step)
+def _jitted(env: Any) -> tuple[Any, Any]:
+    """(init(seed), step(state, action)) of ``env``, jitted once per env."""
+    return jax.jit(lambda seed: env.init(jax.random.PRNGKey(seed))), jax.jit(env.step)
 
 
 def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
@@ -184,14 +185,15 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
     illegal move (or a move after the game ended), and for a ``result`` header that disagrees
     with the final position."""
     env = record.make_env() if env is None else env
+    init, step = _jitted(env)
     if record.start is not None:
         try:
             state = env.from_text(record.start)
         except ValueError as e:
             raise RecordError(f"{record._where('start')}bad start position: {e}") from None
     else:
-        state = env.init(jax.random.PRNGKey(0))
-    step = _jit_step(env)
+        state = init(0)
+    state = jax.device_get(state)  # host copies: checking moves runs no eager device ops
     states = [state]
     for i, mv in enumerate(record.moves):
         where = record._where("moves", i)
@@ -203,7 +205,7 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
             raise RecordError(f"{where}move {i + 1} {mv!r}: {e}") from None
         if not 0 <= action < env.num_actions or not bool(state.legal_action_mask[action]):
             raise RecordError(f"{where}move {i + 1} {mv!r}: illegal here; legal: {env.describe_legal(state)}")
-        state = step(state, action)
+        state = jax.device_get(step(state, action))
         states.append(state)
     final = result_of(state)
     if record.result != "*" and record.result != final:

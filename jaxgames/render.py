@@ -30,6 +30,8 @@ import re
 from typing import Any, Callable, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+import numpy as np
+
 FILES = "abcdefghijklmnopqrstuvwxyz"
 _SQUARE = re.compile(r"([a-z])(\d{1,2})")
 
@@ -168,7 +170,7 @@ def move_numbers(history: Sequence[str]) -> dict[tuple[int, int], int]:
 
 def legal_moves(state: Any, env: Any) -> list[str]:
     """Notation of every legal move in ``state`` (in action order)."""
-    return [env.action_to_text(state, a) for a in env.legal_actions(state)]
+    return [env.action_to_text(state, int(a)) for a in np.flatnonzero(np.asarray(state.legal_action_mask))]
 
 
 def _is_over(state: Any) -> bool:
