@@ -53,6 +53,20 @@ Policy = Callable[[jax.Array, Any], jax.Array]
 
 
 # ---------------------------------------------------------------------------- policies
+def _find_make_opponent() -> Callable[[str, Any], Policy] | None:
+    """``jaxgames.evaluation.make_opponent`` (or its ``opponents`` module's), None if absent."""
+    import importlib
+
+    for module in ("jaxgames.evaluation", "jaxgames.evaluation.opponents"):
+        try:
+            found = getattr(importlib.import_module(module), "make_opponent", None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
 def make_policy(spec: str, env: Any) -> Policy:
     """``policy(key, state) -> int32[]`` for an opponent ``spec``.
 
@@ -60,12 +74,8 @@ def make_policy(spec: str, env: Any) -> Policy:
     built-in uniform policy, a directory is loaded with ``jaxgames.agents.load_policy`` if that
     exists, and anything else raises ``ValueError`` saying what is missing."""
     spec = str(spec).strip()
-    try:
-        from jaxgames.evaluation import make_opponent
-    except ModuleNotFoundError as e:
-        if e.name not in ("jaxgames.evaluation", "jaxgames.evaluation.opponents"):
-            raise
-    else:
+    make_opponent = _find_make_opponent()
+    if make_opponent is not None:
         return make_opponent(spec, env)
     if spec == "random":
         import jaxgames
@@ -162,7 +172,7 @@ class TerminalGame:
         self._hint = self._act if hint is None else _keyed(hint_policy)
         value = getattr(hint_policy, "value", None)
         self._value = jax.jit(value) if callable(value) else None
-        self._step = jax.jit(env.step)
+        self._step = records.jitted(env)[1]
         self._init = _keyed(lambda key, _: env.init(key))
         self.seed, self.calls = seed, 0
         self.stdin, self.out = stdin, stdout or sys.stdout
@@ -216,6 +226,10 @@ class TerminalGame:
 
     def show(self) -> None:
         self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal, numbers=self.numbers))
+        if not _is_over(self.state) and self.is_human(int(self.state.current_player)):
+            only = render.legal_moves(self.state, self.env)
+            if len(only) == 1:  # e.g. a forced pass in reversi
+                self.say(f"only legal move: {only[0]}")
 
     def prompt(self) -> str:
         side = self.names[int(self.state.current_player)]

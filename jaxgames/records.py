@@ -172,8 +172,9 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
 
 
 @functools.lru_cache(maxsize=16)
-def _jitted(env: Any) -> tuple[Any, Any]:
-    """(init(seed), step(state, action)) of ``env``, jitted once per env."""
+def jitted(env: Any) -> tuple[Any, Any]:
+    """``(init(seed: int) -> state, step(state, action) -> state)`` of ``env``, jitted once
+    per env and cached, so that replaying and playing share one compilation."""
     return jax.jit(lambda seed: env.init(jax.random.PRNGKey(seed))), jax.jit(env.step)
 
 
@@ -185,7 +186,7 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
     illegal move (or a move after the game ended), and for a ``result`` header that disagrees
     with the final position."""
     env = record.make_env() if env is None else env
-    init, step = _jitted(env)
+    init, step = jitted(env)
     if record.start is not None:
         try:
             state = env.from_text(record.start)

@@ -96,14 +96,15 @@ def test_round_trip_other_games(name, opts):
     if name not in jaxgames.registered_games():
         pytest.skip(f"{name} not merged yet")
     env = jaxgames.make(name, **opts)
-    state, moves, key = env.init(jax.random.PRNGKey(0)), [], jax.random.PRNGKey(1)
+    init, step = records.jitted(env)  # the same compiled step as records.replay
+    state, moves, key = init(0), [], jax.random.PRNGKey(1)
     for _ in range(8):  # a few random legal moves
         if bool(state.terminated) or bool(state.truncated):
             break
         key, k = jax.random.split(key)
         a = int(jaxgames.random_action(k, state.legal_action_mask))
         moves.append(env.action_to_text(state, a))
-        state = env.step(state, a)
+        state = step(state, a)
     rec = records.new_record(env, moves, ("human", "random"), final_state=state)
     env2, states = records.replay(records.parse(records.to_text(rec)))
     assert env2.config == env.config

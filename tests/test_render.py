@@ -7,7 +7,7 @@ import types
 import xml.etree.ElementTree as ET
 
 import jax
-import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxgames
@@ -32,9 +32,9 @@ class NotationEnv:
         return self.legal[action]
 
 
-def stub_state(player=0, over=False):
-    return types.SimpleNamespace(current_player=jnp.int32(player), terminated=jnp.bool_(over),
-                                 truncated=jnp.bool_(False))
+def stub_state(player=0, over=False, n_legal=0):
+    return types.SimpleNamespace(current_player=np.int32(player), terminated=np.bool_(over),
+                                 truncated=np.bool_(False), legal_action_mask=np.ones(n_legal, bool))
 
 
 def pieces(svg_text):
@@ -92,7 +92,7 @@ def test_tic_tac_toe_svg_counts_pieces_and_marks(ttt):
 def test_reversi_notation_rendering():
     notation = "-" * 19 + "X" + "-" * 7 + "XX" + "-" * 6 + "XO" + "-" * 27 + " O"
     env = NotationEnv("reversi", notation, ["c3", "e3", "c5"])
-    state = stub_state(1)
+    state = stub_state(1, n_legal=3)
     out = render.text(state, env, history=["d3"], legal=True, numbers=True)
     lines = out.splitlines()
     assert lines[0].split() == list("abcdefgh")
@@ -108,7 +108,7 @@ def test_reversi_notation_rendering():
 
 def test_animal_shogi_notation_rendering():
     env = NotationEnv("animal_shogi", "gle/1C1/3/ELG w 2Cc 3", ["b1b2", "c*a2"])
-    state = stub_state(1)
+    state = stub_state(1, n_legal=2)
     out = render.text(state, env, history=["b3b2", "b2b1", "C*b2"], legal=True)
     lines = out.splitlines()
     assert lines[0] == "gote in hand: c"
