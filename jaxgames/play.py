@@ -42,6 +42,7 @@ commands:
   hint         the agent's preferred move here (and its value estimate, if it has one)
   legal        toggle legal-move marks (*) and the list of legal moves
   numbers      toggle move numbers on the pieces
+  flip         turn the board round
   board        show the board again
   save FILE    save the game so far as a text record (replay it with: replay FILE)
   help         this text
@@ -177,6 +178,7 @@ class TerminalGame:
         self.seed, self.calls = seed, 0
         self.stdin, self.out = stdin, stdout or sys.stdout
         self.legal, self.numbers = legal, numbers
+        self.flip = False if self.two_humans else render.default_flip(env, human)
         self.tally = Tally()
         self.states: list[Any] = []
         self.moves: list[str] = []
@@ -225,8 +227,10 @@ class TerminalGame:
         self.states.append(jax.device_get(self._step(self.state, action)))
 
     def show(self) -> None:
-        self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal, numbers=self.numbers))
-        if not _is_over(self.state) and self.is_human(int(self.state.current_player)):
+        human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
+        self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal and human,
+                             numbers=self.numbers, flip=self.flip))
+        if not _is_over(self.state) and human:
             only = render.legal_moves(self.state, self.env)
             if len(only) == 1:  # e.g. a forced pass in reversi
                 self.say(f"only legal move: {only[0]}")
@@ -255,6 +259,7 @@ class TerminalGame:
                     break
                 if answer == "swap":
                     self.human = 1 - self.human
+                    self.flip = render.default_flip(self.env, self.human)
             self.say("bye")
             return 0
         except EOFError:
@@ -313,7 +318,7 @@ class TerminalGame:
             return "swap"
         if word in ("n", "no", "q", "quit", "exit"):
             return "quit"
-        if word in ("undo", "u", "save", "help", "board", "legal", "numbers", "hint", "?"):
+        if word in ("undo", "u", "save", "help", "board", "legal", "numbers", "flip", "hint", "?"):
             self.command(line)
             return None
         self.say(f"please answer y, s or n (got {line!r})")
@@ -342,6 +347,9 @@ class TerminalGame:
             elif word == "numbers":
                 self.numbers = not self.numbers
                 self.say(f"move numbers {'on' if self.numbers else 'off'}")
+                self.show()
+            elif word == "flip":
+                self.flip = not self.flip
                 self.show()
             elif word in ("board", "show"):
                 self.show()
@@ -441,7 +449,7 @@ REPLAY_HELP = "Enter or n = next move, b = back, 0..N = go to move N, e = end, s
 
 def replay_session(record: records.GameRecord, env: Any, states: list[Any], *, stdin: TextIO | None = None,
                    stdout: TextIO | None = None, auto: bool = False, legal: bool = False,
-                   numbers: bool = False) -> int:
+                   numbers: bool = False, flip: bool = False) -> int:
     """Step through a validated record (``states`` from :func:`jaxgames.records.replay`).
 
     ``auto``: print every position and return without asking. Returns an exit code."""
@@ -452,7 +460,7 @@ def replay_session(record: records.GameRecord, env: Any, states: list[Any], *, s
         f"{record.date or 'no date'}, result {record.result}, {len(record.moves)} moves")
 
     def show(i: int) -> None:
-        say(render.text(states[i], env, history=record.moves[:i], legal=legal, numbers=numbers))
+        say(render.text(states[i], env, history=record.moves[:i], legal=legal, numbers=numbers, flip=flip))
 
     i = 0
     show(i)
@@ -549,6 +557,7 @@ def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--auto", action="store_true", help="print every position without waiting")
     p.add_argument("--legal", action="store_true", help="mark legal moves")
     p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
+    p.add_argument("--flip", action="store_true", help="show the board turned round")
     p.add_argument("--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg")
 
 
@@ -584,12 +593,13 @@ def run_replay(args: argparse.Namespace, stdin: TextIO | None = None, stdout: Te
             os.makedirs(args.svg, exist_ok=True)
             for i, st in enumerate(states):
                 with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
-                    f.write(render.svg(st, env, history=record.moves[:i], legal=args.legal, numbers=args.numbers))
+                    f.write(render.svg(st, env, history=record.moves[:i], legal=args.legal, numbers=args.numbers,
+                                       flip=args.flip))
     except (ValueError, OSError) as e:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 2
     return replay_session(record, env, states, stdin=stdin, stdout=stdout, auto=args.auto, legal=args.legal,
-                          numbers=args.numbers)
+                          numbers=args.numbers, flip=args.flip)
 
 
 def add_play_subcommands(subparsers: Any) -> None:

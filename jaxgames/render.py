@@ -140,6 +140,16 @@ def side_names(env: Any) -> tuple[str, str]:
     return SIDE_NAMES.get(env.name, ("player 0", "player 1"))
 
 
+#: games whose board is shown turned round when the (single) human plays player 1
+FLIP_FOR_SECOND = ("animal_shogi",)
+
+
+def default_flip(env: Any, player: int) -> bool:
+    """Whether to show the board turned round for a human playing ``player`` (animal shogi:
+    each side sees its own pieces at the bottom)."""
+    return player == 1 and env.name in FLIP_FOR_SECOND
+
+
 def board_view(state: Any, env: Any) -> BoardView:
     """Parse ``env.to_text(state)`` with the parser registered for ``env.name``.
 
@@ -186,6 +196,7 @@ def text(
     last_move: str | None = None,
     legal: bool = False,
     numbers: bool = False,
+    flip: bool = False,
 ) -> str:
     """A text diagram of one (unbatched) state for terminals.
 
@@ -193,6 +204,7 @@ def text(
     last_move:  the move to highlight with ``[ ]`` (default: ``history[-1]``)
     legal:      mark the landing squares of legal moves with ``*`` and list the legal moves
     numbers:    write on each piece the number of the move that put it there (e.g. ``X12``)
+    flip:       turn the board 180 degrees (player 1's side at the bottom)
 
     Below the board: disc counts (reversi), pieces in hand (animal shogi), the last move and
     whose turn it is. Unknown games fall back to the raw notation.
@@ -221,18 +233,20 @@ def text(
         w = max(len(s) for s in contents.values())
         lw = len(str(view.rows))
         # every cell is "<l><content centred in w><r>", with [] around the last move
-        header = " " * (lw + 2) + "".join(f" {FILES[c]:^{w}} " for c in range(view.cols))
+        rows, cols = _order(view.rows, flip), _order(view.cols, flip)
+        top = 0 if flip else 1  # the player whose side is at the top
+        header = " " * (lw + 2) + "".join(f" {FILES[c]:^{w}} " for c in cols)
         if view.hands is not None:
-            lines.append(f"{names[1]} in hand: {_hand(view.hands[1])}")
+            lines.append(f"{names[top]} in hand: {_hand(view.hands[top])}")
         lines.append(header.rstrip())
-        for r in range(view.rows):
+        for r in rows:
             row = "".join(
                 ("[" if (r, c) == last_sq else " ") + f"{contents[r, c]:^{w}}" + ("]" if (r, c) == last_sq else " ")
-                for c in range(view.cols)
+                for c in cols
             )
             lines.append(f"{r + 1:>{lw}}  {row}".rstrip())
         if view.hands is not None:
-            lines.append(f"{names[0]} in hand: {_hand(view.hands[0])}")
+            lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
         if env.name == "reversi":
             lines.append(f"discs: {names[0]} (X) {view.pieces(0)}, {names[1]} (O) {view.pieces(1)}")
     if last_move:  # players alternate in every game (a pass is a move), so the mover is the other side
@@ -245,6 +259,10 @@ def text(
     else:
         lines.append(f"{names[int(state.current_player)]} to move")
     return "\n".join(lines)
+
+
+def _order(n: int, flip: bool) -> list[int]:
+    return list(range(n - 1, -1, -1)) if flip else list(range(n))
 
 
 def _hand(pieces: Sequence[str]) -> str:
@@ -320,8 +338,9 @@ _ANIMALS = {"l": "lion", "g": "giraffe", "e": "elephant", "c": "chick", "h": "he
 
 
 def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: float, number: int | None,
-           cls: str = "piece") -> _Group:
-    """One piece of ``view.game`` centred on (cx, cy) in a cell of side ``s``."""
+           cls: str = "piece", flip: bool = False) -> _Group:
+    """One piece of ``view.game`` centred on (cx, cy) in a cell of side ``s`` (lettered pieces
+    face their owner: upside down for the player at the top)."""
     items: list = []
     ink = "#000"
     if view.game == "reversi":
@@ -338,7 +357,7 @@ def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: fl
     else:  # animal shogi and anything with lettered pieces
         a = 0.4 * s
         items.append(_Rect(cx - a, cy - a, 2 * a, 2 * a, "#fff8e6" if owner == 0 else "#e8e0d0", "#5a4020", 1.5))
-        items.append(_Text(cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner == 1 else 0.0, True))
+        items.append(_Text(cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True))
     if number is not None:  # on a disc: centred; on marks and lettered pieces: in the cell's corner
         if view.game == "reversi":
             items.append(_Text(cx, cy, str(number), 0.34 * s, ink, 0.0, True, "number"))
@@ -349,9 +368,16 @@ def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: fl
 
 
 def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, legal: bool, numbers: bool,
-           cell: float) -> tuple[float, float, list]:
+           cell: float, flip: bool = False) -> tuple[float, float, list]:
     """Display list of one position: (width, height, items)."""
     view = board_view(state, env)
+
+    def x(c: float) -> float:  # centre of column c
+        return ox + ((view.cols - 1 - c) if flip else c) * cell + 0.5 * cell
+
+    def y(r: float) -> float:  # centre of row r
+        return oy + ((view.rows - 1 - r) if flip else r) * cell + 0.5 * cell
+
     if last_move is None and history:
         last_move = history[-1]
     nums = move_numbers(history) if numbers else {}
@@ -364,9 +390,9 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
     items: list = [_Rect(0, 0, width, height, "#ffffff", cls="background"),
                    _Rect(ox, oy, view.cols * cell, view.rows * cell, fill, grid_ink, 2.0, "board")]
     for c in range(view.cols):
-        items.append(_Text(ox + (c + 0.5) * cell, oy - 0.25 * cell, FILES[c], 0.3 * cell, "#333", cls="coord"))
+        items.append(_Text(x(c), oy - 0.25 * cell, FILES[c], 0.3 * cell, "#333", cls="coord"))
     for r in range(view.rows):
-        items.append(_Text(0.5 * m, oy + (r + 0.5) * cell, str(r + 1), 0.3 * cell, "#333", cls="coord"))
+        items.append(_Text(0.5 * m, y(r), str(r + 1), 0.3 * cell, "#333", cls="coord"))
     for k in range(1, view.cols):
         items.append(_Line(ox + k * cell, oy, ox + k * cell, oy + view.rows * cell, grid_ink, 1.5, "grid"))
     for k in range(1, view.rows):
@@ -378,25 +404,25 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
     last = move_squares(last_move)
     for k, (r, c) in enumerate(last):  # origin square faint, destination strong
         strong = k == len(last) - 1
-        items.append(_Rect(ox + c * cell + 2, oy + r * cell + 2, cell - 4, cell - 4,
+        items.append(_Rect(x(c) - 0.5 * cell + 2, y(r) - 0.5 * cell + 2, cell - 4, cell - 4,
                            "#ffd54f" if strong else "#fff3c4", cls="last-move" if strong else "last-move-from"))
     for r in range(view.rows):
         for c in range(view.cols):
             if view.cells[r][c] is not None:
-                items.append(_piece(view, view.cells[r][c], view.owners[r][c], ox + (c + 0.5) * cell,
-                                    oy + (r + 0.5) * cell, cell, nums.get((r, c))))
+                items.append(_piece(view, view.cells[r][c], view.owners[r][c], x(c), y(r), cell, nums.get((r, c)),
+                                    flip=flip))
     if legal and not _is_over(state):
         for mv in legal_moves(state, env):
             sq = move_squares(mv)
             if sq and view.cells[sq[-1][0]][sq[-1][1]] is None:
                 r, c = sq[-1]
-                items.append(_Circle(ox + (c + 0.5) * cell, oy + (r + 0.5) * cell, 0.1 * cell, "#e67e22", cls="legal"))
-    if view.hands is not None:  # gote's hand above the board, sente's below
-        for player, y in ((1, 0.0), (0, oy + view.rows * cell + 0.3 * m)):
+                items.append(_Circle(x(c), y(r), 0.1 * cell, "#e67e22", cls="legal"))
+    if view.hands is not None:  # the top player's hand above the board, the other's below
+        top = 0 if flip else 1
+        for player, y0 in ((top, 0.0), (1 - top, oy + view.rows * cell + 0.3 * m)):
             for i, p in enumerate(view.hands[player]):
-                g = _piece(view, p, player, ox + (i + 0.35) * 0.7 * cell, y + 0.35 * cell, 0.7 * cell, None,
-                           "hand-piece")
-                items.append(g)
+                items.append(_piece(view, p, player, ox + (i + 0.35) * 0.7 * cell, y0 + 0.35 * cell, 0.7 * cell,
+                                    None, "hand-piece", flip))
     names = side_names(env)
     if _is_over(state):
         status = "game over"
@@ -442,6 +468,7 @@ def svg(
     last_move: str | None = None,
     legal: bool = False,
     numbers: bool = False,
+    flip: bool = False,
     cell: float = 48.0,
 ) -> str:
     """An SVG document (``str``) of one (unbatched) state.
@@ -450,7 +477,7 @@ def svg(
     board is one ``<g class="piece" data-owner="0|1" data-piece="...">``; pieces in hand are
     ``class="hand-piece"``, the last move ``class="last-move"``, legal moves ``class="legal"``.
     """
-    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell)
+    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
             f'viewBox="0 0 {width:.1f} {height:.1f}">\n<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n'
@@ -492,6 +519,7 @@ def png(
     last_move: str | None = None,
     legal: bool = False,
     numbers: bool = False,
+    flip: bool = False,
     cell: float = 48.0,
     dpi: int = 100,
 ) -> bytes:
@@ -499,7 +527,7 @@ def png(
 
     Draws with matplotlib (Agg, no display needed); without matplotlib, converts the SVG with
     cairosvg if that is installed; raises ``RuntimeError`` if neither is available."""
-    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell)
+    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -509,7 +537,7 @@ def png(
         except ImportError:
             raise RuntimeError("render.png needs matplotlib (pip install matplotlib) or cairosvg") from None
         data = cairosvg.svg2png(bytestring=svg(state, env, history=history, last_move=last_move, legal=legal,
-                                               numbers=numbers, cell=cell).encode())
+                                               numbers=numbers, flip=flip, cell=cell).encode())
     else:
         fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
         FigureCanvasAgg(fig)

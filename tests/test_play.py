@@ -257,3 +257,19 @@ def test_other_games_two_humans(name, opts, lines, expect):
     assert rc == 0 and "error" not in out, out
     for fragment in expect:
         assert fragment in out, out
+
+
+def test_subcommands_plug_into_another_parser(tmp_path):
+    import argparse
+
+    path = tmp_path / "g.txt"
+    path.write_text("game: tic_tac_toe\nplayer0: human\nplayer1: random\nresult: 1-0\n\na1\nb1\na2\nb2\na3\n")
+    parser = argparse.ArgumentParser(prog="jaxgames")
+    play.add_play_subcommands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["replay", str(path), "--auto", "--svg", str(tmp_path / "svg")])
+    out = io.StringIO()
+    assert args.func(args, stdout=out) == 0
+    assert "result: 1-0" in out.getvalue() and out.getvalue().count("to move") == 5
+    assert sorted(p.name for p in (tmp_path / "svg").iterdir()) == [f"move_{i:03d}.svg" for i in range(6)]
+    args = parser.parse_args(["play", "--agent", "human", "--color", "white"])
+    assert (args.game, args.agent, args.color) == ("tic_tac_toe", "human", "white")

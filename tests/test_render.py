@@ -162,3 +162,16 @@ def test_real_games(name, opts, n_pieces):
     assert "a" in out.splitlines()[0 if name == "reversi" else 1].split()
     assert out.splitlines()[-1] == f"{render.side_names(env)[0]} to move"
     assert "legal: " in out
+
+
+def test_flip_turns_the_board_round(ttt):
+    env = NotationEnv("animal_shogi", "gle/1c1/1C1/ELG b C 1")
+    out = render.text(stub_state(), env, flip=True).splitlines()
+    assert out[0] == "sente in hand: C" and out[1].split() == ["c", "b", "a"]
+    assert out[2].split() == ["4", "G", "L", "E"] and out[5].split() == ["1", "e", "l", "g"]
+    assert out[6] == "gote in hand: -"
+    assert render.default_flip(env, 1) and not render.default_flip(env, 0) and not render.default_flip(ttt, 1)
+    plain, flipped = (ET.fromstring(render.svg(stub_state(), env, flip=f)) for f in (False, True))
+    lion = [g for g in flipped.iter(SVG_NS + "g") if g.get("data-piece") == "lion" and g.get("data-owner") == "0"]
+    assert len(lion) == 1 and float(lion[0].find(SVG_NS + "rect").get("y")) < 100  # sente's lion at the top
+    assert len(pieces(render.svg(stub_state(), env, flip=True))) == 8
