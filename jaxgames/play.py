@@ -211,7 +211,9 @@ class TerminalGame:
         return self.two_humans or player == self.human
 
     def players(self) -> tuple[str, str]:
-        return tuple("human" if self.is_human(p) else str(self.agent_name) for p in (0, 1))  # type: ignore[return-value]
+        """Who plays player 0 and player 1: ``"human"`` or the agent spec."""
+        first, second = ("human" if self.is_human(p) else str(self.agent_name) for p in (0, 1))
+        return first, second
 
     def _next(self) -> tuple[int, int]:
         self.calls += 1
@@ -438,7 +440,7 @@ class TerminalGame:
         if not path:
             self.say("usage: save FILE")
             return
-        record = records.new_record(self.env, [m for m in self.moves], self.players(), final_state=self.state)
+        record = records.new_record(self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed))
         records.save(path, record)
         self.say(f"saved {len(self.moves)} moves to {path}")
 
@@ -624,7 +626,11 @@ def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: Tex
     if not argv or argv[0] not in ("play", "replay", "-h", "--help"):
         argv = ["play", *argv]
     args = parser.parse_args(argv)
-    return args.func(args, stdin=stdin, stdout=stdout)
+    try:
+        return args.func(args, stdin=stdin, stdout=stdout)
+    except KeyboardInterrupt:  # e.g. Ctrl-C while the agent compiles
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -480,7 +480,8 @@ def svg(
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.1f} {height:.1f}">\n<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n'
+            f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
+            f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
             f"{body}\n</svg>\n")
 
 
