@@ -10,6 +10,7 @@ so a move's squares are the ``[a-z][0-9]+`` tokens of its notation (``d3``, ``b3
     from jaxgames import render
     print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
     open("board.svg", "w").write(render.svg(state, env, last_move="c5"))
+    open("game.svg", "w").write(render.svg_game(states, env, moves, every=4))  # a whole game
     render.png(state, env, path="board.png")          # needs matplotlib (or cairosvg)
 
 Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
@@ -483,6 +484,45 @@ def svg(
             f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
             f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
             f"{body}\n</svg>\n")
+
+
+def svg_game(
+    states: Sequence[Any],
+    env: Any,
+    moves: Sequence[str],
+    *,
+    every: int = 1,
+    columns: int = 6,
+    numbers: bool = False,
+    cell: float = 24.0,
+) -> str:
+    """One SVG with a grid of panels showing a game: ``states[i]`` is the position after
+    ``moves[:i]`` (as from :func:`jaxgames.records.replay`); every ``every``-th position and
+    the last one are drawn, ``columns`` per row, each titled with the move that led to it.
+    Each panel is a nested ``<svg class="panel">``."""
+    if len(states) != len(moves) + 1:
+        raise ValueError(f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves")
+    if every < 1 or columns < 1:
+        raise ValueError(f"every and columns must be >= 1, got every={every}, columns={columns}")
+    picks = sorted(set(range(0, len(states), every)) | {len(states) - 1})
+    panels, width, height = [], 0.0, 0.0
+    for i in picks:
+        w, h, items = _scene(states[i], env, moves[:i], None, False, numbers, cell)
+        title = "start" if i == 0 else f"{i}. {moves[i - 1]}"
+        panels.append((w, h, title, items))
+        width, height = max(width, w), max(height, h)
+    head = 0.7 * cell
+    rows = -(-len(panels) // columns)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
+           f'height="{rows * (height + head):.0f}" viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
+           f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>"]
+    for k, (w, h, title, items) in enumerate(panels):
+        x, y = (k % columns) * width, (k // columns) * (height + head)
+        out.append(_svg_item(_Text(x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption")))
+        out.append(f'<svg class="panel" x="{x:.1f}" y="{y + head:.1f}" width="{w:.1f}" height="{h:.1f}">')
+        out.extend(_svg_item(it) for it in items)
+        out.append("</svg>")
+    return "\n".join(out) + "\n</svg>\n"
 
 
 # ---------------------------------------------------------------------------- PNG

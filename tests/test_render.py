@@ -175,3 +175,18 @@ def test_flip_turns_the_board_round(ttt):
     lion = [g for g in flipped.iter(SVG_NS + "g") if g.get("data-piece") == "lion" and g.get("data-owner") == "0"]
     assert len(lion) == 1 and float(lion[0].find(SVG_NS + "rect").get("y")) < 100  # sente's lion at the top
     assert len(pieces(render.svg(stub_state(), env, flip=True))) == 8
+
+
+def test_svg_game_panels(ttt):
+    from jaxgames import records
+
+    moves = ["a1", "b1", "a2", "b2", "a3"]
+    env, states = records.replay(records.GameRecord(game="tic_tac_toe", moves=moves))
+    root = ET.fromstring(render.svg_game(states, env, moves, every=2, columns=2))
+    panels = [e for e in root.iter(SVG_NS + "svg") if e.get("class") == "panel"]
+    # every second position and the final one: after 0, 2, 4 and 5 moves
+    assert [sum(g.get("class") == "piece" for g in p.iter(SVG_NS + "g")) for p in panels] == [0, 2, 4, 5]
+    assert [t.text for t in root.iter(SVG_NS + "text") if t.get("class") == "caption"] == [
+        "start", "2. b1", "4. b2", "5. a3"]
+    with pytest.raises(ValueError, match="one state per move"):
+        render.svg_game(states[:-1], env, moves)
