@@ -551,7 +551,8 @@ def _add_play_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)")
     p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
     p.add_argument("--numbers", action="store_true", help="start with move numbers on")
-    p.add_argument("--load", metavar="FILE", default=None, help="continue the game saved in FILE (its game and options replace --game/--size/--option)")
+    p.add_argument("--load", metavar="FILE", default=None,
+                   help="continue the game saved in FILE (its game and options replace --game/--size/--option)")
 
 
 def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
