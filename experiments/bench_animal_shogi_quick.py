@@ -15,6 +15,27 @@ import jax.numpy as jnp
 
 import jaxgames
 
+SAMPLER = "categorical"
+
+
+def sample(key, mask):
+    """Random legal action per row of ``mask`` (bool[B, A]) -> int32[B].
+
+    ``categorical``: :func:`jaxgames.random_action` (Gumbel noise for all B*A logits: its RNG
+    costs more than an animal-shogi step). ``fast``: one random word per game, mixed with the
+    action id by an integer hash; the legal action with the largest hash (close to uniform).
+    """
+    if SAMPLER == "categorical":
+        return jaxgames.random_action(key, mask)
+    u = jax.random.bits(key, mask.shape[:-1], jnp.uint32)
+    x = u[..., None] ^ (jnp.arange(mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * jnp.uint32(0x846CA68B)
+    x = x ^ (x >> 16)
+    return jnp.argmax(jnp.where(mask, x, 0), axis=-1).astype(jnp.int32)
+
 
 def bench_jaxgames(batch, steps, repeats, obs, max_steps=256):
     env = jaxgames.make("animal_shogi", max_steps=max_steps)
@@ -22,7 +43,7 @@ def bench_jaxgames(batch, steps, repeats, obs, max_steps=256):
     def body(carry, _):
         states, key, acc = carry
         key, k_act, k_reset = jax.random.split(key, 3)
-        actions = jaxgames.random_action(k_act, states.legal_action_mask)
+        actions = sample(k_act, states.legal_action_mask)
         out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(
             states, actions, jax.random.split(k_reset, batch))
         acc = acc + out.rewards[:, 0].sum()
@@ -49,7 +70,7 @@ def bench_pgx(batch, steps, repeats):
     def body(carry, _):
         states, key, acc = carry
         key, k_act, k_reset = jax.random.split(key, 3)
-        actions = jaxgames.random_action(k_act, states.legal_action_mask)
+        actions = sample(k_act, states.legal_action_mask)
         states = step(states, actions, jax.random.split(k_reset, batch))
         return (states, key, acc + states.rewards[:, 0].sum()), None
 
@@ -82,8 +103,10 @@ if __name__ == "__main__":
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--which", default="both", choices=["both", "jaxgames", "pgx"])
     ap.add_argument("--obs", action="store_true")
+    ap.add_argument("--sampler", default="categorical", choices=["categorical", "fast"])
     args = ap.parse_args()
-    print(f"devices={jax.devices()} batch={args.batch} steps={args.steps}")
+    SAMPLER = args.sampler
+    print(f"devices={jax.devices()} batch={args.batch} steps={args.steps} sampler={args.sampler}")
     if args.which in ("both", "jaxgames"):
         sps, c = bench_jaxgames(args.batch, args.steps, args.repeats, args.obs)
         print(f"jaxgames animal_shogi{' +obs' if args.obs else ''}: {sps:,.0f} steps/s (compile {c:.1f}s)")

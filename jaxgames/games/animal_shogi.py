@@ -171,8 +171,12 @@ class AnimalShogiState:
 
     @property
     def observation(self) -> jax.Array:
-        """float32[4, 3, 24] planes from the mover's point of view (module docstring)."""
-        return observe(self)
+        """float32[..., 4, 3, 24] planes from the mover's point of view (module docstring);
+        works on batched states too (leading axes of ``board``)."""
+        fn = observe
+        for _ in range(self.board.ndim - 1):
+            fn = jax.vmap(fn)
+        return fn(self)
 
 
 # ----------------------------------------------------------------------------- frames
@@ -386,6 +390,10 @@ def init(max_steps: int = 256) -> AnimalShogiState:
     return make_state(INIT_BOARD, np.zeros((2, 3), np.int32), 0, 0, max_steps)
 
 
+_init_jit = jax.jit(init, static_argnums=0)
+_make_state_jit = jax.jit(make_state, static_argnums=4)
+
+
 def step(state: AnimalShogiState, action: jax.Array, max_steps: int) -> AnimalShogiState:
     """Play legal ``action`` (int32[]) in an unfinished game; sets this ply's rewards."""
     p = state.current_player
@@ -552,20 +560,30 @@ def parse_position(text: str, max_steps: int):
         if total > 2:
             _reject(text, f"{total} {name} on board and in hand; the game has only 2")
     b = np.array(board, np.int32)
-    view = np.asarray(mover_view(jnp.asarray(b), player))
+    view = b if player == 0 else _np_rotate(b)
     if np.any(view[:3] == LION):
         _reject(text, "impossible position: the side to move already has its lion on the far rank")
-    if _lion_capturable(view):
+    opp_view = _np_rotate(view)  # the opponent's frame: its lion is code 1
+    if int(np.flatnonzero(opp_view == LION)[0]) in _np_attacked(opp_view):
         _reject(text, "impossible position: the side to move could capture the opponent's lion")
     return b, hand, player, move - 1
 
 
-def _lion_capturable(view: np.ndarray) -> bool:
-    """True if the mover (mover-frame ``view``) attacks the opponent's lion."""
-    opp_view = np.asarray(rotate(jnp.asarray(view)))  # the opponent's frame: its lion is code 1
-    attacked = int(attacked_squares(jnp.asarray(opp_view)))
-    lion_sq = int(np.flatnonzero(opp_view == LION)[0])
-    return bool((attacked >> lion_sq) & 1)
+def _np_rotate(view: np.ndarray) -> np.ndarray:
+    """numpy :func:`rotate`."""
+    v = np.asarray(view)
+    return np.where(v == EMPTY, EMPTY, np.where(v <= 5, v + 5, v - 5))[::-1].astype(np.int32)
+
+
+def _np_attacked(view: np.ndarray) -> set[int]:
+    """Squares the opponent attacks in a mover-frame ``view`` (plain Python, for text checks)."""
+    return {
+        int(_TO_SQ[d, s])
+        for s, code in enumerate(np.asarray(view))
+        if code > 5
+        for d in OPP_MOVES[int(code) - 5]
+        if _TO_SQ[d, s] >= 0
+    }
 
 
 # ----------------------------------------------------------------------------- env
@@ -588,7 +606,7 @@ class AnimalShogi(Env):
         return {"max_steps": self.max_steps}
 
     def _init(self, key):
-        return init(self.max_steps)
+        return _init_jit(self.max_steps)
 
     def _step(self, state, action):
         return step(state, action, self.max_steps)
@@ -602,7 +620,7 @@ class AnimalShogi(Env):
 
     def from_text(self, text: str) -> AnimalShogiState:
         board, hand, player, step_count = parse_position(text, self.max_steps)
-        return make_state(board, hand, player, step_count, self.max_steps)
+        return _make_state_jit(board, hand, player, step_count, self.max_steps)
 
     def action_to_text(self, state: AnimalShogiState, action: int) -> str:
         return action_text(action, int(state.current_player))
@@ -633,7 +651,7 @@ class AnimalShogi(Env):
             from_sq = grid.parse_square(move.group(1), 4, 3)
             to_sq = grid.parse_square(move.group(2), 4, 3)
             action = encode_move(from_sq, to_sq, player)
-            view = np.asarray(mover_view(jnp.asarray(board), player))
+            view = board if player == 0 else _np_rotate(board)
             piece = int(view[rel(from_sq)])
             if not 1 <= piece <= 5:
                 why = f"you have no piece on {grid.square_name(from_sq, 3)}"
