@@ -58,6 +58,12 @@ far rank): planes 0-4 the mover's lion, giraffe, elephant, chick, hen; 5-9 the o
 planes; 17-22 the opponent's hand likewise; 23 constant 1.0 if the current position occurred before
 (a further repetition would draw).
 
+Differences from pgx v2 (``pgx.make("animal_shogi")``), checked in tests/test_animal_shogi.py:
+legal-action sets and wins/losses agree ply by ply on random games. pgx orders squares by file
+(mirrored) and directions differently (same 132 = 96 + 36 layout), picks the first player at
+random, ends at 256 steps with ``terminated`` (we truncate), and its incremental Zobrist hash
+misses some repeated positions; its observation is (4, 3, 194) with 8 plies of history.
+
 Text: SFEN-like ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits = runs of
 empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g. ``"2Ce"``:
 sente's pieces uppercase, gote's lowercase, count before the letter), move number (plies played
@@ -69,6 +75,7 @@ from __future__ import annotations
 
 import re
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -252,15 +259,6 @@ def legal_action_mask(view: jax.Array, own_hand: jax.Array) -> jax.Array:
     return jnp.concatenate([moves.reshape(-1), drops.reshape(-1)])
 
 
-def attacked_squares(view: jax.Array) -> jax.Array:
-    """int32[12] mover-frame codes -> int32[] bitboard of squares the opponent attacks."""
-    m = piece_masks(view)
-    opp_dir = [
-        _union([m[k + 4] for k in range(1, 6) if d in OPP_MOVES[k]]) & VALID_FROM[d] for d in range(8)
-    ]
-    return _union([_shift(opp_dir[d], SQ_DELTA[d]) for d in range(8)])
-
-
 # ----------------------------------------------------------------------------- actions
 def decode_action(action, player):
     """Action id -> absolute ``(from_sq, to_sq, drop_kind)`` (int32 scalars, jittable).
@@ -360,6 +358,8 @@ def make_state(board, hand, player, step_count, max_steps: int) -> AnimalShogiSt
     """
     board = jnp.asarray(board, jnp.int32)
     hand = jnp.asarray(hand, jnp.int32)
+    chex.assert_shape(board, (NUM_SQUARES,))
+    chex.assert_shape(hand, (2, 3))
     player = jnp.asarray(player, jnp.int32)
     step_count = jnp.asarray(step_count, jnp.int32)
     view = mover_view(board, player)
@@ -449,14 +449,17 @@ def observe(state: AnimalShogiState) -> jax.Array:
 def heuristic(state: AnimalShogiState) -> jax.Array:
     """Material from the mover's view: float32[].
 
-    Chick 1, elephant 3, giraffe 4, hen 5, hand pieces at their kind's value. A lost game
-    (caught lion, opponent's try) is -1000, a won one +1000, a drawn or truncated one 0.
+    Chick 1, elephant 3, giraffe 4, hen 5, hand pieces at their kind's value. A finished game
+    is +-1000 for a win/loss (caught lion, try; a loss by an illegal action shows only in the
+    final step's rewards, since ``core.Env.step`` leaves ``winner`` at -1) and 0 for a draw or
+    truncation.
     """
     p = state.current_player
     board_value = jnp.sum(jnp.asarray(PIECE_VALUES)[state.board])
     hand_value = jnp.sum(state.hand[0] * HAND_VALUES) - jnp.sum(state.hand[1] * HAND_VALUES)
     material = jnp.where(p == 0, 1.0, -1.0) * (board_value + hand_value)
-    result = jnp.where(state.winner == p, WIN_VALUE, jnp.where(state.winner >= 0, -WIN_VALUE, 0.0))
+    by_rewards = WIN_VALUE * jnp.where(p == 0, state.rewards[0], state.rewards[1])
+    result = jnp.where(state.winner == p, WIN_VALUE, jnp.where(state.winner >= 0, -WIN_VALUE, by_rewards))
     over = state.terminated | state.truncated
     return jnp.where(over, result, material).astype(jnp.float32)
 
