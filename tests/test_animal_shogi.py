@@ -214,8 +214,11 @@ def test_cap_truncates(key):
     assert not s.legal_action_mask.any()
     nxt = step(s, 7)  # finished games are no-ops
     assert int(nxt.step_count) == 4
+    assert env.to_text(s) == "gle/1c1/1C1/ELG b - 5"
+    t = env.from_text("gle/1c1/1C1/ELG b - 5")  # the capped game parses as truncated
+    assert bool(t.truncated) and not bool(t.terminated) and not t.legal_action_mask.any()
     with pytest.raises(ValueError, match="cap"):
-        env.from_text("gle/1c1/1C1/ELG b - 5")
+        env.from_text("gle/1c1/1C1/ELG b - 7")
     # a rule ending on the capped ply wins over the cap
     env2 = jaxgames.make("animal_shogi", max_steps=3)
     s = env2.from_text("2l/L2/3/3 w - 2")

@@ -30,7 +30,8 @@ Rules
   ``terminated``: the official rules have no move limit, so the cap is a time limit imposed by us,
   and value-learning agents should bootstrap from the cut-off position rather than treat it as a
   drawn terminal one. (pgx v2 instead sets ``terminated`` after 256 steps.) If the last ply also
-  ends the game by the rules, the rules win: ``terminated`` and not ``truncated``.
+  ends the game by the rules, the rules win: ``terminated`` and not ``truncated``. The state
+  keeps a ``uint32[max_steps, 2]`` position history, so its size grows with the cap.
 
 Actions (132, always in the *mover's* frame: the board as seen by the player to move, rotated
 180 degrees for gote, so "N" is always forward and mover square ``s`` is absolute ``11 - s`` for
@@ -57,6 +58,9 @@ far rank): planes 0-4 the mover's lion, giraffe, elephant, chick, hen; 5-9 the o
 11-16 the mover's hand (giraffes >= 1, >= 2, elephants >= 1, >= 2, chicks >= 1, >= 2) as constant
 planes; 17-22 the opponent's hand likewise; 23 constant 1.0 if the current position occurred before
 (a further repetition would draw).
+
+Perft from the start position (leaf counts, depths 1-7): 4, 13, 67, 398, 2179, 12636, 80828,
+identical with the naive pure-Python reference in tests/reference_animal_shogi.py.
 
 Differences from pgx v2 (``pgx.make("animal_shogi")``), checked in tests/test_animal_shogi.py:
 legal-action sets and wins/losses agree ply by ply on random games. pgx orders squares by file
@@ -551,8 +555,9 @@ def parse_position(text: str, max_steps: int):
     if (move - 1) % 2 != player:
         _reject(text, f"move number {move} is {'sente' if move % 2 else 'gote'}'s ply "
                 f"(sente moves on odd numbers) but the side to move is {side!r}")
-    if move > max_steps:
-        _reject(text, f"move number {move} is past the game-length cap max_steps={max_steps}")
+    if move > max_steps + 1:  # move max_steps + 1 is a game cut off by the cap (truncated)
+        _reject(text, f"move number {move} is past the game-length cap: with max_steps={max_steps} "
+                f"the last move number is {max_steps + 1} (a truncated game)")
     for pl, name in ((0, "sente"), (1, "gote")):
         lions = board.count(LION + 5 * pl)
         if lions != 1:
