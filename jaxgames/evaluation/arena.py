@@ -6,9 +6,11 @@
 
 Half of the games (the first ``n_games // 2``, rounded up) give A the first move (player 0);
 the other half give it to B; game k of each half uses the same random numbers (common random
-numbers: ``arena(a, b).swapped() == arena(b, a)`` exactly for even ``n_games``). All games run at once in one jitted ``lax.while_loop`` over plies
-(stopping when every game is over); both policies are evaluated on the whole batch at every ply
-and the mover's choice is kept. ``opening_plies = k`` first plays k uniformly random plies in
+numbers: ``arena(a, b).swapped() == arena(b, a)`` exactly for even ``n_games``). All games run
+at once in one jitted ``lax.while_loop`` over plies (stopping when every game is over); both
+policies are evaluated on the whole batch at every ply and the mover's choice is kept (so an
+expensive search costs twice what it would if only the movers were searched). Compiled arenas
+are cached per (policies, env, n_games, max_plies). ``opening_plies = k`` first plays k uniformly random plies in
 every game (as the animal-shogi article did) so that deterministic policies meet varied games.
 """
 

@@ -228,7 +228,9 @@ def make_opponent(spec: str, env: Env) -> Policy:
             try:
                 depth = int(arg)
             except ValueError:
-                raise ValueError(f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'") from None
+                raise ValueError(
+                    f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'"
+                ) from None
             _check_depth(depth)
             spec = f"{name}:{depth}"
         elif arg:
