@@ -67,3 +67,17 @@ def test_arena_rejects_bad_input(ttt):
         arena(rnd, rnd, ttt, 0, jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match="opening_plies"):
         arena(rnd, rnd, ttt, 10, jax.random.PRNGKey(0), opening_plies=-1)
+
+
+def test_unhashable_policy_objects(ttt):
+    class Unhashable:  # e.g. a dataclass policy: __eq__ without __hash__
+        __hash__ = None
+
+        def __eq__(self, other):
+            return isinstance(other, Unhashable)
+
+        def __call__(self, key, state):
+            return make_opponent("random", ttt)(key, state)
+
+    r = arena(Unhashable(), make_opponent("perfect", ttt), ttt, 64, jax.random.PRNGKey(4))
+    assert r.overall.wins == 0 and r.overall.games == 64

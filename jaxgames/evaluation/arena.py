@@ -179,10 +179,21 @@ def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array
     return total, states.step_count
 
 
-@functools.lru_cache(maxsize=64)
 def _compiled(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
-    """Jitted ``(key, opening_plies) -> (rewards, plies)`` for one pairing (cached, so repeated
-    arenas of the same policies and size compile once)."""
+    """Jitted ``(key, opening_plies) -> (rewards, plies)`` for one pairing, cached (repeated
+    arenas of the same policies and size compile once); unhashable policies are not cached."""
+    try:
+        return _compiled_cached(policy_a, policy_b, env, n_games, max_plies)
+    except TypeError:  # an unhashable policy object
+        return _build(policy_a, policy_b, env, n_games, max_plies)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_cached(policy_a, policy_b, env, n_games, max_plies):
+    return _build(policy_a, policy_b, env, n_games, max_plies)
+
+
+def _build(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
     first = (n_games + 1) // 2
     i = jnp.arange(n_games, dtype=jnp.int32)
     a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)

@@ -263,5 +263,10 @@ def _jitted_batch(policy: Policy):
 
 
 def act_batch(policy: Policy, keys: jax.Array, states: GameState) -> jax.Array:
-    """Jitted ``vmap`` of ``policy``: keys (B, 2) / batched states -> int32[B] actions."""
-    return _jitted_batch(policy)(keys, states)
+    """Jitted ``vmap`` of ``policy`` (cached per policy when it is hashable):
+    keys (B, 2) / batched states -> int32[B] actions."""
+    try:
+        fn = _jitted_batch(policy)
+    except TypeError:  # unhashable policy object
+        fn = jax.jit(jax.vmap(policy))
+    return fn(keys, states)
