@@ -138,3 +138,12 @@ def test_make_rejects_unknown_games_and_options():
         jaxgames.make("chess")
     with pytest.raises(ValueError, match="unknown option.*'colour'"):
         jaxgames.make("tic_tac_toe", colour=1)
+
+
+def test_random_action_is_uniform_over_legal_actions():
+    mask = jnp.array([[0, 1, 0, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0]], bool)
+    keys = jax.random.split(jax.random.PRNGKey(0), 30_000)
+    actions = np.asarray(jax.vmap(lambda k: jaxgames.random_action(k, mask))(keys))
+    freq = np.bincount(actions[:, 0], minlength=5) / len(keys)
+    np.testing.assert_allclose(freq, [0, 1 / 3, 0, 1 / 3, 1 / 3], atol=0.015)
+    assert set(actions[:, 1]) == {0} and set(actions[:, 2]) == {0}
