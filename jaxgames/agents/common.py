@@ -159,13 +159,14 @@ class Agent:
         return Policy(self, params, greedy)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Policy:
     """``policy(key, state) -> int32[] action`` for one state; ``jax.vmap(policy)`` for a batch.
 
     Always a legal action (when one exists). Greedy picks the highest logit; otherwise it
     samples from the masked softmax. ``policy.value(state)`` gives the value head's estimate
     (float32[], from the mover's view) and ``policy.probs(state)`` the masked move distribution.
+    Hashed by identity, so callers can cache one compiled function per policy object.
     """
 
     agent: Agent
