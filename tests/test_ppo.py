@@ -237,3 +237,27 @@ def test_default_configs_are_valid_for_every_game():
     for game in jaxgames.registered_games():
         cfg = ppo.default_config(game, quick=True)
         assert cfg.game == game and cfg.total_steps == ppo.QUICK["total_steps"]
+
+
+def test_selfplay_step_and_negamax_gae_on_real_games(key):
+    """Two scripted tic-tac-toe games through the rollout's bookkeeping (selfplay_step):
+    env 0: X a1, O a2, X b1, O b2, X c1 wins on ply 5, then X b2 opens the next game;
+    env 1: X a1, O a2, X b1, O b2, X c3, O c2 wins on ply 6.
+    With zero values and gamma = lambda = 1, the winner's moves get +1 and the loser's -1,
+    including the loser's last move (its -1 was paid on the winner's ply)."""
+    env = jaxgames.make("tic_tac_toe")
+    script = jnp.array([[0, 0], [3, 3], [1, 1], [4, 4], [2, 8], [4, 5]], jnp.int32)  # [T, B]
+    states = jax.vmap(env.init)(jax.random.split(key, 2))
+    rewards, dones, signs = [], [], []
+    for t in range(6):
+        out = common.selfplay_step(env, states, script[t], jax.random.fold_in(key, t))
+        rewards.append(out.reward), dones.append(out.done), signs.append(out.sign)
+        states = out.state
+    rewards, dones, signs = jnp.stack(rewards), jnp.stack(dones), jnp.stack(signs)
+    np.testing.assert_array_equal(rewards[:, 0], [0, 0, 0, 0, 1, 0])
+    np.testing.assert_array_equal(rewards[:, 1], [0, 0, 0, 0, 0, 1])
+    np.testing.assert_array_equal(dones[:, 1], [0, 0, 0, 0, 0, 1])
+    assert int(states.step_count[0]) == 1 and int(states.step_count[1]) == 0  # both reset
+    adv, _ = negamax_gae(rewards, jnp.zeros((6, 2)), dones, signs, jnp.zeros(2), 1.0, 1.0)
+    np.testing.assert_allclose(adv[:5, 0], [1, -1, 1, -1, 1])  # X won
+    np.testing.assert_allclose(adv[:, 1], [-1, 1, -1, 1, -1, 1])  # O won

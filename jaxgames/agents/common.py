@@ -9,7 +9,7 @@ exactly 0 and never enter the entropy.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import chex
 import flax.linen as nn
@@ -72,6 +72,44 @@ def batch_observation(states: Any) -> Array:
     ``observation`` may be a property written for one state, so it is vmapped here.
     """
     return jax.vmap(lambda s: s.observation)(states)
+
+
+class SelfPlayStep(NamedTuple):
+    """One ply of self-play in a batch of games, in the mover's frame (leading axis B).
+
+    state:   the next states (already reset where a game ended)
+    reward:  float32[B] rewards[mover] of this ply (the mover's outcome if it ended the game)
+    done:    bool[B]    the ply ended the game (terminated or truncated)
+    sign:    float32[B] +1 if the next state's mover is this ply's mover, else -1 (after a
+             reset it refers to the new game's first mover; it is unused where ``done``)
+    outcome: float32[B, 2] the finished game's rewards by player id (zeros if not done)
+    length:  int32[B]   plies of the finished game (0 if not done)
+    """
+
+    state: Any
+    reward: Array
+    done: Array
+    sign: Array
+    outcome: Array
+    length: Array
+
+
+def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPlayStep:
+    """Play ``actions`` (int32[B]) in ``states`` (batch of B games) with auto-reset and express
+    the result from each mover's point of view (what negamax GAE / n-step targets need).
+
+    Shared by every self-play algorithm so the reward/sign bookkeeping exists once.
+    """
+    from jaxgames.core import step_autoreset
+
+    n = actions.shape[0]
+    mover = states.current_player
+    out = jax.vmap(lambda s, a, k: step_autoreset(env, s, a, k))(states, actions, jax.random.split(key, n))
+    done = out.terminated | out.truncated
+    reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
+    sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
+    length = jnp.where(done, states.step_count + 1, 0).astype(jnp.int32)
+    return SelfPlayStep(out.state, reward, done, sign, out.rewards, length)
 
 
 # ----------------------------------------------------------------------------- negamax GAE

@@ -27,7 +27,6 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-import jaxgames
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
@@ -35,6 +34,7 @@ from jaxgames.agents.common import (
     masked_entropy,
     negamax_gae,
     sample_masked,
+    selfplay_step,
 )
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm
@@ -212,18 +212,12 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
         def ply(carry, _):
             env_state, key = carry
             key, k_act, k_reset = jax.random.split(key, 3)
-            obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
+            obs, mask = batch_observation(env_state), env_state.legal_action_mask
             logits, value = agent.apply(params, obs)
             action, log_prob = sample_masked(k_act, logits, mask)
-            out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(
-                env_state, action, jax.random.split(k_reset, n_envs)
-            )
-            done = out.terminated | out.truncated
-            reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
-            sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
-            t = Transition(obs, mask, action, log_prob, value, reward, done, sign)
-            stats = (done, done & (out.rewards[:, 0] > 0), done & (out.rewards[:, 0] == 0),
-                     jnp.where(done, env_state.step_count + 1, 0))
+            out = selfplay_step(env, env_state, action, k_reset)
+            t = Transition(obs, mask, action, log_prob, value, out.reward, out.done, out.sign)
+            stats = (out.done, out.done & (out.outcome[:, 0] > 0), out.done & (out.outcome[:, 0] == 0), out.length)
             return (out.state, key), (t, stats)
 
         (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=n_steps)
