@@ -23,6 +23,7 @@ from jaxgames.agents.networks import make_network
 # name -> module; modules are imported lazily.
 ALGORITHMS: dict[str, str] = {
     "ppo": "jaxgames.agents.ppo",
+    "dqn": "jaxgames.agents.dqn",
 }
 
 
