@@ -275,6 +275,54 @@ class DQNState:
     grad_steps: jax.Array  # int32[] gradient steps done
 
 
+class NStepBatch(NamedTuple):
+    """A minibatch of n-step transitions (leading axis B)."""
+
+    obs: jax.Array  # float32[B, *obs_shape]  s_t
+    mask: jax.Array  # bool[B, A]             legal moves of s_t
+    action: jax.Array  # int32[B]             a_t
+    ret: jax.Array  # float32[B]              R_t (mover at t's view)
+    discount: jax.Array  # float32[B]         c_n: factor of the bootstrap value (0 if the game ended)
+    next_obs: jax.Array  # float32[B, *obs_shape]  s_{t+n}
+    next_mask: jax.Array  # bool[B, A]        legal moves of s_{t+n}
+
+
+def record_plies(env, env_state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Transition, Any]:
+    """Play ``action`` (int32[B]) in the batch of games ``env_state`` (auto-reset) and the
+    :class:`Transition` to store: reward = rewards[mover] of this step, sign = +1 if the same
+    player moves next. Returns (next env states, Transition [B], AutoResetStep [B])."""
+    n_envs = action.shape[0]
+    obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
+    out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(env_state, action, jax.random.split(key, n_envs))
+    done = out.terminated | out.truncated
+    reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
+    sign = jnp.where(out.state.current_player == mover, 1.0, -1.0).astype(jnp.float32)
+    return out.state, Transition(obs.astype(jnp.float32), mask, action.astype(jnp.int32), reward, done, sign), out
+
+
+def nstep_batch(buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float) -> NStepBatch:
+    """n-step transitions from windows of n + 1 consecutive buffer rows.
+
+    rows int32[B, n + 1] (from ``buffer.sample_indices``), envs int32[B]. Rewards, dones and
+    signs of the first n plies make the return (:func:`nstep_return`); the last row is
+    s_{t+n} with its legal mask (for the masked double-DQN selection).
+    """
+    n = rows.shape[1] - 1
+    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # only reward/done/sign are used (XLA drops the rest)
+    ends = buffer.gather(buffer_state, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
+    ret, discount = nstep_return(seq.reward, seq.done, seq.sign, gamma)
+    return NStepBatch(ends.obs[:, 0], ends.mask[:, 0], ends.action[:, 0], ret, discount, ends.obs[:, 1], ends.mask[:, 1])
+
+
+def bootstrap_target(batch: NStepBatch, q_next_select: jax.Array, q_next_target: jax.Array) -> jax.Array:
+    """y = R + c_n * Q_target(s_{t+n}, a*), a* = legal argmax of ``q_next_select`` (float32[B, A];
+    the online network for double DQN). -> float32[B], gradient stopped."""
+    a_star = greedy_masked(jax.lax.stop_gradient(q_next_select), batch.next_mask)
+    q_next = jnp.take_along_axis(q_next_target, a_star[:, None], axis=1)[:, 0]
+    q_next = jnp.where(batch.next_mask.any(-1), q_next, 0.0)
+    return jax.lax.stop_gradient(batch.ret + batch.discount * q_next)
+
+
 def huber(x: jax.Array, delta: float) -> jax.Array:
     """Elementwise Huber loss (quadratic within +-delta): float32[...]."""
     a = jnp.abs(x)
@@ -313,52 +361,39 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
     def act(state: DQNState, _):
         key, k_act, k_reset = jax.random.split(state.key, 3)
         env_state = state.env_state
-        obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
-        q, _ = agent.apply(state.params, obs)
-        steps = state.buffer.count * n_envs
-        eps = epsilon_at(config, state.games, steps)
-        action = epsilon_greedy(k_act, q, mask, eps)
-        out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(env_state, action, jax.random.split(k_reset, n_envs))
-        done = out.terminated | out.truncated
-        reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
-        sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
-        buf = buffer.add(state.buffer, Transition(obs.astype(jnp.float32), mask, action, reward, done, sign))
+        q, _ = agent.apply(state.params, batch_observation(env_state))
+        eps = epsilon_at(config, state.games, state.buffer.count * n_envs)
+        action = epsilon_greedy(k_act, q, env_state.legal_action_mask, eps)
+        next_state, trans, out = record_plies(env, env_state, action, k_reset)
+        done = trans.done
         stats = (done, done & (out.rewards[:, 0] > 0), done & (out.rewards[:, 0] == 0),
                  jnp.where(done, env_state.step_count + 1, 0), eps)
-        state = state.replace(env_state=out.state, buffer=buf, key=key, games=state.games + done.sum().astype(jnp.int32))
+        state = state.replace(env_state=next_state, buffer=buffer.add(state.buffer, trans), key=key,
+                              games=state.games + done.sum().astype(jnp.int32))
         return state, stats
 
-    def loss_fn(params, target_params, batch, next_batch):
-        obs, mask, action = batch
-        R, c = next_batch[:2]
-        next_obs, next_mask = next_batch[2:]
-        q = agent.apply(params, obs)[0]
-        q_a = jnp.take_along_axis(q, action[:, None], axis=1)[:, 0]
-        q_next_target = agent.apply(target_params, next_obs)[0]
-        select = agent.apply(params, next_obs)[0] if config.double_dqn else q_next_target
-        a_star = greedy_masked(jax.lax.stop_gradient(select), next_mask)
-        q_next = jnp.take_along_axis(q_next_target, a_star[:, None], axis=1)[:, 0]
-        target = jax.lax.stop_gradient(R + c * jnp.where(next_mask.any(-1), q_next, 0.0))
+    def loss_fn(params, target_params, batch: NStepBatch):
+        q = agent.apply(params, batch.obs)[0]
+        q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
+        q_next_target = agent.apply(target_params, batch.next_obs)[0]
+        q_next_select = agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
+        target = bootstrap_target(batch, q_next_select, q_next_target)
         loss = huber(q_a - target, config.huber_delta).mean()
-        return loss, {"loss": loss, "q_taken": q_a.mean(), "target": target.mean(), "max_q": max_legal_q(q, mask).mean()}
+        return loss, {"loss": loss, "q_taken": q_a.mean(), "target": target.mean(), "max_q": max_legal_q(q, batch.mask).mean()}
 
     def grad_step(carry, _):
         params, target_params, opt_state, grad_steps, buf, key = carry
         key, k_sample = jax.random.split(key)
         rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, n + 1)
-        seq = buffer.gather(buf, rows[:, :n], envs)  # rewards / dones / signs of the n plies
-        ends = buffer.gather(buf, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
-        R, c = nstep_return(seq.reward, seq.done, seq.sign, config.gamma)
-        batch = (ends.obs[:, 0], ends.mask[:, 0], ends.action[:, 0])
-        next_batch = (R, c, ends.obs[:, 1], ends.mask[:, 1])
-        grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch, next_batch)
+        batch = nstep_batch(buffer, buf, rows, envs, config.gamma)
+        grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         grad_steps = grad_steps + 1
         sync = (grad_steps % config.target_period) == 0
         tau = jnp.where(sync, config.target_tau, 0.0)
         target_params = jax.tree_util.tree_map(lambda t, p: (1 - tau) * t + tau * p, target_params, params)
-        aux["grad_norm"] = optax.global_norm(grads)
+        aux["grad_norm"] = optax.tree.norm(grads)
         return (params, target_params, opt_state, grad_steps, buf, key), aux
 
     metric_names = ("loss", "q_taken", "target", "max_q", "grad_norm")
