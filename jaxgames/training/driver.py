@@ -125,6 +125,23 @@ def make_evaluator(algo: Algorithm, n_games: int) -> Callable[[Any, jax.Array], 
     return jax.jit(evaluate)
 
 
+_COMPILED: dict[str, tuple[Algorithm, Callable, Callable | None]] = {}
+
+
+def _compiled(module, algorithm: str, config: Any) -> tuple[Algorithm, Callable, Callable | None]:
+    """(algorithm, jitted chunk, jitted evaluator), cached per config so that resuming or
+    rerunning in the same process does not recompile."""
+    tag = json.dumps(config_record(algorithm, config), sort_keys=True)
+    if tag not in _COMPILED:
+        algo: Algorithm = module.make_algorithm(config)
+        chunk_fn = jax.jit(algo.chunk, donate_argnums=0)
+        evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
+        if len(_COMPILED) >= 8:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[tag] = (algo, chunk_fn, evaluate)
+    return _COMPILED[tag]
+
+
 def run_training(
     algorithm: str,
     config: Any,
@@ -154,7 +171,7 @@ def run_training(
             json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
         os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
 
-    algo: Algorithm = module.make_algorithm(config)
+    algo, chunk_fn, evaluate = _compiled(module, algorithm, config)
     log = MetricsLog(run_dir)
     store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
     key = jax.random.PRNGKey(config.seed)
@@ -175,8 +192,6 @@ def run_training(
     log.truncate(start)
     records = log.records()
 
-    chunk_fn = jax.jit(algo.chunk, donate_argnums=0)
-    evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
     eval_key = jax.random.fold_in(key, _EVAL_TAG)
     end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
 

@@ -1,0 +1,48 @@
+"""CLI smoke tests: train ppo on a tiny config, rerun (resume), clashing and bad overrides."""
+
+import json
+import os
+import subprocess
+import sys
+
+from jaxgames import cli
+
+TINY = ["--total-steps=128", "--num-envs=8", "--num-steps=4", "--num-minibatches=2", "--update-epochs=1",
+        "--updates-per-chunk=2", "--eval-games=4", "--net.hidden=8", "--net.layers=1", "--no-progress"]
+
+
+def test_train_ppo_then_resume_then_clash(tmp_path, capsys):
+    args = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "3", "--runs-dir", str(tmp_path), *TINY]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    run_dir = os.path.join(str(tmp_path), "tic_tac_toe-ppo-seed3")
+    assert f"-> {run_dir}" in out and "run written to" in out and "vs random" in out
+    cfg = json.load(open(os.path.join(run_dir, "config.json")))["config"]
+    assert cfg["seed"] == 3 and cfg["net"] == {"hidden": 8, "layers": 1} and cfg["num_envs"] == 8
+    assert len(open(os.path.join(run_dir, "metrics.jsonl")).readlines()) == 2
+    # same command again: resumes (nothing left to do), same metrics
+    assert cli.main(args) == 0
+    assert len(open(os.path.join(run_dir, "metrics.jsonl")).readlines()) == 2
+    # different config into the same run: clear error, exit code 2, files untouched
+    assert cli.main(args + ["--learning-rate=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert "different config" in err and "learning_rate" in err
+
+
+def test_bad_values_and_unknown_fields(tmp_path, capsys):
+    base = ["train", "ppo", "--runs-dir", str(tmp_path), "--no-progress"]
+    assert cli.main(base + ["--num-envs=0"]) == 2
+    assert "invalid num_envs=0" in capsys.readouterr().err
+    assert cli.main(base + ["--bogus=1"]) == 2
+    assert "unknown config field 'bogus'" in capsys.readouterr().err
+    assert cli.main(base + ["--game", "chess"]) == 2
+    assert "game='chess'" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)
+
+
+def test_module_entry_point_help():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-m", "jaxgames.cli", "train", "ppo", "--help"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0 and "--quick" in out.stdout and "--total-steps" in out.stdout

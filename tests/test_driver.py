@@ -1,0 +1,172 @@
+"""Run driver: outputs, bit-exact resume, corrupt-checkpoint fallback, config clashes,
+load_policy, and the play_games arena."""
+
+import json
+import os
+import shutil
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.agents import load_agent, load_policy, ppo, random_policy
+from jaxgames.agents.arena import outcome_rates, play_games
+from jaxgames.training.checkpoint import CheckpointError
+from jaxgames.training.driver import run_training
+
+# batch 8 x 4 = 32 plies, 2 updates per chunk, 256 steps -> 4 chunks
+CFG = ppo.PPOConfig(game="tic_tac_toe", network="mlp", net={"hidden": 16, "layers": 1}, num_envs=8, num_steps=4,
+                    num_minibatches=2, update_epochs=2, updates_per_chunk=2, total_steps=256, eval_games=8,
+                    keep_checkpoints=2)
+
+
+def leaves_equal(a, b):
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return len(la) == len(lb) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+
+
+def strip_times(records):
+    return [{k: v for k, v in r.items() if k not in ("time", "chunk_seconds", "steps_per_sec")} for r in records]
+
+
+def corrupt(step_dir):
+    for root, _, files in os.walk(step_dir):
+        for f in files:
+            with open(os.path.join(root, f), "wb") as fh:
+                fh.write(b"\x00garbage")
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    run_dir = str(tmp_path_factory.mktemp("runs") / "full")
+    summary = run_training("ppo", CFG, run_dir, progress=False)
+    return run_dir, summary
+
+
+def test_run_outputs(full_run):
+    run_dir, summary = full_run
+    assert summary.completed and summary.chunks_run == 4
+    with open(os.path.join(run_dir, "config.json")) as f:
+        data = json.load(f)
+    assert data["algorithm"] == "ppo" and ppo.PPOConfig.from_dict(data["config"]) == CFG
+    lines = open(os.path.join(run_dir, "metrics.jsonl")).read().splitlines()
+    assert [json.loads(l)["chunk"] for l in lines] == [1, 2, 3, 4]
+    rec = json.loads(lines[-1])
+    assert rec["env_steps"] == 4 * 64
+    for side in ("first", "second"):
+        total = sum(rec[f"eval/{o}_{side}"] for o in ("win", "draw", "loss"))
+        assert abs(total - 1.0) < 1e-6
+    assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
+    assert os.path.exists(os.path.join(run_dir, "learning_curve.png"))
+    assert sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == ["3", "4"]  # keep_checkpoints=2
+
+
+def test_interrupted_run_resumes_bit_exactly(full_run, tmp_path):
+    ref_dir, ref = full_run
+    run_dir = str(tmp_path / "resumed")
+    part = run_training("ppo", CFG, run_dir, progress=False, max_chunks=2)  # "killed" after chunk 2
+    assert not part.completed and part.chunks_run == 2
+    msgs = []
+    rest = run_training("ppo", CFG, run_dir, progress=False, echo=msgs.append)
+    assert rest.completed and rest.chunks_run == 2 and "from chunk 2/4" in msgs[0]
+    assert leaves_equal(rest.state, ref.state)  # params, optimiser, envs, key: bit for bit
+    assert strip_times(rest.records) == strip_times(ref.records)
+    # a finished run reruns as a no-op
+    again = run_training("ppo", CFG, run_dir, progress=False, echo=msgs.append)
+    assert again.chunks_run == 0 and leaves_equal(again.state, ref.state)
+
+
+def test_corrupt_latest_checkpoint_falls_back(full_run, tmp_path):
+    _, ref = full_run
+    run_dir = str(tmp_path / "corrupt")
+    run_training("ppo", CFG, run_dir, progress=False, max_chunks=3)
+    corrupt(os.path.join(run_dir, "checkpoints", "3"))
+    with pytest.warns(UserWarning, match="checkpoint 3 .* unreadable"):
+        out = run_training("ppo", CFG, run_dir, progress=False)
+    assert out.completed and out.chunks_run == 2
+    assert leaves_equal(out.state, ref.state)
+    assert os.listdir(os.path.join(run_dir, "corrupt_checkpoints"))
+    assert [r["chunk"] for r in out.records] == [1, 2, 3, 4]
+
+
+def test_no_usable_checkpoint_is_an_error_and_touches_nothing(full_run, tmp_path):
+    run_dir = str(tmp_path / "broken")
+    shutil.copytree(full_run[0], run_dir)
+    for step in os.listdir(os.path.join(run_dir, "checkpoints")):
+        corrupt(os.path.join(run_dir, "checkpoints", step))
+    before = open(os.path.join(run_dir, "metrics.jsonl")).read()
+    with pytest.warns(UserWarning), pytest.raises(CheckpointError, match="none of the checkpoints"):
+        run_training("ppo", CFG, run_dir, progress=False)
+    assert open(os.path.join(run_dir, "metrics.jsonl")).read() == before
+    with pytest.warns(UserWarning), pytest.raises(CheckpointError):
+        load_policy(run_dir)
+    # checkpoints deleted but metrics present: refuse to start over on top of them
+    shutil.rmtree(os.path.join(run_dir, "checkpoints"))
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        run_training("ppo", CFG, run_dir, progress=False)
+
+
+def test_different_config_or_foreign_dir_is_refused(full_run, tmp_path):
+    run_dir, _ = full_run
+    with pytest.raises(ValueError, match=r"different config \(learning_rate: 0.0003 -> 0.001\)"):
+        run_training("ppo", CFG.override({"learning_rate": 1e-3}), run_dir, progress=False)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty and has no config.json"):
+        run_training("ppo", CFG, str(foreign), progress=False)
+    assert os.listdir(foreign) == ["notes.txt"]
+
+
+def test_load_policy(full_run):
+    run_dir, ref = full_run
+    loaded = load_agent(run_dir)
+    assert loaded.chunk == 4 and loaded.algorithm == "ppo" and loaded.config == CFG
+    assert leaves_equal(loaded.params, ref.state.params)
+    env = jaxgames.make("tic_tac_toe")
+    state = env.step(env.init(jax.random.PRNGKey(0)), 4)
+    for greedy in (True, False):
+        pol = load_policy(run_dir, greedy=greedy)
+        a = pol(jax.random.PRNGKey(1), state)
+        assert a.dtype == jnp.int32 and a.shape == () and bool(state.legal_action_mask[a])
+        batch = jax.tree_util.tree_map(lambda x: jnp.stack([x] * 5), state)
+        acts = jax.jit(jax.vmap(pol))(jax.random.split(jax.random.PRNGKey(2), 5), batch)
+        assert bool(jnp.all(state.legal_action_mask[acts]))
+    v = pol.value(state)
+    assert v.shape == () and -1.0 <= float(v) <= 1.0
+    assert pol.probs(state)[4] == 0.0
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_policy(str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        load_policy(str(tmp_path))
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="corrupt"):
+        load_policy(str(tmp_path))
+    (tmp_path / "config.json").write_text(json.dumps({"algorithm": "ppo", "config": CFG.to_dict()}))
+    with pytest.raises(CheckpointError, match="no checkpoints"):
+        load_policy(str(tmp_path))
+
+
+def first_legal(key, state):
+    return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
+
+
+def test_play_games_deterministic_and_random():
+    env = jaxgames.make("tic_tac_toe")
+    # X: 0, 2, 4, 6 / O: 1, 3, 5 -> X completes the 2-4-6 diagonal on ply 7
+    res = jax.jit(lambda k: play_games(env, first_legal, first_legal, k, 3))(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(res.rewards, [[1, -1]] * 3)
+    np.testing.assert_array_equal(res.plies, [7] * 3)
+    assert bool(res.finished.all())
+    res = jax.jit(lambda k: play_games(env, random_policy, random_policy, k, 2000))(jax.random.PRNGKey(1))
+    first, second = outcome_rates(res, 0), outcome_rates(res, 1)
+    # random vs random tic-tac-toe: X wins ~58.5%, O ~28.8%, draws ~12.7%
+    assert abs(float(first["win"]) - 0.585) < 0.04 and abs(float(second["win"]) - 0.288) < 0.04
+    assert float(first["win"]) == float(second["loss"])
+    with pytest.raises(ValueError, match="n_games"):
+        play_games(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)

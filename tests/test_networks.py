@@ -1,0 +1,72 @@
+"""Networks: shapes for every game's observation, value range, factory errors."""
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxgames
+from jaxgames.agents.networks import NETWORKS, make_network, network_options
+
+SMALL = {"mlp": {"hidden": 16, "layers": 2}, "cnn": {"channels": (4, 8), "dense": (16,)}, "resnet": {"blocks": 1, "channels": 8, "value_hidden": 8}}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_output_shapes_and_value_range(name, key):
+    obs_shape = (4, 3, 5)  # non-square, odd channel count: nothing assumes a square board
+    net = make_network(name, num_actions=7, **SMALL[name])
+    obs = jax.random.normal(key, (5, *obs_shape)) * 10.0
+    params = net.init(key, obs[:1])
+    logits, value = net.apply(params, obs)
+    assert logits.shape == (5, 7) and logits.dtype == jnp.float32
+    assert value.shape == (5,) and value.dtype == jnp.float32
+    assert bool(jnp.all(jnp.abs(value) <= 1.0))
+    assert bool(jnp.all(jnp.isfinite(logits)))
+
+
+def test_mlp_accepts_flat_observations(key):
+    net = make_network("mlp", 4, hidden=8, layers=1)
+    params = net.init(key, jnp.zeros((1, 10)))
+    logits, value = net.apply(params, jnp.ones((3, 10)))
+    assert logits.shape == (3, 4) and value.shape == (3,)
+
+
+@pytest.mark.parametrize("name", ["cnn", "resnet"])
+def test_conv_nets_reject_flat_observations(name, key):
+    net = make_network(name, 4)
+    with pytest.raises(ValueError, match="board observations"):
+        net.init(key, jnp.zeros((1, 10)))
+
+
+def test_value_activation_none_is_unbounded(key):
+    net = make_network("mlp", 3, hidden=8, layers=1, value_activation="none")
+    params = net.init(key, jnp.zeros((1, 4)))
+    params = jax.tree_util.tree_map(lambda p: p * 100.0, params)
+    _, value = net.apply(params, jnp.ones((2, 4)) * 10)
+    assert float(jnp.max(jnp.abs(value))) > 1.0
+
+
+def test_every_registered_game_works_with_every_network(key):
+    for game in jaxgames.registered_games():
+        env = jaxgames.make(game)
+        state = env.init(key)
+        for name in NETWORKS:
+            if name != "mlp" and len(env.observation_shape) != 3:
+                continue
+            net = make_network(name, env.num_actions, **SMALL[name])
+            obs = state.observation[None]
+            logits, value = net.apply(net.init(key, obs), obs)
+            assert logits.shape == (1, env.num_actions) and value.shape == (1,)
+
+
+def test_factory_errors():
+    with pytest.raises(ValueError, match="unknown network 'transformer'.*cnn, mlp, resnet"):
+        make_network("transformer", 9)
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['hiden'\].*hidden"):
+        make_network("mlp", 9, hiden=3)
+    with pytest.raises(ValueError, match="hidden=0"):
+        make_network("mlp", 9, hidden=0)
+    with pytest.raises(ValueError, match="num_actions"):
+        make_network("mlp", 0)
+    with pytest.raises(ValueError, match="value_activation"):
+        make_network("cnn", 9, value_activation="sigmoid")
+    assert network_options("resnet")["blocks"] == 4

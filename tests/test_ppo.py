@@ -1,0 +1,237 @@
+"""PPO: masking, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds, config errors."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+import jaxgames
+from jaxgames.agents import common, ppo
+from jaxgames.agents.common import greedy_masked, masked_entropy, masked_log_probs, negamax_gae, sample_masked
+
+
+def tiny_config(**kw):
+    base = dict(game="tic_tac_toe", network="mlp", net={"hidden": 16, "layers": 1}, num_envs=8, num_steps=4,
+                num_minibatches=2, update_epochs=2, updates_per_chunk=2, total_steps=128, eval_games=4)
+    base.update(kw)
+    return ppo.PPOConfig(**base)
+
+
+def random_states(env, key, n, max_plies):
+    """n states reached by 0..max_plies uniformly random legal plies (finished games included)."""
+    k_len, k_play = jax.random.split(key)
+    lengths = jax.random.randint(k_len, (n,), 0, max_plies + 1)
+
+    def one(key, length):
+        def body(i, carry):
+            s, k = carry
+            k, ka = jax.random.split(k)
+            nxt = env.step(s, jaxgames.random_action(ka, s.legal_action_mask))
+            return jax.tree_util.tree_map(lambda a, b: jnp.where(i < length, a, b), nxt, s), k
+
+        return jax.lax.fori_loop(0, max_plies, body, (env.init(key), key))[0]
+
+    return jax.jit(jax.vmap(one))(jax.random.split(k_play, n), lengths)
+
+
+# ---------------------------------------------------------------------------- masking
+@pytest.mark.parametrize("game", jaxgames.registered_games())
+def test_masking_never_selects_illegal_actions(game, key):
+    env = jaxgames.make(game)
+    states = random_states(env, key, 256, 12)
+    mask = states.legal_action_mask
+    live = mask.any(-1)
+    assert bool(live.any())
+    # adversarial logits: illegal actions get huge (finite) logits
+    k1, k2 = jax.random.split(key)
+    logits = jax.random.normal(k1, mask.shape) * 5 + jnp.where(mask, 0.0, 1e30)
+    for k in jax.random.split(k2, 8):
+        a, logp = sample_masked(k, logits, mask)
+        assert bool(jnp.all(jnp.take_along_axis(mask, a[:, None], 1)[:, 0] | ~live))
+        assert bool(jnp.all(jnp.isfinite(logp)))
+    g = greedy_masked(logits, mask)
+    assert bool(jnp.all(jnp.take_along_axis(mask, g[:, None], 1)[:, 0] | ~live))
+    p = jnp.exp(masked_log_probs(logits, mask))
+    np.testing.assert_allclose(np.asarray(p.sum(-1)), 1.0, rtol=1e-5)
+    assert bool(jnp.all(jnp.where(live[:, None] & ~mask, p, 0.0) == 0.0))
+    ent = masked_entropy(logits, mask)
+    assert bool(jnp.all(jnp.isfinite(ent))) and bool(jnp.all(ent <= jnp.log(jnp.maximum(mask.sum(-1), 1)) + 1e-4))
+
+
+def test_masked_gradients_are_finite_and_zero_on_illegal(key):
+    logits = jax.random.normal(key, (4, 9))
+    mask = jnp.arange(9)[None, :] % 2 == 0
+    mask = jnp.broadcast_to(mask, (4, 9))
+    g = jax.grad(lambda l: (masked_log_probs(l, mask)[:, 0] + masked_entropy(l, mask)).sum())(logits)
+    assert bool(jnp.all(jnp.isfinite(g)))
+    assert bool(jnp.all(jnp.where(mask, 0.0, g) == 0.0))
+
+
+def test_policy_single_state_and_vmap_legal(key):
+    env = jaxgames.make("tic_tac_toe")
+    algo = ppo.make_algorithm(tiny_config())
+    params = algo.agent.init_params(key)
+    states = random_states(env, key, 64, 7)
+    assert bool(states.legal_action_mask[0].any())
+    for greedy in (True, False):
+        pol = algo.agent.policy(params, greedy)
+        a = jax.vmap(pol)(jax.random.split(key, 64), states)
+        assert a.dtype == jnp.int32 and a.shape == (64,)
+        live = states.legal_action_mask.any(-1)
+        assert bool(jnp.all(jnp.take_along_axis(states.legal_action_mask, a[:, None], 1)[:, 0] | ~live))
+        one = jax.tree_util.tree_map(lambda x: x[0], states)
+        assert pol(key, one).shape == ()
+    assert pol.value(one).shape == () and abs(float(pol.value(one))) <= 1.0
+
+
+# ---------------------------------------------------------------------------- negamax GAE
+def test_negamax_gae_tictactoe_win_reaches_both_players():
+    """X: t0, t2, t4 (wins, done); O: t1, t3; t5 is X's first move of the next game.
+
+    With gamma = lambda = 1 and zero values, every X move gets +1 and every O move -1
+    (O's last move at t3 receives the loss paid on X's step t4).
+    """
+    rewards = jnp.array([0, 0, 0, 0, 1, 0], jnp.float32)  # rewards[mover_t]
+    dones = jnp.array([0, 0, 0, 0, 1, 0], bool)
+    signs = -jnp.ones(6)
+    values = jnp.zeros(6)
+    adv, ret = negamax_gae(rewards, values, dones, signs, jnp.float32(0.0), 1.0, 1.0)
+    np.testing.assert_allclose(adv, [1, -1, 1, -1, 1, 0])
+    np.testing.assert_allclose(ret, [1, -1, 1, -1, 1, 0])
+
+
+def test_negamax_gae_hand_computed_with_values_and_reset():
+    """gamma = 0.9, lambda = 0.5.   t0: O moves (sign -1); t1: X wins (r = +1, done);
+    t2: X opens the next game (sign -1); bootstrap V(s3) = 0.3 from O's view.
+
+        A2 = 0 + 0.9 * (-0.3) - 0.1                     = -0.37
+        A1 = 1 - 0.5                                    =  0.5   (done: no bootstrap)
+        A0 = [0 + 0.9 * (-0.5) - 0.2] + 0.9*0.5*(-1)*0.5 = -0.875
+    """
+    adv, ret = negamax_gae(
+        jnp.array([0.0, 1.0, 0.0]), jnp.array([0.2, 0.5, 0.1]), jnp.array([False, True, False]),
+        jnp.array([-1.0, 1.0, -1.0]), jnp.float32(0.3), 0.9, 0.5,
+    )
+    np.testing.assert_allclose(adv, [-0.875, 0.5, -0.37], atol=1e-6)
+    np.testing.assert_allclose(ret, [-0.675, 1.0, -0.27], atol=1e-6)
+
+
+def test_negamax_gae_same_mover_keeps_sign():
+    """A pass: X moves twice in a row (sign +1) and wins; both X moves get +1."""
+    adv, _ = negamax_gae(jnp.array([0.0, 1.0]), jnp.zeros(2), jnp.array([False, True]), jnp.array([1.0, -1.0]),
+                         jnp.float32(0.0), 1.0, 1.0)
+    np.testing.assert_allclose(adv, [1.0, 1.0])
+
+
+def test_negamax_gae_lambda_one_is_negamax_monte_carlo(key):
+    """lambda = 1: A_t = G_t - V_t with G_t = r_t + gamma * sign_t * G_{t+1} (G = 0 after done,
+    G_T = V(s_T)); checked on random data with a batch axis against a Python loop."""
+    T, B, gamma = 12, 3, 0.8
+    ks = jax.random.split(key, 5)
+    r = jax.random.randint(ks[0], (T, B), -1, 2).astype(jnp.float32)
+    v = jax.random.uniform(ks[1], (T, B), minval=-1, maxval=1)
+    d = jax.random.bernoulli(ks[2], 0.3, (T, B))
+    s = jnp.where(jax.random.bernoulli(ks[3], 0.8, (T, B)), -1.0, 1.0)
+    last = jax.random.uniform(ks[4], (B,))
+    adv, _ = negamax_gae(r, v, d, s, last, gamma, 1.0)
+    r, v, d, s, last = map(np.asarray, (r, v, d, s, last))
+    for b in range(B):
+        g = last[b]
+        for t in reversed(range(T)):
+            g = r[t, b] + (0.0 if d[t, b] else gamma * s[t, b] * g)
+            assert abs(adv[t, b] - (g - v[t, b])) < 1e-5
+
+
+# ---------------------------------------------------------------------------- learning
+def test_loss_decreases_on_fixed_batch(key):
+    cfg = tiny_config()
+    env = jaxgames.make("tic_tac_toe")
+    agent = ppo.make_algorithm(cfg).agent
+    params = agent.init_params(key)
+    states = random_states(env, key, 64, 6)
+    obs = common.batch_observation(states)
+    mask = states.legal_action_mask
+    logits, value = agent.apply(params, obs)
+    ks = jax.random.split(key, 3)
+    action, logp = sample_masked(ks[0], logits, mask)
+    batch = ppo.Transition(obs, mask, action, logp, value, jnp.zeros(64), jnp.zeros(64, bool), -jnp.ones(64))
+    adv = jax.random.normal(ks[1], (64,))
+    targets = jax.random.uniform(ks[2], (64,), minval=-1, maxval=1)
+    opt = optax.adam(3e-3)
+    loss_fn = jax.jit(lambda p: ppo.ppo_loss(agent, p, batch, adv, targets, cfg))
+
+    @jax.jit
+    def step(p, o):
+        g, _ = jax.grad(loss_fn, has_aux=True)(p)
+        u, o = opt.update(g, o, p)
+        return optax.apply_updates(p, u), o
+
+    first, aux0 = loss_fn(params)
+    o = opt.init(params)
+    for _ in range(30):
+        params, o = step(params, o)
+    last, aux1 = loss_fn(params)
+    assert float(last) < float(first) - 0.05
+    assert float(aux1["value_loss"]) < float(aux0["value_loss"])
+
+
+def test_vmap_over_seeds_gives_different_runs():
+    train = ppo.make_train(tiny_config())
+    states, metrics = jax.jit(jax.vmap(train))(jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)]))
+    leaves = jax.tree_util.tree_leaves(states.params)
+    assert all(l.shape[0] == 2 for l in leaves)
+    assert any(not bool(jnp.array_equal(l[0], l[1])) for l in leaves)
+    assert all(bool(jnp.all(jnp.isfinite(l))) for l in leaves)
+    assert metrics["loss"].shape == (2, 2)  # 2 seeds x 2 chunks
+    assert bool(jnp.all(metrics["episodes"] > 0))
+    assert int(states.update[0]) == 4
+
+
+# ---------------------------------------------------------------------------- config
+@pytest.mark.parametrize(
+    "field, value, match",
+    [
+        ("num_envs", 0, "num_envs=0"),
+        ("num_steps", -3, "num_steps=-3"),
+        ("learning_rate", -1.0, "learning_rate=-1.0"),
+        ("gamma", 1.5, "gamma=1.5"),
+        ("gae_lambda", "high", "gae_lambda='high'"),
+        ("clip_eps", 0.0, "clip_eps=0.0"),
+        ("num_minibatches", 3, "num_minibatches=3.*must divide"),
+        ("total_steps", 0, "total_steps=0"),
+        ("seed", -1, "seed=-1"),
+        ("network", "transformer", "unknown network 'transformer'"),
+        ("net", {"hiden": 3}, "hiden"),
+        ("game", "chess", "game='chess'"),
+        ("game_options", {"size": 5}, "size"),
+        ("anneal_lr", "yes", "anneal_lr='yes'"),
+    ],
+)
+def test_bad_config_values_raise_clear_errors(field, value, match):
+    with pytest.raises(ValueError, match=match):
+        tiny_config(**{field: value})
+
+
+def test_config_overrides_and_round_trip():
+    cfg = tiny_config()
+    new = cfg.override(["--learning-rate=1e-3", "--num_envs", "16", "--net.hidden=32", "--anneal-lr=false"])
+    assert new.learning_rate == 1e-3 and new.num_envs == 16 and new.net == {"hidden": 32, "layers": 1}
+    assert new.anneal_lr is False
+    assert ppo.PPOConfig.from_dict(new.to_dict()) == new
+    with pytest.raises(ValueError, match="unknown config field 'lr'"):
+        cfg.override({"lr": 1.0})
+    with pytest.raises(ValueError, match="num_envs='abc'.*integer"):
+        cfg.override(["--num-envs=abc"])
+    with pytest.raises(ValueError, match="unknown config field"):
+        ppo.PPOConfig.from_dict({**cfg.to_dict(), "bogus": 1})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.num_envs = 3
+
+
+def test_default_configs_are_valid_for_every_game():
+    for game in jaxgames.registered_games():
+        cfg = ppo.default_config(game, quick=True)
+        assert cfg.game == game and cfg.total_steps == ppo.QUICK["total_steps"]
