@@ -14,6 +14,7 @@ from jaxgames.core import Env, check_options
 # name -> "module:EnvClass"; adding a game is one line here.
 _REGISTRY: dict[str, str] = {
     "tic_tac_toe": "jaxgames.games.tic_tac_toe:TicTacToe",
+    "reversi": "jaxgames.games.reversi:Reversi",
 }
 
 

@@ -1,0 +1,457 @@
+"""Reversi (othello) on an NxN board, N even in 4..16, as uint32 bitboards.
+
+Board, squares and actions for N = 8 (action = row * N + col; text names like ``d3``)::
+
+         a  b  c  d  e  f  g  h
+     1   0  1  2  3  4  5  6  7        start position:      a b c d e f g h
+     2   8  9 10 11 12 13 14 15                          4  - - - O X - - -
+     3  16 17 18 19 20 21 22 23                          5  - - - X O - - -
+     4  24 25 26 27 28 29 30 31
+     5  32 33 34 35 36 37 38 39        white (O) on d4, e5; black (X) on e4, d5;
+     6  40 41 42 43 44 45 46 47        black (player 0) moves first: d3 c4 f5 e6
+     7  48 49 50 51 52 53 54 55
+     8  56 57 58 59 60 61 62 63        action 64 (= N*N) is ``pass``
+
+Rules. A placement must flip at least one line of opponent discs (8 directions). ``pass``
+(action N*N) is legal only when no placement is, so players always alternate. The game ends
+after a placement that fills the board or leaves the opponent without discs, or when a pass
+follows a pass (neither side can place). More discs wins (+1/-1); equal is a draw (0/0).
+These are exactly pgx's ``othello`` rules for N = 8.
+
+Bitboards. A board of N*N bits (bit ``row * N + col``) is ``W = ceil(N*N / 32)`` uint32 words
+(bit b lives in word ``b // 32`` at position ``b % 32``); 8x8 is two words, 16x16 eight.
+Inside the pure functions a bitboard is a *tuple of W uint32 scalars*, so that under ``vmap``
+every word is one flat ``[batch]`` array and a multi-word shift is a handful of elementwise
+ops with static shift amounts (no gathers, no ``jax_enable_x64``). Legal moves and flips use
+Kogge-Stone occluded fills in all 8 directions (``ceil(log2(N - 1))`` doubling stages).
+
+Observation: ``float32[N, N, 2]``, plane 0 = the mover's discs, plane 1 = the opponent's
+(a property computed on demand from the bitboards).
+
+Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` empty), a space,
+the side to move (``X``/``O``), e.g. the 8x8 start
+``---------------------------OX------XO--------------------------- X``.
+Move text: a square name such as ``d3``, or ``pass``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxgames.core import Env, winner_rewards
+from jaxgames.games import grid
+
+VALID_SIZES = tuple(range(4, 17, 2))
+
+#: (row delta, col delta) of the 8 directions
+DIRECTIONS = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1))
+
+Words = tuple  # a bitboard inside the pure functions: tuple of W uint32 scalars (or [batch] arrays)
+
+
+@struct.dataclass
+class ReversiState:
+    """One game of NxN reversi (W = ceil(N*N/32) words per bitboard).
+
+    mover:             uint32[W]       discs of the player to move (bit row*N+col)
+    opponent:          uint32[W]       discs of the other player
+    current_player:    int32[]         player to move (0 = black ``X``, 1 = white ``O``)
+    legal_action_mask: bool[N*N+1]     legal placements, then ``pass``; all False once over
+    rewards:           float32[2]      by player id, nonzero only on the final step
+    terminated:        bool[]
+    truncated:         bool[]          always False (a game lasts at most ~2*N*N plies)
+    step_count:        int32[]         plies played so far (passes included)
+    passed:            bool[]          the previous action was a pass
+    """
+
+    mover: jax.Array
+    opponent: jax.Array
+    current_player: jax.Array
+    legal_action_mask: jax.Array
+    rewards: jax.Array
+    terminated: jax.Array
+    truncated: jax.Array
+    step_count: jax.Array
+    passed: jax.Array
+
+    @property
+    def size(self) -> int:
+        """Board side N (static, from the mask length)."""
+        return math.isqrt(self.legal_action_mask.shape[-1] - 1)
+
+    @property
+    def observation(self) -> jax.Array:
+        """float32[..., N, N, 2]: the mover's discs, the opponent's discs."""
+        n = self.size
+        planes = jnp.stack([unpack(self.mover, n * n), unpack(self.opponent, n * n)], axis=-1)
+        return planes.reshape(*planes.shape[:-2], n, n, 2).astype(jnp.float32)
+
+
+# ----------------------------------------------------------------------- bitboard helpers
+def num_words(size: int) -> int:
+    """uint32 words per bitboard of a ``size`` x ``size`` board."""
+    return -(-size * size // 32)
+
+
+def pack_mask(bits: np.ndarray) -> np.ndarray:
+    """bool[N*N] (numpy) -> uint32[W] (numpy) bitboard."""
+    bits = np.asarray(bits, bool).reshape(-1)
+    w = num_words(math.isqrt(bits.size))
+    padded = np.zeros(32 * w, np.uint64)
+    padded[: bits.size] = bits
+    return (padded.reshape(w, 32) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+
+
+def unpack(board: jax.Array, cells: int) -> jax.Array:
+    """uint32[..., W] bitboard -> bool[..., cells] (bit b of the board at index b)."""
+    bits = (board[..., :, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
+    return bits.reshape(*board.shape[:-1], -1)[..., :cells].astype(jnp.bool_)
+
+
+def _words(board: jax.Array) -> Words:
+    """uint32[..., W] -> tuple of W uint32[...] words."""
+    return tuple(board[..., i] for i in range(board.shape[-1]))
+
+
+def _stack(words: Words) -> jax.Array:
+    """tuple of W uint32[...] words -> uint32[..., W]."""
+    return jnp.stack(words, axis=-1)
+
+
+def _const(mask: np.ndarray) -> Words:
+    return tuple(np.uint32(m) for m in mask)
+
+
+def _and(a: Words, b: Words) -> Words:
+    return tuple(x & y for x, y in zip(a, b))
+
+
+def _or(a: Words, b: Words) -> Words:
+    return tuple(x | y for x, y in zip(a, b))
+
+
+def _andnot(a: Words, b: Words) -> Words:
+    return tuple(x & ~y for x, y in zip(a, b))
+
+
+def _any(a: Words) -> jax.Array:
+    acc = a[0]
+    for x in a[1:]:
+        acc = acc | x
+    return acc != 0
+
+
+def _popcount(a: Words) -> jax.Array:
+    return sum(jax.lax.population_count(x).astype(jnp.int32) for x in a)
+
+
+def _runtime_one(x: jax.Array) -> jax.Array:
+    """uint32 1 computed from the non-negative int32 ``x`` in a way XLA cannot fold."""
+    x = jnp.asarray(x, jnp.int32)
+    return jnp.uint32(1) + (x.astype(jnp.uint32) >> np.uint32(31))
+
+
+def _materialize(a: Words, one: jax.Array) -> Words:
+    """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
+    computed once and stored instead of being fused (and recomputed) into every consumer.
+
+    Bit operations are "cheap" to XLA, so without this the Kogge-Stone fills are duplicated
+    into each of the N*N+1 outputs of the legal-mask expansion (and into each consumer of the
+    post-move boards): measured 100x slower on CPU. ``optimization_barrier`` does not help
+    there (the CPU pipeline removes it before fusion); an integer division by a value that is
+    not a compile-time constant does.
+    """
+    return tuple(w // one for w in a)
+
+
+def _shift(a: Words, s: int) -> Words:
+    """Shift a multi-word bitboard by ``s`` bits (static): s > 0 towards higher squares."""
+    w = len(a)
+    q, r = divmod(abs(s), 32)
+
+    def word(i):
+        return a[i] if 0 <= i < w else None
+
+    out = []
+    for i in range(w):
+        if s >= 0:
+            main, carry = word(i - q), word(i - q - 1)
+            x = None if main is None else (main << np.uint32(r) if r else main)
+            c = None if (carry is None or r == 0) else carry >> np.uint32(32 - r)
+        else:
+            main, carry = word(i + q), word(i + q + 1)
+            x = None if main is None else (main >> np.uint32(r) if r else main)
+            c = None if (carry is None or r == 0) else carry << np.uint32(32 - r)
+        if x is None and c is None:
+            out.append(jnp.zeros_like(a[0]))
+        elif x is None:
+            out.append(c)
+        elif c is None:
+            out.append(x)
+        else:
+            out.append(x | c)
+    return tuple(out)
+
+
+class Geometry:
+    """Static (numpy / Python int) masks and shifts for one board size."""
+
+    def __init__(self, size: int):
+        n = self.size = size
+        self.cells = n * n
+        self.words = num_words(n)
+        rows, cols = np.divmod(np.arange(n * n), n)
+        self.full = _const(pack_mask(np.ones(n * n, bool)))
+        not_first, not_last = _const(pack_mask(cols != 0)), _const(pack_mask(cols != n - 1))
+        #: per direction: (shift in bits, mask of squares a one-step shift may land on)
+        self.dirs = []
+        for dr, dc in DIRECTIONS:
+            dest = {1: not_first, -1: not_last, 0: self.full}[dc]
+            self.dirs.append((dr * n + dc, dest))
+        # Kogge-Stone stages: runs of up to N-2 opponent discs need 2**k - 1 >= N - 2
+        self.stages = max(1, math.ceil(math.log2(n - 1)))
+        # heuristic weights: corners 10, X-squares -3, other edges 3, interior 1
+        edge = (rows == 0) | (rows == n - 1) | (cols == 0) | (cols == n - 1)
+        corner = ((rows == 0) | (rows == n - 1)) & ((cols == 0) | (cols == n - 1))
+        xsq = ((rows == 1) | (rows == n - 2)) & ((cols == 1) | (cols == n - 2))
+        weights = np.where(corner, 10, np.where(xsq, -3, np.where(edge, 3, 1)))
+        self.weight_classes = [(float(v), _const(pack_mask(weights == v))) for v in np.unique(weights)]
+        c = n // 2
+        start = np.zeros((n, n), np.int32)  # 1 black, 2 white
+        start[c - 1, c - 1] = start[c, c] = 2
+        start[c - 1, c] = start[c, c - 1] = 1
+        self.start_black = pack_mask(start.reshape(-1) == 1)
+        self.start_white = pack_mask(start.reshape(-1) == 2)
+
+
+def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
+    """Kogge-Stone occluded fill: ``gen`` plus every square reachable from it by steps of ``s``
+    through squares of ``pro`` (which must already exclude squares a step could wrap onto)."""
+    for k in range(stages):
+        d = s << k
+        gen = _or(gen, _and(pro, _shift(gen, d)))
+        if k + 1 < stages:
+            pro = _and(pro, _shift(pro, d))
+    return gen
+
+
+def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
+    """Squares where the owner of ``p`` may place against ``o``.
+
+    p, o: bitboards (tuples of W uint32[...] words, disjoint) -> bitboard of the same form.
+    One Kogge-Stone fill from ``p`` through ``o`` per direction; a move is an empty square one
+    step past a filled opponent disc.
+    """
+    empty = _andnot(geo.full, _or(p, o))
+    moves = tuple(jnp.zeros_like(x) for x in p)
+    for s, dest in geo.dirs:
+        flood = _fill(p, _and(o, dest), s, geo.stages)
+        moves = _or(moves, _and(_shift(_and(flood, o), s), dest))
+    return _and(moves, empty)
+
+
+def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
+    """Opponent discs flipped when the owner of ``p`` places on ``move``.
+
+    p, o, move: bitboards (tuples of W uint32[...] words); ``move`` has one bit, or none for a
+    pass (then nothing flips). Per direction: fill from ``move`` through ``o``; the run flips
+    if the square one step past it holds a disc of ``p``.
+    """
+    out = tuple(jnp.zeros_like(x) for x in p)
+    for s, dest in geo.dirs:
+        flood = _fill(move, _and(o, dest), s, geo.stages)
+        closed = _any(_and(_and(_shift(flood, s), dest), p))
+        run = _and(flood, o)
+        out = _or(out, tuple(jnp.where(closed, x, jnp.zeros_like(x)) for x in run))
+    return out
+
+
+def square_bit(geo: Geometry, action: jax.Array) -> Words:
+    """int32[] action -> one-bit bitboard of that square (empty for ``pass``)."""
+    action = jnp.asarray(action, jnp.int32)
+    word, bit = action // 32, (action % 32).astype(jnp.uint32)
+    one = jnp.uint32(1) << bit
+    return tuple(
+        jnp.where(word == i, one, jnp.uint32(0)) & f for i, f in enumerate(geo.full)
+    )
+
+
+def make_state(geo: Geometry, mover: Words, opponent: Words, current_player, step_count, passed,
+               terminated, rewards) -> ReversiState:
+    """Assemble a state, computing the mover's legal mask (all False when ``terminated``)."""
+    moves = _materialize(legal_moves(geo, mover, opponent), _runtime_one(step_count))
+    can_place = _any(moves)
+    mask = jnp.concatenate([unpack(_stack(moves), geo.cells), (~can_place)[..., None]], axis=-1)
+    return ReversiState(
+        mover=_stack(mover),
+        opponent=_stack(opponent),
+        current_player=jnp.asarray(current_player, jnp.int32),
+        legal_action_mask=mask & ~terminated,
+        rewards=rewards,
+        terminated=jnp.asarray(terminated, jnp.bool_),
+        truncated=jnp.bool_(False),
+        step_count=jnp.asarray(step_count, jnp.int32),
+        passed=jnp.asarray(passed, jnp.bool_),
+    )
+
+
+def init(geo: Geometry) -> ReversiState:
+    """The start position, black (player 0) to move."""
+    black = tuple(jnp.uint32(w) for w in geo.start_black)
+    white = tuple(jnp.uint32(w) for w in geo.start_white)
+    return make_state(geo, black, white, 0, 0, False, jnp.bool_(False), jnp.zeros(2, jnp.float32))
+
+
+def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
+    """Play a legal ``action`` (int32[]: square or ``N*N`` = pass) for the mover."""
+    p, o = _words(state.mover), _words(state.opponent)
+    move = square_bit(geo, action)
+    flipped = _materialize(flips(geo, p, o, move), _runtime_one(state.step_count))
+    p = _or(_or(p, move), flipped)
+    o = _andnot(o, flipped)
+    is_pass = action == geo.cells
+    n_moved, n_other = _popcount(p), _popcount(o)
+    terminated = (n_moved + n_other == geo.cells) | (n_other == 0) | (is_pass & state.passed)
+    # pack the per-game outcome into one word and materialise it, so the callers' selects over
+    # the N*N+1 mask entries do not each recount the discs
+    (code,) = _materialize(
+        (terminated.astype(jnp.uint32) | ((n_moved > n_other).astype(jnp.uint32) << 1)
+         | ((n_moved < n_other).astype(jnp.uint32) << 2),),
+        _runtime_one(state.step_count),
+    )
+    terminated = (code & 1) != 0
+    mover = state.current_player
+    winner = jnp.where((code & 2) != 0, mover, jnp.where((code & 4) != 0, 1 - mover, -1))
+    rewards = jnp.where(terminated, winner_rewards(winner), 0.0).astype(jnp.float32)
+    return make_state(geo, o, p, 1 - mover, state.step_count + 1, is_pass, terminated, rewards)
+
+
+def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
+    """float32[]: weighted disc difference from the mover's view (corners 10, X-squares -3,
+    other edges 3, interior 1); a finished game scores +-1000 (win/loss) plus the plain disc
+    difference."""
+    p, o = _words(state.mover), _words(state.opponent)
+    score = jnp.float32(0)
+    for w, m in geo.weight_classes:
+        score = score + w * (_popcount(_and(p, m)) - _popcount(_and(o, m))).astype(jnp.float32)
+    diff = (_popcount(p) - _popcount(o)).astype(jnp.float32)
+    final = 1000.0 * jnp.sign(diff) + diff
+    return jnp.where(state.terminated, final, score).astype(jnp.float32)
+
+
+# ----------------------------------------------------------------------- Env wrapper
+class Reversi(Env):
+    """``jaxgames.make("reversi", size=N)``: N*N+1 actions (last = pass), observation
+    float32[N, N, 2] (mover's discs, opponent's discs). ``size``: even, 4..16, default 8."""
+
+    name = "reversi"
+
+    def __init__(self, size: int = 8) -> None:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or int(size) not in VALID_SIZES:
+            raise ValueError(
+                f"invalid reversi size {size!r}: must be an even integer in 4..16, one of {list(VALID_SIZES)}"
+            )
+        self.size = int(size)
+        self.geo = Geometry(self.size)
+        # jitted once per env: eager (op-by-op) calls from text / interactive code stay fast;
+        # inside a caller's jit or vmap these simply inline
+        self._step_fn = jax.jit(functools.partial(step, self.geo))
+        self._heuristic_fn = jax.jit(functools.partial(heuristic, self.geo))
+        self._make_state_fn = jax.jit(functools.partial(make_state, self.geo))
+        self._start = None
+
+    @property
+    def config(self):
+        return {"size": self.size}
+
+    @property
+    def num_actions(self) -> int:
+        return self.size * self.size + 1
+
+    @property
+    def observation_shape(self) -> tuple[int, ...]:
+        return (self.size, self.size, 2)
+
+    @property
+    def pass_action(self) -> int:
+        """The action id of ``pass`` (N*N)."""
+        return self.size * self.size
+
+    def _init(self, key):
+        if self._start is None:  # the start position is a constant: build it once, concretely
+            with jax.ensure_compile_time_eval():
+                self._start = jax.tree_util.tree_map(np.asarray, jax.jit(functools.partial(init, self.geo))())
+        return jax.tree_util.tree_map(jnp.asarray, self._start)
+
+    def _step(self, state, action):
+        chex.assert_shape([state.mover, state.opponent], (self.geo.words,))
+        chex.assert_shape(state.legal_action_mask, (self.num_actions,))
+        return self._step_fn(state, action)
+
+    def heuristic(self, state):
+        """float32[]: weighted disc difference from the mover's view (see :func:`heuristic`)."""
+        return self._heuristic_fn(state)
+
+    # ------------------------------------------------------------------- text
+    def _cells(self, state) -> list[int]:
+        """0 empty, 1 black, 2 white per square."""
+        n2 = self.size * self.size
+        mover = np.asarray(unpack(jnp.asarray(state.mover), n2))
+        opp = np.asarray(unpack(jnp.asarray(state.opponent), n2))
+        black, white = (mover, opp) if int(state.current_player) == 0 else (opp, mover)
+        return [1 if b else 2 if w else 0 for b, w in zip(black, white)]
+
+    def to_text(self, state) -> str:
+        cells = "".join("-XO"[v] for v in self._cells(state))
+        return f"{cells} {'XO'[int(state.current_player)]}"
+
+    def from_text(self, text: str) -> ReversiState:
+        n, n2 = self.size, self.size * self.size
+        values, side = grid.parse_grid_position(text, n2, "-XO", "XO")
+        c = n // 2
+        centre = [(c - 1) * n + c - 1, (c - 1) * n + c, c * n + c - 1, c * n + c]
+        if any(values[i] == 0 for i in centre):
+            names = ", ".join(grid.square_name(i, n) for i in centre)
+            raise ValueError(f"impossible position {text!r}: the centre squares {names} can never be empty")
+        black = pack_mask(np.array(values) == 1)
+        white = pack_mask(np.array(values) == 2)
+        mover, opp = (black, white) if side == 0 else (white, black)
+        nb, nw = values.count(1), values.count(2)
+        terminated = (nb + nw == n2) or nb == 0 or nw == 0
+        mw = tuple(jnp.uint32(x) for x in mover)
+        ow = tuple(jnp.uint32(x) for x in opp)
+        return self._make_state_fn(mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated),
+                                   jnp.zeros(2, jnp.float32))
+
+    def action_to_text(self, state, action: int) -> str:
+        a = int(action)
+        if not 0 <= a < self.num_actions:
+            raise ValueError(f"action {a} is out of range 0..{self.num_actions - 1}")
+        return "pass" if a == self.pass_action else grid.square_name(a, self.size)
+
+    def text_to_action(self, state, text: str) -> int:
+        t = text.strip().lower()
+        if bool(state.terminated) or bool(state.truncated):
+            raise ValueError(f"illegal move {text.strip()!r}: the game is over")
+        if t == "pass":
+            if not bool(state.legal_action_mask[self.pass_action]):
+                raise ValueError(
+                    f"illegal move 'pass': a placement is available; legal: {self.describe_legal(state)}"
+                )
+            return self.pass_action
+        action = grid.parse_square(t, self.size, self.size)
+        if not bool(state.legal_action_mask[action]):
+            cells = self._cells(state)
+            if cells[action]:
+                why = f"the square is occupied by {'XO'[cells[action] - 1]}"
+            else:
+                why = "it flips no discs"
+            raise ValueError(f"illegal move {text.strip()!r}: {why}; legal: {self.describe_legal(state)}")
+        return action
