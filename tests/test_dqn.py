@@ -164,10 +164,19 @@ def test_resume_is_bit_exact(cli_run, tmp_path):
     assert first.chunks_run == 1 and not first.completed
     second = run_training("dqn", cfg, run_dir, progress=False, echo=lambda s: None)
     assert second.chunks_run == 2 and second.completed
-    full = load_agent(cli_run)
-    assert full.chunk == 3
-    for a, b in zip(jax.tree_util.tree_leaves(second.state.params), jax.tree_util.tree_leaves(full.params)):
+    # the whole train state (params, target, optimiser, envs, replay buffer, key) bit for bit
+    from jaxgames.training.checkpoint import CheckpointStore
+
+    store = CheckpointStore(os.path.join(cli_run, "checkpoints"))
+    try:
+        template = jax.eval_shape(second.algorithm.init, jax.random.PRNGKey(cfg.seed))
+        chunk, full = store.restore_latest(template)
+    finally:
+        store.close()
+    assert chunk == 3
+    for a, b in zip(jax.tree_util.tree_leaves(second.state), jax.tree_util.tree_leaves(full), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert load_agent(cli_run).chunk == 3
     # the runs learned something (gradient steps happened) and the buffer is part of the state
     assert int(second.state.grad_steps) > 0 and int(second.state.buffer.count) == 18
 

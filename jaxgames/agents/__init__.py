@@ -24,6 +24,7 @@ from jaxgames.agents.networks import make_network
 ALGORITHMS: dict[str, str] = {
     "ppo": "jaxgames.agents.ppo",
     "dqn": "jaxgames.agents.dqn",
+    "winner_imitation": "jaxgames.agents.winner_imitation",
 }
 
 
