@@ -16,7 +16,7 @@ from jaxgames.agents.networks import make_network
 def test_winner_weights_hand_computed():
     # 3 games x 5 plies, players alternate (0, 1, 0, 1, 0); 1 opening ply
     mover = jnp.tile(jnp.array([0, 1, 0, 1, 0])[:, None], (1, 3))
-    live = jnp.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 1], [0, 0, 1]], bool)  # lengths 4, 2, 5
+    live = jnp.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 1], [0, 0, 1]], bool)  # lengths 4, 3, 5
     opening = jnp.tile(jnp.array([1, 0, 0, 0, 0], bool)[:, None], (1, 3))
     z = jnp.zeros((5, 3))
     plies = wi.Plies(z, z, z.astype(jnp.int32), mover, live, opening)
@@ -27,7 +27,7 @@ def test_winner_weights_hand_computed():
     np.testing.assert_array_equal(w[:, 1], [0, 0, 0, 0, 0])  # draw ignored
     np.testing.assert_array_equal(w[:, 2], [0, 0, 1, 0, 1])  # X's moves after the opening ply
     w = np.asarray(wi.winner_weights(plies, rewards, finished, draw_weight=0.5))
-    np.testing.assert_array_equal(w[:, 1], [0, 0.5, 0, 0, 0])  # both players' (live) moves
+    np.testing.assert_array_equal(w[:, 1], [0, 0.5, 0.5, 0, 0])  # both players' (live) moves
     w = np.asarray(wi.winner_weights(plies, rewards, jnp.array([True, True, False]), draw_weight=0.0))
     assert w[:, 2].sum() == 0  # a game cut off at max_plies is not trained on
 
@@ -72,16 +72,18 @@ def test_learns_through_the_driver_and_loads(tmp_path, key):
     from jaxgames.training.driver import run_training
 
     cfg = wi.default_config("tic_tac_toe", net={"hidden": 32, "layers": 1}, num_envs=128, update_epochs=2,
-                            learning_rate=3e-3, updates_per_chunk=15, total_steps=128 * 9 * 30,
+                            learning_rate=3e-3, updates_per_chunk=45, total_steps=128 * 9 * 90,
                             eval_games=200, eval_vs_init_games=200)
     summary = run_training("winner_imitation", cfg, str(tmp_path / "wi"), progress=False)
     assert summary.completed and summary.chunks_run == 2
     first, last = summary.records[0], summary.last
-    assert 0.0 <= last["train/legal_rate"] <= 1.0
-    # after ~3800 self-play games the sampled policy beats the random-initialised network
-    vs_init = (last["vs_init/win_first"] + last["vs_init/win_second"]) / 2
-    assert vs_init > 0.6, last
-    assert last["eval/loss_first"] < 0.2, last
+    # the raw (unmasked) policy learns the rules from the winners' moves alone
+    assert last["train/legal_rate"] > max(first["train/legal_rate"], 0.95), (first, last)
+    # ~11,500 self-play games: the sampling policy beats the random-initialised network
+    # (random vs random in tic-tac-toe: 0.58 wins as X, 0.29 as O, i.e. 0.435 on average)
+    vs_init = (last["train/vs_init/win_first"] + last["train/vs_init/win_second"]) / 2
+    assert vs_init > 0.55, last
+    assert last["eval/win_first"] > 0.75, last
     policy = load_policy(str(tmp_path / "wi"))
     env = jaxgames.make("tic_tac_toe")
     states = jax.vmap(env.init)(jax.random.split(key, 8))
