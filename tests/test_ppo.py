@@ -179,7 +179,7 @@ def test_loss_decreases_on_fixed_batch(key):
 
 
 def test_vmap_over_seeds_gives_different_runs():
-    train = ppo.make_train(tiny_config())
+    train = ppo.make_train(tiny_config(update_epochs=1, num_minibatches=1))
     states, metrics = jax.jit(jax.vmap(train))(jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)]))
     leaves = jax.tree_util.tree_leaves(states.params)
     assert all(l.shape[0] == 2 for l in leaves)
@@ -221,6 +221,8 @@ def test_config_overrides_and_round_trip():
     assert new.learning_rate == 1e-3 and new.num_envs == 16 and new.net == {"hidden": 32, "layers": 1}
     assert new.anneal_lr is False
     assert ppo.PPOConfig.from_dict(new.to_dict()) == new
+    cnn = new.override(["--network=cnn", "--net.dense=(32,)"])
+    assert cnn.network == "cnn" and cnn.net == {"dense": (32,)}
     with pytest.raises(ValueError, match="unknown config field 'lr'"):
         cfg.override({"lr": 1.0})
     with pytest.raises(ValueError, match="num_envs='abc'.*integer"):

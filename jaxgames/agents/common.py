@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -47,6 +48,7 @@ def masked_entropy(logits: Array, mask: Array) -> Array:
 
 def sample_masked(key: PRNGKey, logits: Array, mask: Array) -> tuple[Array, Array]:
     """Sample from the masked softmax. -> (action int32[...], log_prob float32[...])."""
+    chex.assert_equal_shape([logits, mask])
     ml = masked_logits(logits, mask)
     action = jax.random.categorical(key, ml, axis=-1).astype(jnp.int32)
     logp = jnp.take_along_axis(jax.nn.log_softmax(ml, axis=-1), action[..., None], axis=-1)[..., 0]
@@ -113,6 +115,8 @@ def negamax_gae(
     jaxgames game and for the illegal-move rule. A truncated game is treated like a finished
     one with its (zero) rewards. Returns (advantages float32[T, ...], returns = A + V).
     """
+    chex.assert_equal_shape([rewards, values, dones, signs])
+    chex.assert_shape(last_value, values.shape[1:])
     not_done = 1.0 - dones.astype(jnp.float32)
 
     def body(carry, xs):
@@ -155,13 +159,14 @@ class Agent:
         return Policy(self, params, greedy)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Policy:
     """``policy(key, state) -> int32[] action`` for one state; ``jax.vmap(policy)`` for a batch.
 
     Always a legal action (when one exists). Greedy picks the highest logit; otherwise it
     samples from the masked softmax. ``policy.value(state)`` gives the value head's estimate
     (float32[], from the mover's view) and ``policy.probs(state)`` the masked move distribution.
+    Hashed by identity, so callers can cache one compiled function per policy object.
     """
 
     agent: Agent

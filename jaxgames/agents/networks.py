@@ -86,12 +86,36 @@ def _as_image(obs: jax.Array, name: str) -> jax.Array:
     return obs.astype(jnp.float32)
 
 
+class PatchConv(nn.Module):
+    """``k x k`` convolution with SAME padding written as shifted slices + one matmul (im2col).
+
+    Same function class and parameter count as ``nn.Conv(features, (k, k), padding="SAME")``
+    but much faster on CPU for the tiny channel counts of board-game nets (XLA:CPU's
+    convolution kernels are slow there, especially the backward pass).
+    Input float32[B, H, W, C] -> float32[B, H, W, features].
+    """
+
+    features: int
+    kernel: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        k = self.kernel
+        lo = (k - 1) // 2
+        h, w = x.shape[1], x.shape[2]
+        xp = jnp.pad(x, ((0, 0), (lo, k - 1 - lo), (lo, k - 1 - lo), (0, 0)))
+        patches = jnp.concatenate([xp[:, i : i + h, j : j + w, :] for i in range(k) for j in range(k)], axis=-1)
+        return nn.Dense(self.features)(patches)
+
+
 class CNN(nn.Module):
     """Small convolutional net: conv layers (``channels``, ``kernel`` x ``kernel``, SAME padding,
     ReLU), then dense layers ``dense``, then the heads.
 
     Input float32[B, H, W, C] -> (logits float32[B, A], value float32[B]).
     The 6x6-othello article used channels (4, 8, 16, 32), 2x2 kernels and dense (256, 256).
+    ``conv="patches"`` (default) computes the convolutions as im2col matmuls (:class:`PatchConv`,
+    several times faster on CPU), ``conv="xla"`` with ``nn.Conv``; same function class.
     """
 
     num_actions: int
@@ -99,12 +123,16 @@ class CNN(nn.Module):
     kernel: int = 2
     dense: Sequence[int] = (256, 256)
     value_activation: str = "tanh"
+    conv: str = "patches"
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         x = _as_image(obs, "cnn")
         for c in self.channels:
-            x = nn.relu(nn.Conv(int(c), (self.kernel, self.kernel), padding="SAME")(x))
+            if self.conv == "patches":
+                x = nn.relu(PatchConv(int(c), self.kernel)(x))
+            else:
+                x = nn.relu(nn.Conv(int(c), (self.kernel, self.kernel), padding="SAME")(x))
         x = x.reshape(x.shape[0], -1)
         for d in self.dense:
             x = nn.relu(nn.Dense(int(d))(x))
@@ -189,5 +217,7 @@ def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
             raise ValueError(f"network {name!r}: value_activation={v!r} must be 'tanh' or 'none'")
         if k == "activation":
             _activation(v)
+        if k == "conv" and v not in ("patches", "xla"):
+            raise ValueError(f"network {name!r}: conv={v!r} must be 'patches' or 'xla'")
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     return NETWORKS[name](num_actions=int(num_actions), **options)

@@ -13,6 +13,7 @@ from jaxgames.core import Env, check_options
 
 # name -> "module:EnvClass"; adding a game is one line here.
 _REGISTRY: dict[str, str] = {
+    "animal_shogi": "jaxgames.games.animal_shogi:AnimalShogi",
     "tic_tac_toe": "jaxgames.games.tic_tac_toe:TicTacToe",
     "reversi": "jaxgames.games.reversi:Reversi",
 }

@@ -409,10 +409,17 @@ class Reversi(Env):
         return [1 if b else 2 if w else 0 for b, w in zip(black, white)]
 
     def to_text(self, state) -> str:
+        """OBF-style text of one (unbatched) state, e.g. ``"---...OX---XO...--- X"``."""
         cells = "".join("-XO"[v] for v in self._cells(state))
         return f"{cells} {'XO'[int(state.current_player)]}"
 
     def from_text(self, text: str) -> ReversiState:
+        """Parse OBF-style text (N*N of ``X``/``O``/``-`` from a1, a space, ``X``/``O`` to move).
+
+        ``ValueError`` for malformed text or an empty centre square. The state has
+        ``step_count`` = discs - 4 (passes are not recorded) and ``passed`` False; a full board or
+        a side without discs is already ``terminated`` (with zero rewards).
+        """
         n, n2 = self.size, self.size * self.size
         values, side = grid.parse_grid_position(text, n2, "-XO", "XO")
         c = n // 2
@@ -431,12 +438,15 @@ class Reversi(Env):
                                    jnp.zeros(2, jnp.float32))
 
     def action_to_text(self, state, action: int) -> str:
+        """``"d3"``-style square name, or ``"pass"`` for action N*N."""
         a = int(action)
         if not 0 <= a < self.num_actions:
             raise ValueError(f"action {a} is out of range 0..{self.num_actions - 1}")
         return "pass" if a == self.pass_action else grid.square_name(a, self.size)
 
     def text_to_action(self, state, text: str) -> int:
+        """``"d3"`` / ``"pass"`` -> legal action id; ``ValueError`` naming the problem (malformed or
+        off-board square, occupied square, no flips, pass while a placement exists, game over)."""
         t = text.strip().lower()
         if bool(state.terminated) or bool(state.truncated):
             raise ValueError(f"illegal move {text.strip()!r}: the game is over")

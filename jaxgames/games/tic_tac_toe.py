@@ -61,9 +61,12 @@ class TicTacToeState:
 
 
 def observe(board: jax.Array, player: jax.Array) -> jax.Array:
-    """int32[9] board, int32[] player -> float32[3, 3, 2] planes (player's, opponent's)."""
+    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] planes (player's, opponent's).
+
+    Works on batched states too (``state.observation`` of a vmapped state)."""
+    player = jnp.asarray(player)[..., None]
     planes = jnp.stack([board == player, board == 1 - player], axis=-1)
-    return planes.reshape(3, 3, 2).astype(jnp.float32)
+    return planes.reshape(*board.shape[:-1], 3, 3, 2).astype(jnp.float32)
 
 
 def has_line(board: jax.Array, player: jax.Array) -> jax.Array:
@@ -105,6 +108,18 @@ def step(state: TicTacToeState, action: jax.Array) -> TicTacToeState:
     return nxt.replace(rewards=winner_rewards(jnp.where(won, mover, -1)))
 
 
+def heuristic(board: jax.Array, player: jax.Array) -> jax.Array:
+    """Static evaluation for ``player`` to move: float32[] 1.0 if ``player`` can complete a line
+    with this move (a line holding two of its marks and an empty square), else 0.0.
+
+    Deliberately coarse: one ply of search over it gives the classic "greedy" opponent
+    (win if possible, else block the opponent's immediate win, else random).
+    """
+    cells = board[LINES]  # int32[8, 3]
+    threat = (jnp.sum(cells == player, axis=-1) == 2) & jnp.any(cells == EMPTY, axis=-1)
+    return jnp.any(threat).astype(jnp.float32)
+
+
 class TicTacToe(Env):
     """``jaxgames.make("tic_tac_toe")``: 9 actions, observation float32[3, 3, 2]."""
 
@@ -121,6 +136,10 @@ class TicTacToe(Env):
 
     def _step(self, state, action):
         return step(state, action)
+
+    def heuristic(self, state: TicTacToeState) -> jax.Array:
+        """float32[]: 1.0 if the mover can win this move, else 0.0 (see :func:`heuristic`)."""
+        return heuristic(state.board, state.current_player)
 
     def to_text(self, state: TicTacToeState) -> str:
         cells = "".join(".XO"[int(v) + 1] for v in state.board)

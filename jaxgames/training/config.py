@@ -179,6 +179,10 @@ class TrainConfig:
             overrides = parse_overrides(overrides)
         types = self.field_types()
         changes: dict[str, Any] = {}
+        # a different network starts from its own defaults, not the old network's options
+        new_net = overrides.get("network", self.network)
+        if "net" in types and new_net != self.network:
+            changes["net"] = {}
         for raw_key, value in overrides.items():
             key = raw_key.replace("-", "_")
             name, _, sub = key.partition(".")

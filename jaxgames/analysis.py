@@ -1,0 +1,70 @@
+"""Game-tree tools that work on any registered game through the batched env API.
+
+``perft`` expands every legal action of a whole frontier with one jitted ``vmap`` per ply and
+compacts the frontier on the host between plies (the frontier size changes every ply, so this
+is a deliberate host boundary, not a per-step loop). Used by the rule tests.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Env, GameState
+
+
+class PerftResult(NamedTuple):
+    """Counts per ply ``d = 1..depth`` (index ``d - 1``).
+
+    nodes:      positions at exactly ply d that are still live (leaves of perft(d))
+    finished:   games that ended exactly at ply d (move sequences of length d)
+    by_winner:  int64[depth, 3] games finished at ply d won by player 0, player 1, and drawn
+    """
+
+    nodes: list[int]
+    finished: list[int]
+    by_winner: np.ndarray
+
+
+def _children(env: Env):
+    """jit(vmap) over states and over all actions: states[B] -> children[B, A]."""
+    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
+    over_actions = jax.vmap(env.step, in_axes=(None, 0))
+    return jax.jit(jax.vmap(lambda s: over_actions(s, actions)))
+
+
+def perft(env: Env, depth: int, state: GameState | None = None, chunk: int = 4096) -> PerftResult:
+    """Count move sequences from ``state`` (default: the start position) up to ``depth`` plies.
+
+    Every legal action is one ply (so a reversi pass counts as a ply). A game that ends before
+    ``depth`` is counted in ``finished`` and is not a leaf of deeper plies. ``chunk`` bounds how
+    many frontier states are expanded per jitted call.
+    """
+    if state is None:
+        state = env.init(jax.random.PRNGKey(0))
+    expand = _children(env)
+    frontier = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], state)
+    nodes, finished, by_winner = [], [], np.zeros((depth, 3), np.int64)
+    for d in range(depth):
+        size = len(frontier.current_player)
+        parts = []
+        for lo in range(0, size, chunk):
+            part = jax.tree_util.tree_map(lambda x: x[lo : lo + chunk], frontier)
+            legal = np.asarray(part.legal_action_mask).reshape(-1)
+            kids = jax.tree_util.tree_map(lambda x: np.asarray(x).reshape(-1, *x.shape[2:])[legal], expand(part))
+            parts.append(kids)
+        kids = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs), *parts)
+        done = np.asarray(kids.terminated | kids.truncated)
+        r = np.asarray(kids.rewards)[done]
+        by_winner[d] = [(r[:, 0] > 0).sum(), (r[:, 1] > 0).sum(), (r[:, 0] == 0).sum()]
+        finished.append(int(done.sum()))
+        frontier = jax.tree_util.tree_map(lambda x: x[~done], kids)
+        nodes.append(int((~done).sum()))
+        if nodes[-1] == 0:
+            nodes += [0] * (depth - d - 1)
+            finished += [0] * (depth - d - 1)
+            break
+    return PerftResult(nodes, finished, by_winner)

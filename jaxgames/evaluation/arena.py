@@ -1,0 +1,229 @@
+"""Arena: play two policies against each other, all games in parallel, with Wilson intervals.
+
+    result = arena(policy_a, policy_b, env, n_games=4000, key=key, opening_plies=2)
+    print(result)                      # W/D/L of A overall, as first player, as second player
+    result.score                       # (wins + draws / 2) / games, from A's side
+
+Half of the games (the first ``n_games // 2``, rounded up) give A the first move (player 0);
+the other half give it to B; game k of each half uses the same random numbers (common random
+numbers: ``arena(a, b).swapped() == arena(b, a)`` exactly for even ``n_games``). All games run
+at once in one jitted ``lax.while_loop`` over plies (stopping when every game is over); both
+policies are evaluated on the whole batch at every ply and the mover's choice is kept (so an
+expensive search costs twice what it would if only the movers were searched). Compiled arenas
+are cached per (policies, env, n_games, max_plies). ``opening_plies = k`` first plays k uniformly random plies in
+every game (as the animal-shogi article did) so that deterministic policies meet varied games.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Env, random_action
+from jaxgames.evaluation.opponents import Policy
+
+
+def wilson_interval(k: float, n: float, z: float = 1.959963984540054) -> tuple[float, float]:
+    """95% (default ``z``) Wilson score interval for ``k`` successes in ``n`` trials.
+
+    Returns ``(low, high)`` in [0, 1]; ``(0.0, 1.0)`` when ``n == 0``. Fractional ``k`` is
+    allowed (e.g. wins + draws / 2).
+    """
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """Wins/draws/losses of policy A in a set of games (Python ints)."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def _rate(self, k: float) -> float:
+        return k / self.games if self.games else float("nan")
+
+    @property
+    def win_rate(self) -> float:
+        return self._rate(self.wins)
+
+    @property
+    def draw_rate(self) -> float:
+        return self._rate(self.draws)
+
+    @property
+    def loss_rate(self) -> float:
+        return self._rate(self.losses)
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games."""
+        return self._rate(self.wins + 0.5 * self.draws)
+
+    def ci(self, what: str = "win") -> tuple[float, float]:
+        """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``."""
+        k = {"win": self.wins, "draw": self.draws, "loss": self.losses,
+             "score": self.wins + 0.5 * self.draws}.get(what)
+        if k is None:
+            raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
+        return wilson_interval(k, self.games)
+
+    def __str__(self) -> str:
+        if not self.games:
+            return "no games"
+        lo, hi = self.ci("win")
+        slo, shi = self.ci("score")
+        return (f"W {self.wins} D {self.draws} L {self.losses} / {self.games}: "
+                f"win {self.win_rate:.1%} [{lo:.1%}, {hi:.1%}], "
+                f"draw {self.draw_rate:.1%}, loss {self.loss_rate:.1%}, "
+                f"score {self.score:.1%} [{slo:.1%}, {shi:.1%}]")
+
+
+@dataclasses.dataclass(frozen=True)
+class ArenaResult:
+    """Outcome of :func:`arena`, from policy A's side.
+
+    overall / as_first / as_second: :class:`Record` (as_first: games where A was player 0).
+    outcomes: int8[n_games] +1 A won, 0 draw, -1 A lost; a_player: int32[n_games] A's id.
+    plies: int32[n_games] game lengths (opening plies included).
+    """
+
+    overall: Record
+    as_first: Record
+    as_second: Record
+    outcomes: np.ndarray
+    a_player: np.ndarray
+    plies: np.ndarray
+
+    @property
+    def score(self) -> float:
+        return self.overall.score
+
+    def swapped(self) -> "ArenaResult":
+        """The same games seen from B's side."""
+        def flip(r: Record) -> Record:
+            return Record(r.losses, r.draws, r.wins)
+        return ArenaResult(flip(self.overall), flip(self.as_second), flip(self.as_first),
+                           -self.outcomes, 1 - self.a_player, self.plies)
+
+    def to_dict(self) -> dict:
+        """Plain-Python summary (counts, rates and Wilson intervals) for JSON/CSV."""
+        out = {}
+        for name in ("overall", "as_first", "as_second"):
+            r = getattr(self, name)
+            out[name] = dict(wins=r.wins, draws=r.draws, losses=r.losses, games=r.games,
+                             win_rate=r.win_rate, win_ci=r.ci("win"), draw_rate=r.draw_rate,
+                             loss_rate=r.loss_rate, score=r.score, score_ci=r.ci("score"))
+        out["mean_plies"] = float(np.mean(self.plies)) if len(self.plies) else float("nan")
+        return out
+
+    def __str__(self) -> str:
+        return (f"A overall:   {self.overall}\n"
+                f"A as first:  {self.as_first}\n"
+                f"A as second: {self.as_second}")
+
+
+def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array, key: jax.Array,
+               opening_plies: int | jax.Array = 0, max_plies: int | None = None, game_ids: jax.Array | None = None):
+    """Play ``len(a_player)`` games in parallel (jit this; no Python loop over plies).
+
+    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``) seeds
+    each game's randomness: at ply t the mover's policy gets a key derived from (key, t, id),
+    whichever policy it is, so games with equal ids share their random numbers. Returns
+    (final rewards float32[G, 2], plies int32[G]). Stops when all games are over or after
+    ``max_plies`` (if given).
+    """
+    g = a_player.shape[0]
+    ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
+    key_init, key_play = jax.random.split(key)
+    states = jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids))
+    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
+
+    def cond(c):
+        states, _, t = c
+        live = jnp.any(~(states.terminated | states.truncated))
+        return live if max_plies is None else live & (t < max_plies)
+
+    def body(c):
+        states, total, t = c
+        k_t = jax.random.fold_in(key_play, t)
+        keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
+        k_pol, k_rand = keys[:, 0], keys[:, 1]
+        act_a = vpol_a(k_pol, states)
+        act_b = vpol_b(k_pol, states)
+        act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
+        action = jnp.where(states.current_player == a_player, act_a, act_b)
+        action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
+        states = jax.vmap(env.step)(states, action)
+        return states, total + states.rewards, t + 1
+
+    zeros = jnp.zeros((g, env.num_players), jnp.float32)
+    states, total, _ = jax.lax.while_loop(cond, body, (states, zeros, jnp.int32(0)))
+    return total, states.step_count
+
+
+def _compiled(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
+    """Jitted ``(key, opening_plies) -> (rewards, plies)`` for one pairing, cached (repeated
+    arenas of the same policies and size compile once); unhashable policies are not cached."""
+    try:
+        return _compiled_cached(policy_a, policy_b, env, n_games, max_plies)
+    except TypeError:  # an unhashable policy object
+        return _build(policy_a, policy_b, env, n_games, max_plies)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_cached(policy_a, policy_b, env, n_games, max_plies):
+    return _build(policy_a, policy_b, env, n_games, max_plies)
+
+
+def _build(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
+    first = (n_games + 1) // 2
+    i = jnp.arange(n_games, dtype=jnp.int32)
+    a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)
+    game_ids = jnp.where(i < first, i, i - first)  # game k of each half shares random numbers
+    return jax.jit(lambda k, o: play_games(policy_a, policy_b, env, a_player, k, o, max_plies, game_ids))
+
+
+def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.Array,
+          opening_plies: int = 0, max_plies: int | None = None) -> ArenaResult:
+    """Play ``n_games`` games of A against B, half with each colour, all in parallel.
+
+    Policies are ``policy(key, state) -> int32[]`` (see :mod:`jaxgames.evaluation.opponents`).
+    ``opening_plies``: random plies played first in every game. ``max_plies``: optional cap
+    (unfinished games count as draws). Returns an :class:`ArenaResult` (from A's side).
+    """
+    if n_games < 1:
+        raise ValueError(f"n_games must be >= 1, got {n_games}")
+    if opening_plies < 0:
+        raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
+    a_player = jnp.where(jnp.arange(n_games) < (n_games + 1) // 2, 0, 1).astype(jnp.int32)
+    run = _compiled(policy_a, policy_b, env, n_games, max_plies)
+    total, plies = run(key, jnp.int32(opening_plies))
+    total, a_np = np.asarray(total), np.asarray(a_player)
+    mine = total[np.arange(n_games), a_np]
+    theirs = total[np.arange(n_games), 1 - a_np]
+    outcomes = np.sign(mine - theirs).astype(np.int8)
+
+    def record(sel: np.ndarray) -> Record:
+        o = outcomes[sel]
+        return Record(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
+
+    return ArenaResult(record(np.ones(n_games, bool)), record(a_np == 0), record(a_np == 1),
+                       outcomes, a_np, np.asarray(plies))

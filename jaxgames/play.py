@@ -1,0 +1,638 @@
+"""Play any jaxgames game in a terminal against an agent (or another human), and replay records.
+
+    python -m jaxgames.play --game reversi --size 8 --agent alphabeta:3 --color white
+    python -m jaxgames.play --game tic_tac_toe --agent human          # two humans
+    python -m jaxgames.play replay game.txt                            # step through a record
+    (also ``jaxgames play ...`` / ``jaxgames replay ...`` once wired into jaxgames.cli)
+
+``--agent`` takes any opponent spec of :func:`jaxgames.evaluation.make_opponent` (``random``,
+``greedy``, ``alphabeta:3``, ``perfect``, a run directory) or ``human``. While
+``jaxgames.evaluation`` is not installed only ``random`` (a built-in uniform policy) and
+``human`` work.
+
+Commands at the prompt (see ``HELP``): a move in the game's notation, ``pass``, ``undo``,
+``hint``, ``legal``, ``numbers``, ``board``, ``save FILE``, ``help``, ``quit``. Bad input gets
+a one-line explanation, never a traceback; end of input or Ctrl-C ends the session cleanly.
+Agent moves are single jitted policy calls (one host round trip per agent move, on purpose:
+this is an interactive program). The session keeps a tally of results by colour and by
+human/agent and offers a new game after each one.
+
+For :mod:`jaxgames.cli`: :func:`add_play_subcommands` adds ``play`` and ``replay`` to an
+argparse subparsers object (each sets ``func(args) -> exit code``); :func:`main` runs
+standalone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, TextIO
+
+import jax
+
+from jaxgames import records, render
+
+HELP = """\
+commands:
+  <move>       play a move in the game's notation (e.g. {example}); 'pass' when it is the only move
+  undo         take back your last move (and the agent's reply)
+  hint         the agent's preferred move here (and its value estimate, if it has one)
+  legal        toggle legal-move marks (*) and the list of legal moves
+  numbers      toggle move numbers on the pieces
+  flip         turn the board round
+  board        show the board again
+  save FILE    save the game so far as a text record (replay it with: replay FILE)
+  help         this text
+  quit         leave (also Ctrl-D)"""
+
+COLORS = {"first": 0, "black": 0, "x": 0, "sente": 0, "second": 1, "white": 1, "o": 1, "gote": 1}
+
+Policy = Callable[[jax.Array, Any], jax.Array]
+
+
+# ---------------------------------------------------------------------------- policies
+def _find_make_opponent() -> Callable[[str, Any], Policy] | None:
+    """``jaxgames.evaluation.make_opponent`` (or its ``opponents`` module's), None if absent."""
+    import importlib
+
+    for module in ("jaxgames.evaluation", "jaxgames.evaluation.opponents"):
+        try:
+            found = getattr(importlib.import_module(module), "make_opponent", None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def make_policy(spec: str, env: Any) -> Policy:
+    """``policy(key, state) -> int32[]`` for an opponent ``spec``.
+
+    Uses :func:`jaxgames.evaluation.make_opponent` when it exists; otherwise ``"random"`` is a
+    built-in uniform policy, a directory is loaded with ``jaxgames.agents.load_policy`` if that
+    exists, and anything else raises ``ValueError`` saying what is missing."""
+    spec = str(spec).strip()
+    make_opponent = _find_make_opponent()
+    if make_opponent is not None:
+        return make_opponent(spec, env)
+    if spec == "random":
+        import jaxgames
+
+        def random_policy(key: jax.Array, state: Any) -> jax.Array:
+            return jaxgames.random_action(key, state.legal_action_mask)
+
+        return random_policy
+    if os.path.isdir(spec):
+        try:
+            from jaxgames.agents import load_policy
+        except ImportError as e:
+            raise ValueError(f"agent {spec!r} is a run directory, but jaxgames.agents.load_policy is not "
+                             f"available ({e})") from None
+        return load_policy(spec)
+    raise ValueError(f"agent {spec!r} needs jaxgames.evaluation, which is not installed; "
+                     "available here: 'random', 'human' or a run directory")
+
+
+def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
+    """``jit`` of ``(seed, counter, x) -> policy(fold_in(PRNGKey(seed), counter), x)``."""
+
+    @jax.jit
+    def call(seed: jax.Array, counter: jax.Array, x: Any) -> Any:
+        return policy(jax.random.fold_in(jax.random.PRNGKey(seed), counter), x)
+
+    return call
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def _is_over(state: Any) -> bool:
+    return bool(state.terminated) or bool(state.truncated)
+
+
+# ---------------------------------------------------------------------------- tally
+class Tally:
+    """Results of the finished games of a session, by colour and by human/agent."""
+
+    def __init__(self) -> None:
+        self.games: list[tuple[int, int | None]] = []  # (winner id or -1, human's id or None)
+
+    def add(self, winner: int, human: int | None) -> None:
+        self.games.append((winner, human))
+
+    def pop(self) -> None:
+        self.games.pop()
+
+    def summary(self, names: tuple[str, str], agent: str | None) -> str:
+        """One line, e.g. ``session: X won 2, O won 1, drawn 0 | you 2, agent random 1, drawn 0``."""
+        w = [sum(g[0] == p for g in self.games) for p in (0, 1)]
+        d = sum(g[0] == -1 for g in self.games)
+        line = f"session ({len(self.games)} game{'s' * (len(self.games) != 1)}): " \
+               f"{names[0]} won {w[0]}, {names[1]} won {w[1]}, drawn {d}"
+        vs = [g for g in self.games if g[1] is not None]
+        if agent is not None and vs:
+            you = sum(g[0] == g[1] for g in vs)
+            them = sum(g[0] not in (-1, g[1]) for g in vs)
+            line += f" | you won {you}, agent {agent} won {them}, drawn {sum(g[0] == -1 for g in vs)}"
+        return line
+
+
+# ---------------------------------------------------------------------------- the game
+class TerminalGame:
+    """An interactive session: games between a human and an agent (or two humans).
+
+    env:         a jaxgames Env
+    agent:       opponent spec (see :func:`make_policy`) or ``"human"`` for two humans
+    human:       the human's player id (0 moves first); ignored with two humans
+    hint:        spec of the policy asked by ``hint`` (default: the agent)
+    seed:        seed of the agents' PRNG keys
+    stdin/stdout: streams (default: the terminal; stdin ``None`` uses ``input()``)
+    legal/numbers: initial state of the ``legal`` / ``numbers`` toggles
+
+    :meth:`run` plays until ``quit`` or end of input and returns an exit code.
+    """
+
+    def __init__(self, env: Any, agent: str = "random", human: int = 0, *, hint: str | None = None, seed: int = 0,
+                 stdin: TextIO | None = None, stdout: TextIO | None = None, legal: bool = False,
+                 numbers: bool = False) -> None:
+        self.env = env
+        self.names = render.side_names(env)
+        self.two_humans = agent == "human"
+        self.agent_name = None if self.two_humans else agent
+        self.human = human
+        self.agent = None if self.two_humans else make_policy(agent, env)
+        hint_policy = make_policy(hint, env) if hint else self.agent
+        self.hint_name = hint or self.agent_name
+        # jitted entry points; keys are made inside from (seed, counter) so that nothing runs
+        # op by op on the host (each eager op would compile on first use)
+        self._act = None if self.agent is None else _keyed(self.agent)
+        self._hint = self._act if hint is None else _keyed(hint_policy)
+        value = getattr(hint_policy, "value", None)
+        self._value = jax.jit(value) if callable(value) else None
+        self._step = records.jitted(env)[1]
+        self._init = _keyed(lambda key, _: env.init(key))
+        self.seed, self.calls = seed, 0
+        self.stdin, self.out = stdin, stdout or sys.stdout
+        self.legal, self.numbers = legal, numbers
+        self.flip = False if self.two_humans else render.default_flip(env, human)
+        self.tally = Tally()
+        self.states: list[Any] = []
+        self.moves: list[str] = []
+        self.by_human: list[bool] = []
+        self.counted = False
+
+    # ------------------------------------------------------------ i/o
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def ask(self, prompt: str) -> str:
+        """One line of input; ``EOFError`` at end of input."""
+        if self.stdin is None:
+            self.out.flush()
+            return input(prompt)
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    # ------------------------------------------------------------ state
+    @property
+    def state(self) -> Any:
+        return self.states[-1]
+
+    def is_human(self, player: int) -> bool:
+        return self.two_humans or player == self.human
+
+    def players(self) -> tuple[str, str]:
+        """Who plays player 0 and player 1: ``"human"`` or the agent spec."""
+        first, second = ("human" if self.is_human(p) else str(self.agent_name) for p in (0, 1))
+        return first, second
+
+    def _next(self) -> tuple[int, int]:
+        self.calls += 1
+        return self.seed, self.calls
+
+    def new_game(self, start: Any = None) -> None:
+        self.states = [jax.device_get(self._init(*self._next(), None) if start is None else start)]
+        self.moves, self.by_human, self.counted = [], [], False
+
+    def push(self, action: int, human: bool) -> None:
+        self.moves.append(self.env.action_to_text(self.state, action))
+        self.by_human.append(human)
+        self.states.append(jax.device_get(self._step(self.state, action)))
+
+    def show(self) -> None:
+        human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
+        self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal and human,
+                             numbers=self.numbers, flip=self.flip))
+        if not _is_over(self.state) and human:
+            only = render.legal_moves(self.state, self.env)
+            if len(only) == 1:  # e.g. a forced pass in reversi
+                self.say(f"only legal move: {only[0]}")
+
+    def prompt(self) -> str:
+        side = self.names[int(self.state.current_player)]
+        return f"{len(self.moves) + 1}. {side}> "
+
+    # ------------------------------------------------------------ session
+    def run(self, start: Any = None, moves: list[str] | None = None) -> int:
+        """Play games until the user quits; returns 0 (quit / end of input) or 130 (Ctrl-C).
+
+        ``start``/``moves``: continue the first game from a position and moves (a loaded record)."""
+        try:
+            self.say(self.banner())
+            first = True
+            while True:
+                self.new_game(start if first else None)
+                if first and moves:
+                    for mv in moves:
+                        self.push(int(self.env.text_to_action(self.state, mv)), self.is_human(
+                            int(self.state.current_player)))
+                first = False
+                answer = self.play_one()
+                if answer == "quit":
+                    break
+                if answer == "swap":
+                    self.human = 1 - self.human
+                    self.flip = render.default_flip(self.env, self.human)
+            self.say("bye")
+            return 0
+        except EOFError:
+            self.say("\nbye")
+            return 0
+        except KeyboardInterrupt:
+            self.say("\ninterrupted, bye")
+            return 130
+
+    def banner(self) -> str:
+        if self.two_humans:
+            who = "two humans"
+        else:
+            who = f"you play {self.names[self.human]}, agent {self.agent_name} plays {self.names[1 - self.human]}"
+        return f"{self.env!r}: {who}. Type 'help' for commands."
+
+    def play_one(self) -> str:
+        """One game; returns ``"new"``, ``"swap"`` or ``"quit"``."""
+        self.show()
+        while True:
+            if _is_over(self.state):
+                answer = self.game_over()
+                if answer:
+                    return answer
+                continue
+            player = int(self.state.current_player)
+            if not self.is_human(player):
+                self.agent_move()
+                self.show()
+                continue
+            line = self.ask(self.prompt()).strip()
+            if self.command(line) == "quit":
+                return "quit"
+
+    def game_over(self) -> str | None:
+        """Report the result once, then ask what next; None means the game goes on (undo)."""
+        result = records.result_of(self.state)
+        if not self.counted:
+            winner = records.winner_of(result)
+            self.tally.add(winner, None if self.two_humans else self.human)
+            self.counted = True
+            if winner == -1:
+                what = "a draw"
+            else:
+                who = "" if self.two_humans else (" (you)" if winner == self.human else f" (agent {self.agent_name})")
+                what = f"{self.names[winner]} wins{who}"
+            self.say(f"game over: {what}, {result}")
+            self.say(self.tally.summary(self.names, self.agent_name))
+        line = self.ask("new game? y = yes, s = swap colours, n = quit (or undo, save FILE)> ").strip()
+        word = line.split()[0].lower() if line else ""
+        if word in ("y", "yes", "new"):
+            return "new"
+        if word in ("s", "swap"):
+            if self.two_humans:
+                return "new"
+            return "swap"
+        if word in ("n", "no", "q", "quit", "exit"):
+            return "quit"
+        if word in ("undo", "u", "save", "help", "board", "legal", "numbers", "flip", "hint", "?"):
+            self.command(line)
+            return None
+        self.say(f"please answer y, s or n (got {line!r})")
+        return None
+
+    # ------------------------------------------------------------ commands
+    def command(self, line: str) -> str | None:
+        """Handle one input line (a move or a command); returns ``"quit"`` to leave."""
+        if not line:
+            return None
+        word, _, rest = line.partition(" ")
+        word, rest = word.lower(), rest.strip()
+        try:
+            if word in ("quit", "exit", "q"):
+                return "quit"
+            if word in ("help", "?", "h"):
+                self.say(HELP.format(example=self.example_move()))
+            elif word in ("undo", "u"):
+                self.undo()
+            elif word == "hint":
+                self.hint()
+            elif word == "legal":
+                self.legal = not self.legal
+                self.say(f"legal-move marks {'on' if self.legal else 'off'}")
+                self.show()
+            elif word == "numbers":
+                self.numbers = not self.numbers
+                self.say(f"move numbers {'on' if self.numbers else 'off'}")
+                self.show()
+            elif word == "flip":
+                self.flip = not self.flip
+                self.show()
+            elif word in ("board", "show"):
+                self.show()
+            elif word == "save":
+                self.save(rest)
+            else:
+                self.human_move(line)
+        except (EOFError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # one line, never a traceback
+            self.say(f"error: {_one_line(e)}")
+        return None
+
+    def example_move(self) -> str:
+        if _is_over(self.state):
+            return "a1"
+        legal = self.env.legal_actions(self.state)
+        return self.env.action_to_text(self.state, legal[0]) if legal else "a1"
+
+    def human_move(self, text: str) -> None:
+        if _is_over(self.state):
+            self.say("the game is over")
+            return
+        try:
+            action = int(self.env.text_to_action(self.state, text))
+        except ValueError as e:
+            msg = _one_line(e)
+            if text.isalpha() and len(text) >= 3 and text.lower() != "pass":
+                self.say(f"unknown command {text!r} (and not a move: {msg}); type 'help'")
+            else:
+                self.say(msg)
+            return
+        if not bool(self.state.legal_action_mask[action]):
+            self.say(f"illegal move {text!r}; legal: {' '.join(render.legal_moves(self.state, self.env))}")
+            return
+        self.push(action, True)
+        self.show()
+
+    def agent_move(self) -> None:
+        t0 = time.perf_counter()
+        action = int(self._act(*self._next(), self.state))
+        dt = time.perf_counter() - t0
+        side = self.names[int(self.state.current_player)]
+        if not (0 <= action < self.env.num_actions and bool(self.state.legal_action_mask[action])):
+            self.say(f"agent {self.agent_name} chose an illegal action {action}; it loses the game")
+            self.states.append(jax.device_get(self._step(self.state, action)))
+            self.moves.append(f"illegal:{action}")
+            self.by_human.append(False)
+            return
+        self.push(action, False)
+        self.say(f"agent {self.agent_name} ({side}) plays {self.moves[-1]}  ({dt:.2f}s)")
+
+    def undo(self) -> None:
+        if not any(self.by_human):
+            self.say("nothing to undo")
+            return
+        if self.counted:
+            self.tally.pop()
+            self.counted = False
+        taken = []
+        while self.moves:  # pop agent replies, then the human move before them
+            self.states.pop()
+            human = self.by_human.pop()
+            taken.append(self.moves.pop())
+            if human:
+                break
+        self.say(f"took back: {' '.join(reversed(taken))}")
+        self.show()
+
+    def hint(self) -> None:
+        if self._hint is None:
+            self.say("no agent to ask for a hint (start with --agent SPEC or --hint SPEC)")
+            return
+        if _is_over(self.state):
+            self.say("the game is over")
+            return
+        action = int(self._hint(*self._next(), self.state))
+        move = self.env.action_to_text(self.state, action)
+        side = self.names[int(self.state.current_player)]
+        msg = f"hint ({self.hint_name}): {move}"
+        if self._value is not None:
+            msg += f", value {float(self._value(self.state)):+.2f} for {side}"
+        self.say(msg)
+
+    def save(self, path: str) -> None:
+        if not path:
+            self.say("usage: save FILE")
+            return
+        record = records.new_record(self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed))
+        records.save(path, record)
+        self.say(f"saved {len(self.moves)} moves to {path}")
+
+
+# ---------------------------------------------------------------------------- replay
+REPLAY_HELP = "Enter or n = next move, b = back, 0..N = go to move N, e = end, s = start, q = quit"
+
+
+def replay_session(record: records.GameRecord, env: Any, states: list[Any], *, stdin: TextIO | None = None,
+                   stdout: TextIO | None = None, auto: bool = False, legal: bool = False,
+                   numbers: bool = False, flip: bool = False) -> int:
+    """Step through a validated record (``states`` from :func:`jaxgames.records.replay`).
+
+    ``auto``: print every position and return without asking. Returns an exit code."""
+    out = stdout or sys.stdout
+    say = lambda s="": (out.write(s + "\n"), out.flush())  # noqa: E731
+    names = render.side_names(env)
+    say(f"{env!r}: {names[0]} = {record.players[0]}, {names[1]} = {record.players[1]}, "
+        f"{record.date or 'no date'}, result {record.result}, {len(record.moves)} moves")
+
+    def show(i: int) -> None:
+        say(render.text(states[i], env, history=record.moves[:i], legal=legal, numbers=numbers, flip=flip))
+
+    i = 0
+    show(i)
+    if auto:
+        for i in range(1, len(states)):
+            show(i)
+        say(f"result: {records.result_of(states[-1])}")
+        return 0
+    say(REPLAY_HELP)
+    try:
+        while True:
+            if stdin is None:
+                line = input(f"move {i}/{len(record.moves)}> ")
+            else:
+                out.write(f"move {i}/{len(record.moves)}> ")
+                out.flush()
+                line = stdin.readline()
+                if not line:
+                    raise EOFError
+            cmd = line.strip().lower()
+            if cmd in ("", "n", "next"):
+                if i == len(record.moves):
+                    say(f"end of the game: result {records.result_of(states[-1])}")
+                    continue
+                i += 1
+            elif cmd in ("b", "back", "p"):
+                if i == 0:
+                    say("at the start")
+                    continue
+                i -= 1
+            elif cmd in ("e", "end"):
+                i = len(record.moves)
+            elif cmd in ("s", "start"):
+                i = 0
+            elif cmd.isdigit():
+                if int(cmd) > len(record.moves):
+                    say(f"no move {cmd}: the game has {len(record.moves)} moves")
+                    continue
+                i = int(cmd)
+            elif cmd in ("q", "quit", "exit"):
+                return 0
+            elif cmd in ("h", "help", "?"):
+                say(REPLAY_HELP)
+                continue
+            else:
+                say(f"unknown command {line.strip()!r}; {REPLAY_HELP}")
+                continue
+            show(i)
+    except EOFError:
+        say()
+        return 0
+    except KeyboardInterrupt:
+        say("\ninterrupted")
+        return 130
+
+
+# ---------------------------------------------------------------------------- command line
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _game_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.size is not None:
+        options["size"] = args.size
+    for item in args.option or []:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--option expects KEY=VALUE, got {item!r}")
+        options[key.strip()] = _parse_value(value.strip())
+    return options
+
+
+def _add_play_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--game", default="tic_tac_toe", help="game name (default: tic_tac_toe)")
+    p.add_argument("--size", type=int, default=None, help="board size (reversi)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="other jaxgames.make option (repeatable)")
+    p.add_argument("--agent", default="random",
+                   help="opponent: random, greedy, alphabeta:D, perfect, a run directory, or human (default: random)")
+    p.add_argument("--color", "--colour", dest="color", default="first",
+                   help="your side: first/black/x/sente or second/white/o/gote (default: first)")
+    p.add_argument("--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)")
+    p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
+    p.add_argument("--numbers", action="store_true", help="start with move numbers on")
+    p.add_argument("--load", metavar="FILE", default=None,
+                   help="continue the game saved in FILE (its game and options replace --game/--size/--option)")
+
+
+def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a game record (saved with 'save FILE' in play)")
+    p.add_argument("--auto", action="store_true", help="print every position without waiting")
+    p.add_argument("--legal", action="store_true", help="mark legal moves")
+    p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
+    p.add_argument("--flip", action="store_true", help="show the board turned round")
+    p.add_argument("--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg")
+
+
+def run_play(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
+    import jaxgames
+
+    try:
+        color = args.color.strip().lower()
+        if color not in COLORS:
+            raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
+        start, moves = None, None
+        if args.load:
+            record = records.load(args.load)
+            env, states = records.replay(record)
+            start, moves = states[0], record.moves
+        else:
+            env = jaxgames.make(args.game, **_game_options(args))
+        game = TerminalGame(env, args.agent, COLORS[color], hint=args.hint, seed=args.seed, stdin=stdin,
+                            stdout=stdout, legal=args.legal, numbers=args.numbers)
+    except (ValueError, OSError) as e:
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    return game.run(start, moves)
+
+
+def run_replay(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns 2."""
+    try:
+        record = records.load(args.file, validate=False)
+        env, states = records.replay(record)
+        if args.svg:
+            os.makedirs(args.svg, exist_ok=True)
+            for i, st in enumerate(states):
+                with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
+                    f.write(render.svg(st, env, history=record.moves[:i], legal=args.legal, numbers=args.numbers,
+                                       flip=args.flip))
+    except (ValueError, OSError) as e:
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    return replay_session(record, env, states, stdin=stdin, stdout=stdout, auto=args.auto, legal=args.legal,
+                          numbers=args.numbers, flip=args.flip)
+
+
+def add_play_subcommands(subparsers: Any) -> None:
+    """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
+    ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
+    p = subparsers.add_parser("play", help="play a game in the terminal against an agent or a human",
+                              description=__doc__.split("\n\n")[0])
+    _add_play_arguments(p)
+    p.set_defaults(func=run_play)
+    r = subparsers.add_parser("replay", help="step through a saved game record")
+    _add_replay_arguments(r)
+    r.set_defaults(func=run_replay)
+
+
+def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """``python -m jaxgames.play [play] OPTIONS`` or ``python -m jaxgames.play replay FILE``;
+    returns the exit code. ``stdin``/``stdout``: streams for the session (default: terminal)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m jaxgames.play", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    add_play_subcommands(sub)
+    if not argv or argv[0] not in ("play", "replay", "-h", "--help"):
+        argv = ["play", *argv]
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args, stdin=stdin, stdout=stdout)
+    except KeyboardInterrupt:  # e.g. Ctrl-C while the agent compiles
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""Game records: a game as plain text, saved, loaded and replayed move by move.
+
+A record is a header of ``key: value`` lines, a blank line, then one move per line in the
+game's own move notation (``env.action_to_text``). Lines starting with ``#`` are comments::
+
+    # jaxgames game record
+    game: reversi
+    options: {"size": 8}
+    player0: human
+    player1: alphabeta:3
+    date: 2026-11-21T10:40:00Z
+    result: 0-1
+
+    d3
+    c5
+    ...
+
+Header keys: ``game`` (required, a registered name), ``options`` (a JSON object of
+``jaxgames.make`` keywords; default ``{}``), ``player0``/``player1`` (who played player 0 / 1:
+``human`` or an agent spec), ``date`` (ISO 8601, UTC), ``result`` (``1-0`` player 0 won,
+``0-1`` player 1 won, ``1/2-1/2`` draw, ``*`` unfinished), optional ``start`` (position
+notation, when the game did not start from ``env.init``). Other keys are kept in ``extra``.
+
+:func:`load` checks every move against the rules by replaying it and reports the first bad
+line as ``FILE:LINE: ...`` (a :class:`RecordError`, a ``ValueError``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import json
+import re
+from typing import Any, Sequence
+
+import jax
+
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+_HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
+_KNOWN = ("game", "options", "player0", "player1", "date", "result", "start")
+
+
+class RecordError(ValueError):
+    """A malformed or illegal game record; the message starts with ``SOURCE:LINE:``."""
+
+
+@dataclasses.dataclass
+class GameRecord:
+    """One game. ``moves``: move notations in order; ``lines``: the 1-based line of each
+    header key and of each move in the text it was parsed from (empty for new records)."""
+
+    game: str
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    players: tuple[str, str] = ("?", "?")
+    moves: list[str] = dataclasses.field(default_factory=list)
+    date: str = ""
+    result: str = "*"
+    start: str | None = None
+    extra: dict[str, str] = dataclasses.field(default_factory=dict)
+    lines: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def make_env(self) -> Any:
+        """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line if that fails."""
+        import jaxgames
+
+        try:
+            return jaxgames.make(self.game, **self.options)
+        except ValueError as e:
+            key = "options" if self.options and self.game in jaxgames.registered_games() else "game"
+            raise RecordError(f"{self._where(key)}{e}") from None
+
+    def _where(self, key: str, index: int | None = None) -> str:
+        src = self.lines.get("source", "<record>")
+        line = self.lines["moves"][index] if index is not None and "moves" in self.lines else self.lines.get(key)
+        return f"{src}:{line}: " if line else f"{src}: "
+
+
+def result_of(state: Any) -> str:
+    """Result string of one state: ``*`` while the game is on, else ``1-0``/``0-1``/``1/2-1/2``
+    from the final step's ``rewards`` (float32[2])."""
+    if not (bool(state.terminated) or bool(state.truncated)):
+        return "*"
+    r0, r1 = float(state.rewards[0]), float(state.rewards[1])
+    return "1-0" if r0 > r1 else "0-1" if r1 > r0 else "1/2-1/2"
+
+
+def winner_of(result: str) -> int | None:
+    """``"1-0"`` -> 0, ``"0-1"`` -> 1, ``"1/2-1/2"`` -> -1 (draw), ``"*"`` -> None."""
+    return {"1-0": 0, "0-1": 1, "1/2-1/2": -1}.get(result)
+
+
+def new_record(env: Any, moves: Sequence[str], players: Sequence[str], *, final_state: Any = None,
+               start: str | None = None, date: str | None = None, **extra: str) -> GameRecord:
+    """A record of a game played in ``env`` (result from ``final_state`` if given, else ``*``)."""
+    if date is None:
+        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return GameRecord(
+        game=env.name, options=dict(env.config), players=(str(players[0]), str(players[1])), moves=list(moves),
+        date=date, result="*" if final_state is None else result_of(final_state), start=start,
+        extra={k: str(v) for k, v in extra.items()},
+    )
+
+
+def to_text(record: GameRecord) -> str:
+    """The record as text (see the module docstring)."""
+    head = [
+        "# jaxgames game record",
+        f"game: {record.game}",
+        f"options: {json.dumps(record.options, sort_keys=True)}",
+        f"player0: {record.players[0]}",
+        f"player1: {record.players[1]}",
+        f"date: {record.date}",
+        f"result: {record.result}",
+    ]
+    if record.start is not None:
+        head.append(f"start: {record.start}")
+    head += [f"{k}: {v}" for k, v in record.extra.items()]
+    return "\n".join(head) + "\n\n" + "".join(f"{m}\n" for m in record.moves)
+
+
+def parse(text: str, source: str = "<record>") -> GameRecord:
+    """Parse a record's text (syntax only; :func:`replay` checks the moves).
+
+    Raises :class:`RecordError` ``"SOURCE:LINE: problem"`` for a malformed header line, a
+    missing ``game``, bad ``options`` JSON, an unknown result, or a move line with spaces."""
+    fields: dict[str, str] = {}
+    lines: dict[str, Any] = {"source": source, "moves": []}
+    moves: list[str] = []
+    in_header = True
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if in_header:
+            if not line:
+                if fields:
+                    in_header = False
+                continue
+            m = _HEADER.fullmatch(line)
+            if not m:
+                raise RecordError(f"{source}:{no}: expected a header line 'key: value' (then a blank line and "
+                                  f"the moves), got {line!r}")
+            key = m.group(1).lower()
+            if key in fields:
+                raise RecordError(f"{source}:{no}: header {key!r} given twice")
+            fields[key], lines[key] = m.group(2).strip(), no
+            continue
+        if not line:
+            continue
+        if len(line.split()) != 1:
+            raise RecordError(f"{source}:{no}: expected one move per line, got {line!r}")
+        moves.append(line)
+        lines["moves"].append(no)
+    if "game" not in fields:
+        raise RecordError(f"{source}:1: the header has no 'game: NAME' line")
+    try:
+        options = json.loads(fields.get("options", "{}") or "{}")
+    except json.JSONDecodeError as e:
+        raise RecordError(f"{source}:{lines['options']}: options must be a JSON object: {e}") from None
+    if not isinstance(options, dict):
+        raise RecordError(f"{source}:{lines['options']}: options must be a JSON object like {{\"size\": 8}}")
+    result = fields.get("result", "*") or "*"
+    if result not in RESULTS:
+        raise RecordError(f"{source}:{lines['result']}: unknown result {result!r}; use one of {', '.join(RESULTS)}")
+    return GameRecord(
+        game=fields["game"], options=options,
+        players=(fields.get("player0", "?"), fields.get("player1", "?")), moves=moves,
+        date=fields.get("date", ""), result=result, start=fields.get("start"),
+        extra={k: v for k, v in fields.items() if k not in _KNOWN}, lines=lines,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def jitted(env: Any) -> tuple[Any, Any]:
+    """``(init(seed: int) -> state, step(state, action) -> state)`` of ``env``, jitted once
+    per env and cached, so that replaying and playing share one compilation."""
+    return jax.jit(lambda seed: env.init(jax.random.PRNGKey(seed))), jax.jit(env.step)
+
+
+def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
+    """Check every move by playing it: returns ``(env, states)`` with ``states[0]`` the start
+    and ``states[i]`` the position after move ``i``.
+
+    Raises :class:`RecordError` ``"SOURCE:LINE: move N 'x': why"`` at the first malformed or
+    illegal move (or a move after the game ended), and for a ``result`` header that disagrees
+    with the final position."""
+    env = record.make_env() if env is None else env
+    init, step = jitted(env)
+    if record.start is not None:
+        try:
+            state = env.from_text(record.start)
+        except ValueError as e:
+            raise RecordError(f"{record._where('start')}bad start position: {e}") from None
+    else:
+        state = init(0)
+    state = jax.device_get(state)  # host copies: checking moves runs no eager device ops
+    states = [state]
+    for i, mv in enumerate(record.moves):
+        where = record._where("moves", i)
+        if bool(state.terminated) or bool(state.truncated):
+            raise RecordError(f"{where}move {i + 1} {mv!r}: the game is already over ({result_of(state)})")
+        try:
+            action = int(env.text_to_action(state, mv))
+        except ValueError as e:
+            raise RecordError(f"{where}move {i + 1} {mv!r}: {e}") from None
+        if not 0 <= action < env.num_actions or not bool(state.legal_action_mask[action]):
+            raise RecordError(f"{where}move {i + 1} {mv!r}: illegal here; legal: {env.describe_legal(state)}")
+        state = jax.device_get(step(state, action))
+        states.append(state)
+    final = result_of(state)
+    if record.result != "*" and record.result != final:
+        raise RecordError(f"{record._where('result')}result {record.result!r} does not match the moves, "
+                          f"which end in {final!r}")
+    return env, states
+
+
+def save(path: str, record: GameRecord) -> None:
+    """Write ``record`` to ``path`` as text (UTF-8)."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(to_text(record))
+
+
+def load(path: str, validate: bool = True) -> GameRecord:
+    """Read a record from ``path``; with ``validate`` replay it to check every move.
+
+    Raises :class:`RecordError` naming ``path`` and the line of the first problem, or
+    ``OSError`` if the file cannot be read."""
+    with open(path, encoding="utf-8") as f:
+        record = parse(f.read(), source=str(path))
+    if validate:
+        replay(record)
+    return record

@@ -1,0 +1,596 @@
+"""Board rendering for every game: text for terminals, SVG for documents, PNG via matplotlib.
+
+Renderers never look inside a game's state layout: they parse the public position notation
+``env.to_text(state)`` into a :class:`BoardView` (one small parser per game, chosen by
+``env.name``), and draw that. All games name squares the same way (see
+:mod:`jaxgames.games.grid`): file letter = column from the left, rank number = row from the top,
+so a move's squares are the ``[a-z][0-9]+`` tokens of its notation (``d3``, ``b3b2``, ``C*b2``;
+``pass`` has none; the last token is the square the piece lands on).
+
+    from jaxgames import render
+    print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
+    open("board.svg", "w").write(render.svg(state, env, last_move="c5"))
+    open("game.svg", "w").write(render.svg_game(states, env, moves, every=4))  # a whole game
+    render.png(state, env, path="board.png")          # needs matplotlib (or cairosvg)
+
+Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
+
+         a  b  c  d  e  f
+     1   .  .  .  .  .  .
+     2   .  .  *  .  .  .
+     3   .  . [X] X  O  .
+     ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+import re
+from typing import Any, Callable, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+FILES = "abcdefghijklmnopqrstuvwxyz"
+_SQUARE = re.compile(r"([a-z])(\d{1,2})")
+
+
+# ---------------------------------------------------------------------------- board views
+@dataclasses.dataclass(frozen=True)
+class BoardView:
+    """What a renderer needs to know about one position, parsed from the notation.
+
+    game:        ``env.name``
+    rows, cols:  board size (row 0 = rank 1 = top, col 0 = file ``a``)
+    cells:       ``rows`` tuples of ``cols`` piece symbols as written in the notation, or None
+    owners:      same layout: player id (0/1) owning the piece, or None
+    to_move:     player id to move (as written in the notation)
+    hands:       per player, the pieces in hand as symbols (animal shogi), else None
+    move_number: the move number written in the notation, if any
+    notation:    the text it was parsed from
+    """
+
+    game: str
+    rows: int
+    cols: int
+    cells: tuple[tuple[str | None, ...], ...]
+    owners: tuple[tuple[int | None, ...], ...]
+    to_move: int
+    hands: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    move_number: int | None = None
+    notation: str = ""
+
+    def pieces(self, player: int | None = None) -> int:
+        """Number of pieces on the board (of ``player`` if given)."""
+        return sum(o is not None and (player is None or o == player) for row in self.owners for o in row)
+
+
+def _grid_view(game: str, text: str, empty: str, side_chars: str) -> BoardView:
+    """``"<cells> <side>"`` notations (tic-tac-toe, reversi): X = player 0, O = player 1."""
+    parts = text.split()
+    if len(parts) != 2 or parts[1] not in side_chars:
+        raise ValueError(f"cannot render {game} position {text!r}: expected '<cells> <side>'")
+    board, side = parts
+    n = math.isqrt(len(board))
+    if n * n != len(board) or set(board) - set(empty + "XO"):
+        raise ValueError(f"cannot render {game} position {text!r}: not a square board of {empty}XO")
+    rows = [board[r * n:(r + 1) * n] for r in range(n)]
+    cells = tuple(tuple(None if c == empty else c for c in row) for row in rows)
+    owners = tuple(tuple(None if c == empty else "XO".index(c) for c in row) for row in rows)
+    return BoardView(game, n, n, cells, owners, side_chars.index(side), notation=text)
+
+
+def _tic_tac_toe_view(text: str) -> BoardView:
+    return _grid_view("tic_tac_toe", text, ".", "XO")
+
+
+def _reversi_view(text: str) -> BoardView:
+    return _grid_view("reversi", text, "-", "XO")
+
+
+def _animal_shogi_view(text: str) -> BoardView:
+    """``gle/1c1/1C1/ELG b - 1``: ranks 1..4 from the top, uppercase = sente (player 0)."""
+    parts = text.split()
+    if len(parts) != 4 or parts[1] not in ("b", "w"):
+        raise ValueError(f"cannot render animal_shogi position {text!r}: expected 'board side hands move'")
+    board, side, hands, move = parts
+    cells, owners = [], []
+    for rank in board.split("/"):
+        row: list[str | None] = []
+        for ch in rank:
+            if ch.isdigit():
+                row += [None] * int(ch)
+            elif ch.lower() in "lgech":
+                row.append(ch)
+            else:
+                raise ValueError(f"cannot render animal_shogi position {text!r}: unknown piece {ch!r}")
+        cells.append(tuple(row))
+        owners.append(tuple(None if c is None else (0 if c.isupper() else 1) for c in row))
+    if len(cells) != 4 or any(len(r) != 3 for r in cells):
+        raise ValueError(f"cannot render animal_shogi position {text!r}: the board must be 3 files x 4 ranks")
+    in_hand: tuple[list[str], list[str]] = ([], [])
+    if hands != "-":
+        for count, piece in re.findall(r"(\d*)([A-Za-z])", hands):
+            in_hand[0 if piece.isupper() else 1].extend([piece] * int(count or 1))
+    return BoardView(
+        "animal_shogi", 4, 3, tuple(cells), tuple(owners), 0 if side == "b" else 1,
+        hands=(tuple(in_hand[0]), tuple(in_hand[1])), move_number=int(move) if move.isdigit() else None,
+        notation=text,
+    )
+
+
+#: game name -> notation parser
+VIEWS: dict[str, Callable[[str], BoardView]] = {
+    "tic_tac_toe": _tic_tac_toe_view,
+    "reversi": _reversi_view,
+    "animal_shogi": _animal_shogi_view,
+}
+
+#: game name -> (player 0, player 1) names used in messages
+SIDE_NAMES: dict[str, tuple[str, str]] = {
+    "tic_tac_toe": ("X", "O"),
+    "reversi": ("black", "white"),
+    "animal_shogi": ("sente", "gote"),
+}
+
+
+def side_names(env: Any) -> tuple[str, str]:
+    """How the two players are called in ``env``'s game, e.g. ``("black", "white")``."""
+    return SIDE_NAMES.get(env.name, ("player 0", "player 1"))
+
+
+#: games whose board is shown turned round when the (single) human plays player 1
+FLIP_FOR_SECOND = ("animal_shogi",)
+
+
+def default_flip(env: Any, player: int) -> bool:
+    """Whether to show the board turned round for a human playing ``player`` (animal shogi:
+    each side sees its own pieces at the bottom)."""
+    return player == 1 and env.name in FLIP_FOR_SECOND
+
+
+def board_view(state: Any, env: Any) -> BoardView:
+    """Parse ``env.to_text(state)`` with the parser registered for ``env.name``.
+
+    Raises ``ValueError`` if no renderer knows the game (see :data:`VIEWS`)."""
+    if env.name not in VIEWS:
+        raise ValueError(f"no board renderer for game {env.name!r}; renderers exist for: {', '.join(sorted(VIEWS))}")
+    return VIEWS[env.name](env.to_text(state))
+
+
+def move_squares(move: str | None) -> list[tuple[int, int]]:
+    """(row, col) of the squares named in a move's notation, in order (destination last).
+
+    ``"d3"`` -> [(2, 3)]; ``"b3b2"`` -> [(2, 1), (1, 1)]; ``"C*b2"`` -> [(1, 1)]; ``"pass"`` -> []."""
+    if not move:
+        return []
+    return [(int(r) - 1, FILES.index(f)) for f, r in _SQUARE.findall(move)]
+
+
+def move_numbers(history: Sequence[str]) -> dict[tuple[int, int], int]:
+    """For each square, the 1-based number of the last move that put a piece there."""
+    numbers: dict[tuple[int, int], int] = {}
+    for i, mv in enumerate(history, 1):
+        squares = move_squares(mv)
+        if squares:
+            numbers[squares[-1]] = i
+    return numbers
+
+
+def legal_moves(state: Any, env: Any) -> list[str]:
+    """Notation of every legal move in ``state`` (in action order)."""
+    return [env.action_to_text(state, int(a)) for a in np.flatnonzero(np.asarray(state.legal_action_mask))]
+
+
+def _is_over(state: Any) -> bool:
+    return bool(state.terminated) or bool(state.truncated)
+
+
+# ---------------------------------------------------------------------------- text
+def text(
+    state: Any,
+    env: Any,
+    *,
+    history: Sequence[str] = (),
+    last_move: str | None = None,
+    legal: bool = False,
+    numbers: bool = False,
+    flip: bool = False,
+) -> str:
+    """A text diagram of one (unbatched) state for terminals.
+
+    history:    the moves played so far in notation (for move numbers and the last move)
+    last_move:  the move to highlight with ``[ ]`` (default: ``history[-1]``)
+    legal:      mark the landing squares of legal moves with ``*`` and list the legal moves
+    numbers:    write on each piece the number of the move that put it there (e.g. ``X12``)
+    flip:       turn the board 180 degrees (player 1's side at the bottom)
+
+    Below the board: disc counts (reversi), pieces in hand (animal shogi), the last move and
+    whose turn it is. Unknown games fall back to the raw notation.
+    """
+    if last_move is None and history:
+        last_move = history[-1]
+    names = side_names(env)
+    lines: list[str] = []
+    moves = legal_moves(state, env) if legal and not _is_over(state) else []
+    if env.name not in VIEWS:
+        lines.append(env.to_text(state))
+    else:
+        view = board_view(state, env)
+        nums = move_numbers(history) if numbers else {}
+        last = move_squares(last_move)
+        last_sq = last[-1] if last else None
+        marks = {sq[-1] for sq in map(move_squares, moves) if sq}
+        contents = {}
+        for r in range(view.rows):
+            for c in range(view.cols):
+                piece = view.cells[r][c]
+                if piece is None:
+                    contents[r, c] = "*" if (r, c) in marks else "."
+                else:
+                    contents[r, c] = piece + (str(nums[r, c]) if (r, c) in nums else "")
+        w = max(len(s) for s in contents.values())
+        lw = len(str(view.rows))
+        # every cell is "<l><content centred in w><r>", with [] around the last move
+        rows, cols = _order(view.rows, flip), _order(view.cols, flip)
+        top = 0 if flip else 1  # the player whose side is at the top
+        header = " " * (lw + 2) + "".join(f" {FILES[c]:^{w}} " for c in cols)
+        if view.hands is not None:
+            lines.append(f"{names[top]} in hand: {_hand(view.hands[top])}")
+        lines.append(header.rstrip())
+        for r in rows:
+            row = "".join(
+                ("[" if (r, c) == last_sq else " ") + f"{contents[r, c]:^{w}}" + ("]" if (r, c) == last_sq else " ")
+                for c in cols
+            )
+            lines.append(f"{r + 1:>{lw}}  {row}".rstrip())
+        if view.hands is not None:
+            lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
+        if env.name == "reversi":
+            lines.append(f"discs: {names[0]} (X) {view.pieces(0)}, {names[1]} (O) {view.pieces(1)}")
+    if last_move:  # players alternate in every game (a pass is a move), so the mover is the other side
+        ply = f"{len(history)}. " if history else ""
+        lines.append(f"last move: {ply}{last_move} ({names[1 - int(state.current_player)]})")
+    if legal and moves:
+        lines.append("legal: " + " ".join(moves))
+    if _is_over(state):
+        lines.append("game over")
+    else:
+        lines.append(f"{names[int(state.current_player)]} to move")
+    return "\n".join(lines)
+
+
+def _order(n: int, flip: bool) -> list[int]:
+    return list(range(n - 1, -1, -1)) if flip else list(range(n))
+
+
+def _hand(pieces: Sequence[str]) -> str:
+    if not pieces:
+        return "-"
+    counts: dict[str, int] = {}
+    for p in pieces:
+        counts[p] = counts.get(p, 0) + 1
+    return " ".join(p if n == 1 else f"{n}{p}" for p, n in counts.items())
+
+
+# ---------------------------------------------------------------------------- scene
+# A tiny display list shared by the SVG and matplotlib back ends, in pixel units (y down).
+@dataclasses.dataclass(frozen=True)
+class _Rect:
+    x: float
+    y: float
+    w: float
+    h: float
+    fill: str
+    stroke: str = "none"
+    width: float = 1.0
+    cls: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Circle:
+    cx: float
+    cy: float
+    r: float
+    fill: str
+    stroke: str = "none"
+    width: float = 1.0
+    cls: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Line:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    stroke: str
+    width: float = 1.0
+    cls: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Text:
+    x: float
+    y: float
+    s: str
+    size: float
+    fill: str = "#000"
+    rotate: float = 0.0
+    bold: bool = False
+    cls: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Group:
+    cls: str
+    items: tuple
+    attrs: tuple = ()  # (name, value) pairs written on the SVG <g>
+
+
+_STYLE = {  # game -> (board fill, grid colour)
+    "tic_tac_toe": ("#ffffff", "#333333"),
+    "reversi": ("#2e8b57", "#1b4d32"),
+    "animal_shogi": ("#f3deb0", "#8b6b3e"),
+}
+_ANIMALS = {"l": "lion", "g": "giraffe", "e": "elephant", "c": "chick", "h": "hen"}
+
+
+def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: float, number: int | None,
+           cls: str = "piece", flip: bool = False) -> _Group:
+    """One piece of ``view.game`` centred on (cx, cy) in a cell of side ``s`` (lettered pieces
+    face their owner: upside down for the player at the top)."""
+    items: list = []
+    ink = "#000"
+    if view.game == "reversi":
+        fill = "#111" if owner == 0 else "#f8f8f8"
+        items.append(_Circle(cx, cy, 0.42 * s, fill, "#000", 1.0))
+        ink = "#fff" if owner == 0 else "#000"
+    elif view.game == "tic_tac_toe":
+        d = 0.3 * s
+        if owner == 0:
+            items += [_Line(cx - d, cy - d, cx + d, cy + d, "#c0392b", 0.1 * s),
+                      _Line(cx - d, cy + d, cx + d, cy - d, "#c0392b", 0.1 * s)]
+        else:
+            items.append(_Circle(cx, cy, 0.32 * s, "none", "#2c3e8f", 0.1 * s))
+    else:  # animal shogi and anything with lettered pieces
+        a = 0.4 * s
+        items.append(_Rect(cx - a, cy - a, 2 * a, 2 * a, "#fff8e6" if owner == 0 else "#e8e0d0", "#5a4020", 1.5))
+        items.append(_Text(cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True))
+    if number is not None:  # on a disc: centred; on marks and lettered pieces: in the cell's corner
+        if view.game == "reversi":
+            items.append(_Text(cx, cy, str(number), 0.34 * s, ink, 0.0, True, "number"))
+        else:
+            items.append(_Text(cx + 0.3 * s, cy - 0.33 * s, str(number), 0.22 * s, "#000", 0.0, True, "number"))
+    name = _ANIMALS.get(symbol.lower(), symbol) if view.game == "animal_shogi" else symbol
+    return _Group(cls, tuple(items), (("data-owner", str(owner)), ("data-piece", name)))
+
+
+def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, legal: bool, numbers: bool,
+           cell: float, flip: bool = False) -> tuple[float, float, list]:
+    """Display list of one position: (width, height, items)."""
+    view = board_view(state, env)
+
+    def x(c: float) -> float:  # centre of column c
+        return ox + ((view.cols - 1 - c) if flip else c) * cell + 0.5 * cell
+
+    def y(r: float) -> float:  # centre of row r
+        return oy + ((view.rows - 1 - r) if flip else r) * cell + 0.5 * cell
+
+    if last_move is None and history:
+        last_move = history[-1]
+    nums = move_numbers(history) if numbers else {}
+    fill, grid_ink = _STYLE.get(view.game, ("#eeeeee", "#333333"))
+    m = 0.5 * cell  # margin for coordinates
+    hand_h = 0.8 * cell if view.hands is not None else 0.0
+    ox, oy = m, m + hand_h
+    width = ox + view.cols * cell + m
+    height = oy + view.rows * cell + m + hand_h + 0.45 * cell
+    items: list = [_Rect(0, 0, width, height, "#ffffff", cls="background"),
+                   _Rect(ox, oy, view.cols * cell, view.rows * cell, fill, grid_ink, 2.0, "board")]
+    for c in range(view.cols):
+        items.append(_Text(x(c), oy - 0.25 * cell, FILES[c], 0.3 * cell, "#333", cls="coord"))
+    for r in range(view.rows):
+        items.append(_Text(0.5 * m, y(r), str(r + 1), 0.3 * cell, "#333", cls="coord"))
+    for k in range(1, view.cols):
+        items.append(_Line(ox + k * cell, oy, ox + k * cell, oy + view.rows * cell, grid_ink, 1.5, "grid"))
+    for k in range(1, view.rows):
+        items.append(_Line(ox, oy + k * cell, ox + view.cols * cell, oy + k * cell, grid_ink, 1.5, "grid"))
+    if view.game == "reversi" and view.rows >= 8 and view.rows % 4 == 0:  # the four star points
+        q = view.rows // 4
+        for r, c in ((q, q), (q, 3 * q), (3 * q, q), (3 * q, 3 * q)):
+            items.append(_Circle(ox + c * cell, oy + r * cell, 0.06 * cell, grid_ink, cls="star"))
+    last = move_squares(last_move)
+    for k, (r, c) in enumerate(last):  # origin square faint, destination strong
+        strong = k == len(last) - 1
+        items.append(_Rect(x(c) - 0.5 * cell + 2, y(r) - 0.5 * cell + 2, cell - 4, cell - 4,
+                           "#ffd54f" if strong else "#fff3c4", cls="last-move" if strong else "last-move-from"))
+    for r in range(view.rows):
+        for c in range(view.cols):
+            if view.cells[r][c] is not None:
+                items.append(_piece(view, view.cells[r][c], view.owners[r][c], x(c), y(r), cell, nums.get((r, c)),
+                                    flip=flip))
+    if legal and not _is_over(state):
+        for mv in legal_moves(state, env):
+            sq = move_squares(mv)
+            if sq and view.cells[sq[-1][0]][sq[-1][1]] is None:
+                r, c = sq[-1]
+                items.append(_Circle(x(c), y(r), 0.1 * cell, "#e67e22", cls="legal"))
+    if view.hands is not None:  # the top player's hand above the board, the other's below
+        top = 0 if flip else 1
+        for player, y0 in ((top, 0.0), (1 - top, oy + view.rows * cell + 0.3 * m)):
+            for i, p in enumerate(view.hands[player]):
+                items.append(_piece(view, p, player, ox + (i + 0.35) * 0.7 * cell, y0 + 0.35 * cell, 0.7 * cell,
+                                    None, "hand-piece", flip))
+    names = side_names(env)
+    if _is_over(state):
+        status = "game over"
+    else:
+        status = f"{names[int(state.current_player)]} to move"
+    if view.game == "reversi":
+        status = f"{names[0]} {view.pieces(0)} - {names[1]} {view.pieces(1)}   " + status
+    if last_move:
+        status += f"   last: {last_move}"
+    items.append(_Text(width / 2, height - 0.3 * cell, status, 0.26 * cell, "#333", cls="status"))
+    return width, height, items
+
+
+# ---------------------------------------------------------------------------- SVG
+def _svg_item(it: Any) -> str:
+    cls = f' class="{it.cls}"' if getattr(it, "cls", "") else ""
+    if isinstance(it, _Rect):
+        return (f'<rect{cls} x="{it.x:.1f}" y="{it.y:.1f}" width="{it.w:.1f}" height="{it.h:.1f}" '
+                f'fill="{it.fill}" stroke="{it.stroke}" stroke-width="{it.width}"/>')
+    if isinstance(it, _Circle):
+        return (f'<circle{cls} cx="{it.cx:.1f}" cy="{it.cy:.1f}" r="{it.r:.1f}" fill="{it.fill}" '
+                f'stroke="{it.stroke}" stroke-width="{it.width:.1f}"/>')
+    if isinstance(it, _Line):
+        return (f'<line{cls} x1="{it.x1:.1f}" y1="{it.y1:.1f}" x2="{it.x2:.1f}" y2="{it.y2:.1f}" '
+                f'stroke="{it.stroke}" stroke-width="{it.width:.1f}" stroke-linecap="round"/>')
+    if isinstance(it, _Text):
+        rot = f' transform="rotate({it.rotate:g} {it.x:.1f} {it.y:.1f})"' if it.rotate else ""
+        bold = ' font-weight="bold"' if it.bold else ""
+        return (f'<text{cls} x="{it.x:.1f}" y="{it.y:.1f}" font-size="{it.size:.1f}" fill="{it.fill}"{bold}'
+                f' text-anchor="middle" dominant-baseline="central" font-family="sans-serif"{rot}>'
+                f"{escape(it.s)}</text>")
+    if isinstance(it, _Group):
+        attrs = "".join(f" {k}={quoteattr(v)}" for k, v in it.attrs)
+        return f'<g class="{it.cls}"{attrs}>' + "".join(_svg_item(x) for x in it.items) + "</g>"
+    raise TypeError(f"unknown scene item {it!r}")
+
+
+def svg(
+    state: Any,
+    env: Any,
+    *,
+    history: Sequence[str] = (),
+    last_move: str | None = None,
+    legal: bool = False,
+    numbers: bool = False,
+    flip: bool = False,
+    cell: float = 48.0,
+) -> str:
+    """An SVG document (``str``) of one (unbatched) state.
+
+    Options as in :func:`text`; ``cell`` is the side of a square in pixels. Every piece on the
+    board is one ``<g class="piece" data-owner="0|1" data-piece="...">``; pieces in hand are
+    ``class="hand-piece"``, the last move ``class="last-move"``, legal moves ``class="legal"``.
+    """
+    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
+    body = "\n".join(_svg_item(it) for it in items)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
+            f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
+            f"{body}\n</svg>\n")
+
+
+def svg_game(
+    states: Sequence[Any],
+    env: Any,
+    moves: Sequence[str],
+    *,
+    every: int = 1,
+    columns: int = 6,
+    numbers: bool = False,
+    cell: float = 24.0,
+) -> str:
+    """One SVG with a grid of panels showing a game: ``states[i]`` is the position after
+    ``moves[:i]`` (as from :func:`jaxgames.records.replay`); every ``every``-th position and
+    the last one are drawn, ``columns`` per row, each titled with the move that led to it.
+    Each panel is a nested ``<svg class="panel">``."""
+    if len(states) != len(moves) + 1:
+        raise ValueError(f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves")
+    if every < 1 or columns < 1:
+        raise ValueError(f"every and columns must be >= 1, got every={every}, columns={columns}")
+    picks = sorted(set(range(0, len(states), every)) | {len(states) - 1})
+    panels, width, height = [], 0.0, 0.0
+    for i in picks:
+        w, h, items = _scene(states[i], env, moves[:i], None, False, numbers, cell)
+        title = "start" if i == 0 else f"{i}. {moves[i - 1]}"
+        panels.append((w, h, title, items))
+        width, height = max(width, w), max(height, h)
+    head = 0.7 * cell
+    rows = -(-len(panels) // columns)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
+           f'height="{rows * (height + head):.0f}" viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
+           f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>"]
+    for k, (w, h, title, items) in enumerate(panels):
+        x, y = (k % columns) * width, (k // columns) * (height + head)
+        out.append(_svg_item(_Text(x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption")))
+        out.append(f'<svg class="panel" x="{x:.1f}" y="{y + head:.1f}" width="{w:.1f}" height="{h:.1f}">')
+        out.extend(_svg_item(it) for it in items)
+        out.append("</svg>")
+    return "\n".join(out) + "\n</svg>\n"
+
+
+# ---------------------------------------------------------------------------- PNG
+def _draw_matplotlib(ax: Any, items: Sequence[Any], px: float) -> None:
+    """Draw the display list on a matplotlib axes whose data units are pixels (y down).
+    ``px``: points per pixel (line widths and font sizes are in points)."""
+    from matplotlib import patches
+    from matplotlib.lines import Line2D
+
+    for it in items:
+        if isinstance(it, _Group):
+            _draw_matplotlib(ax, it.items, px)
+        elif isinstance(it, _Rect):
+            ax.add_patch(patches.Rectangle((it.x, it.y), it.w, it.h, facecolor=it.fill,
+                                           edgecolor=None if it.stroke == "none" else it.stroke,
+                                           linewidth=0 if it.stroke == "none" else it.width * px))
+        elif isinstance(it, _Circle):
+            ax.add_patch(patches.Circle((it.cx, it.cy), it.r, facecolor=it.fill,
+                                        edgecolor=None if it.stroke == "none" else it.stroke,
+                                        linewidth=0 if it.stroke == "none" else it.width * px))
+        elif isinstance(it, _Line):
+            ax.add_line(Line2D([it.x1, it.x2], [it.y1, it.y2], color=it.stroke, linewidth=it.width * px,
+                               solid_capstyle="round"))
+        elif isinstance(it, _Text):
+            ax.text(it.x, it.y, it.s, fontsize=it.size * px, color=it.fill, rotation=it.rotate,
+                    ha="center", va="center", fontweight="bold" if it.bold else "normal", family="sans-serif")
+
+
+def png(
+    state: Any,
+    env: Any,
+    path: str | None = None,
+    *,
+    history: Sequence[str] = (),
+    last_move: str | None = None,
+    legal: bool = False,
+    numbers: bool = False,
+    flip: bool = False,
+    cell: float = 48.0,
+    dpi: int = 100,
+) -> bytes:
+    """PNG bytes of one state (written to ``path`` too if given); options as in :func:`svg`.
+
+    Draws with matplotlib (Agg, no display needed); without matplotlib, converts the SVG with
+    cairosvg if that is installed; raises ``RuntimeError`` if neither is available."""
+    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        try:
+            import cairosvg  # type: ignore[import-not-found]
+        except ImportError:
+            raise RuntimeError("render.png needs matplotlib (pip install matplotlib) or cairosvg") from None
+        data = cairosvg.svg2png(bytestring=svg(state, env, history=history, last_move=last_move, legal=legal,
+                                               numbers=numbers, flip=flip, cell=cell).encode())
+    else:
+        fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+        FigureCanvasAgg(fig)
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, width)
+        ax.set_ylim(height, 0)
+        ax.set_axis_off()
+        _draw_matplotlib(ax, items, 72.0 / dpi)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi)
+        data = buf.getvalue()
+    if path is not None:
+        with open(path, "wb") as f:
+            f.write(data)
+    return data

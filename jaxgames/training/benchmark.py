@@ -1,0 +1,65 @@
+"""Training throughput: environment steps per second including learning.
+
+    python -m jaxgames.training.benchmark ppo --game reversi --size 6 --network=cnn
+    python -m jaxgames.training.benchmark ppo --game tic_tac_toe --num-envs=512
+
+Builds the algorithm with its per-game defaults (plus ``--field=value`` overrides), compiles
+one chunk, then times ``--repeats`` chunks (best and median) on whatever device JAX uses.
+No evaluation, logging or checkpoints: this is the speed of the jitted update itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import jax
+
+
+def benchmark(algorithm: str, config, repeats: int = 3) -> dict:
+    """Time ``repeats`` jitted chunks -> dict(steps_per_chunk, compile_s, best/median steps_per_s)."""
+    from jaxgames.agents import algorithm_module
+
+    algo = algorithm_module(algorithm).make_algorithm(config)
+    chunk = jax.jit(algo.chunk, donate_argnums=0)
+    state = algo.init(jax.random.PRNGKey(config.seed))
+    t0 = time.perf_counter()
+    state, m = chunk(state)
+    jax.block_until_ready(m)
+    compile_s = time.perf_counter() - t0
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        state, m = chunk(state)
+        jax.block_until_ready((state, m))
+        times.append(time.perf_counter() - t0)
+    return {
+        "steps_per_chunk": algo.steps_per_chunk,
+        "compile_and_first_chunk_s": compile_s,
+        "best_steps_per_s": algo.steps_per_chunk / min(times),
+        "median_steps_per_s": algo.steps_per_chunk / statistics.median(times),
+    }
+
+
+def main(argv=None) -> None:
+    from jaxgames.agents import ALGORITHMS, algorithm_module
+    from jaxgames.training.config import parse_overrides
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("algorithm", choices=sorted(ALGORITHMS))
+    p.add_argument("--game", default="tic_tac_toe")
+    p.add_argument("--size", type=int, default=None)
+    p.add_argument("--repeats", type=int, default=3)
+    args, extra = p.parse_known_args(argv)
+    options = {} if args.size is None else {"size": args.size}
+    config = algorithm_module(args.algorithm).default_config(args.game, options).override(parse_overrides(extra))
+    res = benchmark(args.algorithm, config, args.repeats)
+    print(f"{args.algorithm} {args.game} {options or ''} network={config.network} {config.net or ''} "
+          f"num_envs={config.num_envs} on {jax.devices()[0].platform}:")
+    for k, v in res.items():
+        print(f"  {k}: {v:,.1f}" if isinstance(v, float) else f"  {k}: {v}")
+
+
+if __name__ == "__main__":
+    main()

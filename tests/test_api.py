@@ -1,0 +1,149 @@
+"""The API contract, checked on every registered game (new games are covered automatically)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.core import GameState
+
+GAME_CONFIGS = {
+    "tic_tac_toe": [{}],
+    "reversi": [{"size": 6}, {"size": 8}],
+    "animal_shogi": [{}],
+}
+CASES = [
+    pytest.param(name, opts, id=name + "".join(f"-{k}{v}" for k, v in opts.items()))
+    for name in jaxgames.registered_games()
+    for opts in GAME_CONFIGS.get(name, [{}])
+]
+
+
+def random_rollout(env, key, batch, steps):
+    """Random legal play with auto-reset; returns the stacked per-step outputs."""
+
+    def body(carry, _):
+        state, key = carry
+        key, k_act, k_reset = jax.random.split(key, 3)
+        action = jax.vmap(jaxgames.random_action)(jax.random.split(k_act, batch), state.legal_action_mask)
+        out = jax.vmap(jaxgames.step_autoreset, in_axes=(None, 0, 0, 0))(
+            env, state, action, jax.random.split(k_reset, batch)
+        )
+        return (out.state, key), (state, action, out)
+
+    init = jax.vmap(env.init)(jax.random.split(key, batch))
+    return jax.lax.scan(body, (init, key), None, length=steps)
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_fields_shapes_and_dtypes_under_vmap(name, opts):
+    env = jaxgames.make(name, **opts)
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 5))
+    assert isinstance(state, GameState)
+    assert state.current_player.shape == (5,) and state.current_player.dtype == jnp.int32
+    assert state.legal_action_mask.shape == (5, env.num_actions) and state.legal_action_mask.dtype == jnp.bool_
+    assert state.rewards.shape == (5, 2) and state.rewards.dtype == jnp.float32
+    assert state.terminated.shape == (5,) and state.terminated.dtype == jnp.bool_
+    assert state.truncated.shape == (5,) and state.truncated.dtype == jnp.bool_
+    assert state.step_count.dtype == jnp.int32
+    assert state.observation.shape == (5, *env.observation_shape)
+    assert state.observation.dtype == jnp.float32
+    assert env.num_players == 2
+    np.testing.assert_array_equal(state.current_player, 0)  # player 0 always moves first
+    assert bool(jnp.all(jnp.any(state.legal_action_mask, axis=-1)))
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_jit_matches_eager_and_rewards_are_zero_sum(name, opts):
+    env = jaxgames.make(name, **opts)
+    (final, _), (states, actions, outs) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(
+        env, jax.random.PRNGKey(1), 8, 40
+    )
+    # zero-sum, nonzero only when a game just ended
+    np.testing.assert_allclose(outs.rewards.sum(-1), 0.0)
+    done = outs.terminated | outs.truncated
+    assert not bool(jnp.any((outs.rewards != 0).any(-1) & ~done))
+    # the chosen actions were always legal
+    chosen = jnp.take_along_axis(states.legal_action_mask, actions[..., None], axis=-1)[..., 0]
+    assert bool(jnp.all(chosen))
+    # eager single-game step agrees with the jitted batched one for a few transitions
+    for t in (0, 7, 23):
+        s = jax.tree_util.tree_map(lambda x: x[t, 3], states)
+        eager = env.step(s, actions[t, 3])
+        jitted = jax.tree_util.tree_map(lambda x: x[3], jax.vmap(jax.jit(env.step))(
+            jax.tree_util.tree_map(lambda x: x[t], states), actions[t]))
+        for a, b in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(jitted)):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_illegal_action_ends_game_against_the_mover(name, opts):
+    env = jaxgames.make(name, **opts)
+    state = env.init(jax.random.PRNGKey(0))
+    while bool(jnp.all(state.legal_action_mask)):  # tic-tac-toe: every square is free at first
+        state = env.step(state, int(jnp.argmax(state.legal_action_mask)))
+    illegal = int(jnp.argmin(state.legal_action_mask))
+    mover = int(state.current_player)
+    for bad in (illegal, -1, env.num_actions):
+        nxt = jax.jit(env.step)(state, bad)
+        assert bool(nxt.terminated)
+        assert float(nxt.rewards[mover]) == -1.0 and float(nxt.rewards[1 - mover]) == 1.0
+        assert not bool(jnp.any(nxt.legal_action_mask))
+        # stepping a finished game is a no-op with zero rewards
+        again = env.step(nxt, illegal)
+        np.testing.assert_array_equal(again.rewards, [0.0, 0.0])
+        assert bool(again.terminated) and int(again.step_count) == int(nxt.step_count)
+    with pytest.raises(jaxgames.IllegalActionError, match=f"action {illegal} is illegal"):
+        env.step_checked(state, illegal)
+    with pytest.raises(jaxgames.IllegalActionError, match="out of range"):
+        env.step_checked(state, env.num_actions)
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_text_round_trip_along_random_games(name, opts):
+    env = jaxgames.make(name, **opts)
+    _, (states, actions, _) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(
+        env, jax.random.PRNGKey(2), 2, 30
+    )
+    for t in range(0, 30, 3):
+        s = jax.tree_util.tree_map(lambda x: x[t, 0], states)
+        text = env.to_text(s)
+        parsed = env.from_text(text)
+        assert env.to_text(parsed) == text
+        np.testing.assert_array_equal(parsed.legal_action_mask, s.legal_action_mask)
+        np.testing.assert_array_equal(parsed.observation, s.observation)
+        a = int(actions[t, 0])
+        assert env.text_to_action(s, env.action_to_text(s, a)) == a
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_autoreset_keeps_final_rewards_and_restarts(name, opts):
+    env = jaxgames.make(name, **opts)
+    _, (states, _, outs) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(env, jax.random.PRNGKey(3), 16, 60)
+    done = np.asarray(outs.terminated | outs.truncated)
+    if not done.any():
+        pytest.skip("no game finished in 60 random plies")
+    start = env.init(jax.random.PRNGKey(0))
+    t, b = map(int, np.argwhere(done)[0])
+    restarted = jax.tree_util.tree_map(lambda x: x[t, b], outs.state)
+    assert env.to_text(restarted) == env.to_text(start)
+    assert not bool(restarted.terminated)
+    decisive = (np.abs(np.asarray(outs.rewards)).sum(-1) > 0)
+    assert set(np.flatnonzero(decisive.ravel())) <= set(np.flatnonzero(done.ravel()))
+
+
+def test_make_rejects_unknown_games_and_options():
+    with pytest.raises(ValueError, match="unknown game 'chess'.*tic_tac_toe"):
+        jaxgames.make("chess")
+    with pytest.raises(ValueError, match="unknown option.*'colour'"):
+        jaxgames.make("tic_tac_toe", colour=1)
+
+
+def test_random_action_is_uniform_over_legal_actions():
+    mask = jnp.array([[0, 1, 0, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0]], bool)
+    keys = jax.random.split(jax.random.PRNGKey(0), 30_000)
+    actions = np.asarray(jax.vmap(lambda k: jaxgames.random_action(k, mask))(keys))
+    freq = np.bincount(actions[:, 0], minlength=5) / len(keys)
+    np.testing.assert_allclose(freq, [0, 1 / 3, 0, 1 / 3, 1 / 3], atol=0.015)
+    assert set(actions[:, 1]) == {0} and set(actions[:, 2]) == {0}

@@ -1,0 +1,48 @@
+"""Bradley-Terry / Elo fit on synthetic tables and a small round robin."""
+
+import csv
+
+import jax
+import pytest
+
+from jaxgames.evaluation.elo import Match, bradley_terry, expected_score, plot_ratings, round_robin, write_ratings_csv
+from jaxgames.evaluation.opponents import make_opponent
+
+
+def test_two_players_200_elo():
+    # expected score at +200 Elo is 0.7597
+    ratings = bradley_terry([Match("a", "b", 7597, 0, 2403)], prior=0.0)
+    assert ratings["a"] - ratings["b"] == pytest.approx(200.0, abs=0.5)
+    assert ratings["a"] == pytest.approx(-ratings["b"])
+    assert expected_score(200.0, 0.0) == pytest.approx(0.7597, abs=1e-4)
+
+
+def test_ordering_and_anchor():
+    matches = [
+        Match("strong", "medium", 70, 10, 20),
+        Match("medium", "weak", 65, 20, 15),
+        Match("strong", "weak", 90, 5, 5),
+    ]
+    ratings = bradley_terry(matches, anchor="weak")
+    assert list(ratings) == ["strong", "medium", "weak"]
+    assert ratings["weak"] == 0.0
+    # a player that never scores stays finite thanks to the prior
+    r = bradley_terry([Match("god", "mortal", 100, 0, 0)])
+    assert r["god"] - r["mortal"] > 400 and all(abs(v) < 1e4 for v in r.values())
+    with pytest.raises(ValueError, match="anchor"):
+        bradley_terry(matches, anchor="nobody")
+
+
+def test_round_robin_table(ttt, tmp_path):
+    pols = {s: make_opponent(s, ttt) for s in ["random", "greedy", "perfect"]}
+    matches = round_robin(pols, ttt, 600, jax.random.PRNGKey(0))
+    assert len(matches) == 3
+    ratings = bradley_terry(matches, anchor="random")
+    assert list(ratings) == ["perfect", "greedy", "random"], ratings
+    path = tmp_path / "elo" / "ratings.csv"
+    write_ratings_csv(ratings, matches, str(path))
+    rows = list(csv.DictReader(open(path)))
+    assert [r["name"] for r in rows] == list(ratings) and rows[0]["games"] == "1200"
+    assert (tmp_path / "elo" / "ratings_matches.csv").exists()
+    plot_ratings(ratings, str(tmp_path / "elo" / "elo.png"))
+    assert (tmp_path / "elo" / "elo.png").stat().st_size > 0

@@ -1,0 +1,61 @@
+"""Value iteration for tic-tac-toe: reachable positions, game value, known positions."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
+
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+def independent_legal_positions():
+    """All boards that can occur in a game, by counting rules only (no env.step)."""
+    out = set()
+    for cells in itertools.product((-1, 0, 1), repeat=9):
+        nx, no = cells.count(0), cells.count(1)
+        xw = any(all(cells[i] == 0 for i in line) for line in LINES)
+        ow = any(all(cells[i] == 1 for i in line) for line in LINES)
+        if nx not in (no, no + 1) or (xw and ow) or (xw and nx != no + 1) or (ow and nx != no):
+            continue
+        out.add(sum((c + 1) * 3**i for i, c in enumerate(cells)))
+    return out
+
+
+def test_reachable_positions():
+    pos = enumerate_positions()
+    assert len(pos.codes) == 5478
+    assert set(pos.codes.tolist()) == independent_legal_positions()
+    # 958 terminal positions: X wins 626, O wins 316, draws 16 (the UCI tic-tac-toe endgame set)
+    term = pos.terminal
+    assert term.sum() == 958
+    b = pos.boards[term]
+    xw = np.array([any((row[list(line)] == 0).all() for line in LINES) for row in b])
+    ow = np.array([any((row[list(line)] == 1).all() for line in LINES) for row in b])
+    assert (xw.sum(), ow.sum(), (~xw & ~ow).sum()) == (626, 316, 16)
+    assert (pos.child[pos.legal] >= 0).all() and (pos.child[~pos.legal] == -1).all()
+
+
+def test_game_value_is_a_draw_and_known_positions():
+    vt = value_iteration()
+    assert vt.iterations <= 10
+    assert vt.value("......... X") == 0.0
+    assert vt.value("XX.OO.... X") == 1.0  # X completes the top row
+    assert vt.value("....XO... X") == 1.0  # O's edge reply to the centre loses
+    assert vt.value("X.......O X") == 1.0  # O's opposite-corner reply to a corner loses
+    assert vt.value("X...O.... X") == 0.0  # centre reply to a corner holds the draw
+    assert vt.value("XO..X.... O") == -1.0  # X will fork after O blocks
+    assert vt.value("XO..X.... O", player=0) == 1.0
+    # every decided terminal position is worth -1 to the player to move (who just lost)
+    q = vt.q
+    assert np.isneginf(q[:, vt.positions.terminal]).all()
+
+
+def test_cpp_article_variant():
+    vt = value_iteration(**ARTICLE_CPP)
+    # perfect play ends in a draw on X's 5th mark: 9 transitions, discount 0.8 per ply
+    assert vt.value("......... X", player=0) == pytest.approx(0.3 * 0.8**8, rel=1e-5)
+    assert vt.value("XX.OO.... X") == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        value_iteration(gamma=1.5)
