@@ -23,6 +23,8 @@ from jaxgames.agents.networks import make_network
 # name -> module; modules are imported lazily.
 ALGORITHMS: dict[str, str] = {
     "ppo": "jaxgames.agents.ppo",
+    "dqn": "jaxgames.agents.dqn",
+    "winner_imitation": "jaxgames.agents.winner_imitation",
 }
 
 

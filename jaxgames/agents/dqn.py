@@ -1,0 +1,456 @@
+"""Masked self-play DQN, entirely on device (double DQN, n-step negamax returns, replay in jit).
+
+One Q-network plays both sides from the mover's point of view: ``Q(s, a)`` is the value of
+move ``a`` for the player to move in ``s``. Each update:
+
+    act      rollout_steps plies in num_envs games (auto-reset); epsilon-greedy where BOTH the
+             greedy argmax and the random choice are restricted to the legal moves
+    store    every ply (obs, legal mask, action, reward of the mover, done, sign) is appended to
+             an on-device trajectory ring buffer (jaxgames.agents.replay), inside jit
+    learn    gradient_steps minibatches of windows of n_step + 1 consecutive plies; n-step
+             negamax targets with double-DQN action selection among the legal moves of the
+             state n plies later (its mask is in the buffer); Huber loss; Adam with global-norm
+             clipping; target network by Polyak averaging or hard copies (tau = 1)
+
+Negamax n-step targets
+----------------------
+Rewards are stored from the MOVER's view, ``r_t = rewards[mover_t]`` of the step the mover
+made, and ``sign_t = +1`` if the mover of the next state is the same player (a pass), else
+``-1``. Seen from the mover at ``t``, a quantity of the mover at ``t + k`` is multiplied by
+``c_k = prod_{j<k} gamma * sign_j * (1 - done_j)``::
+
+    R_t = sum_{k<n} c_k r_{t+k}          y_t = R_t + c_n * Q_target(s_{t+n}, a*)
+    a*  = argmax over the LEGAL moves of s_{t+n} of Q_online(s_{t+n}, .)     (double DQN)
+
+With n = 1 and the opponent to move next this is ``y = r - gamma * Q_target(s', a*)``.
+A game that ends inside the window zeroes ``c`` from there on, so plies of the next game
+(auto-reset) never leak into the target.
+
+Why the loser's last move receives the loss (tic-tac-toe, X wins)::
+
+    ply t   mover  stored r_t = rewards[mover_t]   done_t  sign_t   env rewards (X, O)
+    ------  -----  ------------------------------  ------  ------   ------------------
+    t=0     X      0                               0       -1       (0, 0)
+    t=1     O      0   <- O's last move            0       -1       (0, 0)
+    t=2     X      +1  X completes a line          1       (reset)  (+1, -1)
+    t=3     X'     ... a fresh game (auto-reset), cut off by done_2
+
+The environment pays O's -1 on X's step (t=2), where O is not the mover. In the target of
+O's move at t=1 (n >= 2): ``R_1 = r_1 + gamma * sign_1 * r_2 = 0 + gamma * (-1) * (+1) =
+-gamma`` and ``c_2 = 0`` (done at t=2): O's last move gets the discounted loss. With n = 1
+it arrives by bootstrapping: ``y_1 = 0 - gamma * Q_target(s_2, a*)`` and Q(s_2, winning
+move) -> +1. Both rely on zero-sum rewards (``rewards[O] = -rewards[X]``), true for every
+jaxgames game and for the illegal-move rule. A truncated game is treated like a finished
+one with its (zero) rewards.
+
+Epsilon
+-------
+Linear from ``eps_start`` to ``eps_end`` over ``eps_decay`` units, where ``eps_unit`` is
+``"games"`` (completed self-play games, summed over all envs — the article: 1.0 -> 0.1 over
+the first 5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
+
+    train = make_train(DQNConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
+    train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))
+
+``jaxgames train dqn --game reversi --size 6`` runs it through the shared run driver
+(checkpoints, resume, evaluation vs random); ``load_policy(run_dir)`` plays the greedy
+legal argmax of Q, and ``policy.value(state)`` is the largest legal Q.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+import jaxgames
+from jaxgames.agents.common import MASK_MIN, Agent, Policy, batch_observation, greedy_masked, masked_logits
+from jaxgames.agents.networks import make_network
+from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
+from jaxgames.training.algorithm import Algorithm
+from jaxgames.training.config import TrainConfig, _fail, check_choice, check_float, check_int
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNConfig(TrainConfig):
+    """DQN hyper-parameters (plus the shared :class:`TrainConfig` fields).
+
+    rollout_steps:    plies per env between learning phases (an update collects
+                      num_envs * rollout_steps transitions)
+    gradient_steps:   minibatch updates per update
+    batch_size:       transitions per minibatch
+    buffer_size:      replay capacity in transitions (rounded down to whole rows of num_envs,
+                      at least n_step + 1 rows)
+    learning_starts:  env steps (all envs) collected before learning starts
+    gamma:            discount per ply (negamax: the sign alternates with the mover)
+    n_step:           n of the n-step returns (the article: 16)
+    eps_start, eps_end, eps_decay, eps_unit: linear epsilon schedule over eps_decay
+                      "games" or "steps" (see the module docstring)
+    target_tau:       Polyak factor of the target update (1.0: hard copy)
+    target_period:    gradient steps between target updates
+    huber_delta:      Huber loss threshold
+    double_dqn:       select a* with the online network (else max of the target network)
+    anneal_lr:        linear learning-rate decay to 0 over the run's gradient steps
+    """
+
+    rollout_steps: int = 1
+    gradient_steps: int = 1
+    batch_size: int = 256
+    buffer_size: int = 100_000
+    learning_starts: int = 2_000
+    gamma: float = 0.99
+    n_step: int = 16
+    eps_start: float = 1.0
+    eps_end: float = 0.1
+    eps_decay: int = 5_000
+    eps_unit: str = "games"
+    target_tau: float = 1.0
+    target_period: int = 250
+    huber_delta: float = 1.0
+    double_dqn: bool = True
+    anneal_lr: bool = False
+
+    def validate(self) -> None:
+        super().validate()
+        for name in ("rollout_steps", "gradient_steps", "batch_size", "buffer_size", "n_step", "target_period"):
+            check_int(name, getattr(self, name))
+        check_int("learning_starts", self.learning_starts, minimum=0)
+        check_int("eps_decay", self.eps_decay, minimum=0)
+        check_float("gamma", self.gamma, 0.0, 1.0)
+        check_float("eps_start", self.eps_start, 0.0, 1.0)
+        check_float("eps_end", self.eps_end, 0.0, 1.0)
+        check_choice("eps_unit", self.eps_unit, ("games", "steps"))
+        check_float("target_tau", self.target_tau, 0.0, 1.0, low_open=True)
+        check_float("huber_delta", self.huber_delta, 0.0, float("inf"), low_open=True)
+        if not isinstance(self.double_dqn, bool):
+            _fail("double_dqn", self.double_dqn, "must be true or false")
+        if not isinstance(self.anneal_lr, bool):
+            _fail("anneal_lr", self.anneal_lr, "must be true or false")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.num_envs * self.rollout_steps
+
+    @property
+    def num_updates(self) -> int:
+        """Updates of the run: total_steps / steps_per_update, rounded to whole chunks (>= 1)."""
+        per_chunk = self.updates_per_chunk * self.steps_per_update
+        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
+
+    @property
+    def buffer_rows(self) -> int:
+        """Time rows of the replay ring (each row holds one ply of every env)."""
+        return max(self.buffer_size // self.num_envs, self.n_step + 1)
+
+
+Config = DQNConfig
+
+# Per-game defaults (tuned on CPU); `quick` presets make a demo run in well under a minute.
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "tic_tac_toe": dict(
+        # n = 1 keeps the targets independent of the exploration, so a high final epsilon can
+        # cover the odd positions a random opponent reaches (never losing needs them right)
+        network="mlp", net={"hidden": 128, "layers": 2}, num_envs=64, rollout_steps=1, total_steps=1_000_000,
+        learning_rate=1e-3, anneal_lr=True, max_grad_norm=10.0, batch_size=128, gradient_steps=1,
+        buffer_size=50_000, learning_starts=2_000, gamma=0.99, n_step=1, eps_decay=5_000, eps_end=0.3,
+        target_period=200, updates_per_chunk=500, eval_games=1000,
+    ),
+    "reversi": dict(
+        # the article's n = 16 and epsilon 1.0 -> 0.1 over 5,000 games; an MLP instead of its CNN:
+        # ~10x faster on CPU (XLA CPU convolutions are slow) and at least as strong vs random
+        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, rollout_steps=1, total_steps=4_000_000,
+        learning_rate=5e-4, anneal_lr=True, max_grad_norm=10.0, batch_size=256, gradient_steps=1,
+        buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=16, eps_decay=5_000, eps_end=0.1,
+        target_period=250, updates_per_chunk=1000, eval_games=500,
+    ),
+    "animal_shogi": dict(
+        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, total_steps=5_000_000, learning_rate=5e-4,
+        max_grad_norm=10.0, batch_size=256, buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
+        eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256,
+    ),
+}
+QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
+
+
+def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> DQNConfig:
+    """The DQN config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
+    ``overrides`` (field=value) win over both."""
+    values: dict[str, Any] = dict(GAME_DEFAULTS.get(game, {}))
+    if quick:
+        values.update(QUICK)
+    values.update(overrides)
+    return DQNConfig(game=game, game_options=dict(game_options or {}), **values)
+
+
+# ----------------------------------------------------------------------------- pure pieces
+def nstep_return(rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: float) -> tuple[jax.Array, jax.Array]:
+    """n-step negamax return over windows of ``n`` plies (axis -1).
+
+    rewards float32[..., n]  r_{t+k} from the view of the mover at t+k
+    dones   bool[..., n]     ply t+k ended its game
+    signs   float32[..., n]  +1 if the mover after ply t+k is the mover of t+k, else -1
+    -> (R float32[...] from the mover at t, c_n float32[...] the factor of the bootstrap
+    value of s_{t+n}; 0 if the game ended inside the window). See the module docstring.
+    """
+    coef = jnp.ones(rewards.shape[:-1], jnp.float32)
+    ret = jnp.zeros(rewards.shape[:-1], jnp.float32)
+    for k in range(rewards.shape[-1]):  # n is small and static: unrolled
+        ret = ret + coef * rewards[..., k].astype(jnp.float32)
+        coef = coef * gamma * signs[..., k].astype(jnp.float32) * (1.0 - dones[..., k].astype(jnp.float32))
+    return ret, coef
+
+
+def epsilon_greedy(key: jax.Array, q: jax.Array, mask: jax.Array, epsilon: jax.Array) -> jax.Array:
+    """Epsilon-greedy over LEGAL moves only: q float32[..., A], mask bool[..., A],
+    epsilon float32[] (or broadcastable to ``...``) -> action int32[...].
+
+    With probability ``epsilon`` a uniformly random legal move, else the legal argmax of q.
+    """
+    k_coin, k_rand = jax.random.split(key)
+    greedy = greedy_masked(q, mask)
+    random = jax.random.categorical(k_rand, jnp.where(mask, 0.0, MASK_MIN), axis=-1).astype(jnp.int32)
+    explore = jax.random.uniform(k_coin, greedy.shape) < epsilon
+    return jnp.where(explore, random, greedy)
+
+
+def epsilon_at(config: DQNConfig, games: jax.Array, steps: jax.Array) -> jax.Array:
+    """Linear epsilon schedule (float32[]) at ``games`` completed games / ``steps`` plies."""
+    done = games if config.eps_unit == "games" else steps
+    frac = jnp.clip(done.astype(jnp.float32) / max(config.eps_decay, 1), 0.0, 1.0)
+    if config.eps_decay == 0:
+        frac = jnp.float32(1.0)
+    return jnp.float32(config.eps_start) + frac * jnp.float32(config.eps_end - config.eps_start)
+
+
+def max_legal_q(q: jax.Array, mask: jax.Array) -> jax.Array:
+    """Largest Q among legal moves: float32[...] (0 where no move is legal)."""
+    return jnp.where(mask.any(-1), jnp.max(masked_logits(q, mask), axis=-1), 0.0)
+
+
+# ----------------------------------------------------------------------------- agent
+@dataclasses.dataclass(frozen=True, eq=False)
+class QPolicy(Policy):
+    """:class:`Policy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
+    ``value(state)`` is the largest legal Q (float32[], mover's view). Hashed by identity,
+    like :class:`Policy`."""
+
+    def value(self, state: Any) -> jax.Array:
+        q, _ = self.agent.apply(self.params, state.observation)
+        return max_legal_q(q, state.legal_action_mask)
+
+
+@dataclasses.dataclass(frozen=True)
+class QAgent(Agent):
+    """A network whose policy head is read as Q-values (the value head is unused)."""
+
+    def policy(self, params: Any, greedy: bool = True) -> QPolicy:
+        return QPolicy(self, params, greedy)
+
+
+# ----------------------------------------------------------------------------- training
+class Transition(NamedTuple):
+    """One ply as stored in the replay buffer (leaves [num_envs, ...] when added)."""
+
+    obs: jax.Array  # float32[*obs_shape] state before the move, mover's view
+    mask: jax.Array  # bool[A] legal moves of obs
+    action: jax.Array  # int32
+    reward: jax.Array  # float32 rewards[mover] of this ply
+    done: jax.Array  # bool this ply ended the game (the next row of this env is a fresh game)
+    sign: jax.Array  # float32 +1 if the next mover is this mover, else -1
+
+
+@struct.dataclass
+class DQNState:
+    """Everything that changes during training (checkpointed as one pytree)."""
+
+    params: Any
+    target_params: Any
+    opt_state: Any
+    env_state: Any  # batched game states [num_envs]
+    buffer: TrajectoryBufferState
+    key: jax.Array  # uint32[2]
+    update: jax.Array  # int32[] updates done
+    games: jax.Array  # int32[] self-play games completed (all envs)
+    grad_steps: jax.Array  # int32[] gradient steps done
+
+
+class NStepBatch(NamedTuple):
+    """A minibatch of n-step transitions (leading axis B)."""
+
+    obs: jax.Array  # float32[B, *obs_shape]  s_t
+    mask: jax.Array  # bool[B, A]             legal moves of s_t
+    action: jax.Array  # int32[B]             a_t
+    ret: jax.Array  # float32[B]              R_t (mover at t's view)
+    discount: jax.Array  # float32[B]         c_n: factor of the bootstrap value (0 if the game ended)
+    next_obs: jax.Array  # float32[B, *obs_shape]  s_{t+n}
+    next_mask: jax.Array  # bool[B, A]        legal moves of s_{t+n}
+
+
+def record_plies(env, env_state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Transition, Any]:
+    """Play ``action`` (int32[B]) in the batch of games ``env_state`` (auto-reset) and the
+    :class:`Transition` to store: reward = rewards[mover] of this step, sign = +1 if the same
+    player moves next. Returns (next env states, Transition [B], AutoResetStep [B])."""
+    n_envs = action.shape[0]
+    obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
+    out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(env_state, action, jax.random.split(key, n_envs))
+    done = out.terminated | out.truncated
+    reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
+    sign = jnp.where(out.state.current_player == mover, 1.0, -1.0).astype(jnp.float32)
+    return out.state, Transition(obs.astype(jnp.float32), mask, action.astype(jnp.int32), reward, done, sign), out
+
+
+def nstep_batch(buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float) -> NStepBatch:
+    """n-step transitions from windows of n + 1 consecutive buffer rows.
+
+    rows int32[B, n + 1] (from ``buffer.sample_indices``), envs int32[B]. Rewards, dones and
+    signs of the first n plies make the return (:func:`nstep_return`); the last row is
+    s_{t+n} with its legal mask (for the masked double-DQN selection).
+    """
+    n = rows.shape[1] - 1
+    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # only reward/done/sign are used (XLA drops the rest)
+    ends = buffer.gather(buffer_state, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
+    ret, discount = nstep_return(seq.reward, seq.done, seq.sign, gamma)
+    return NStepBatch(ends.obs[:, 0], ends.mask[:, 0], ends.action[:, 0], ret, discount, ends.obs[:, 1], ends.mask[:, 1])
+
+
+def bootstrap_target(batch: NStepBatch, q_next_select: jax.Array, q_next_target: jax.Array) -> jax.Array:
+    """y = R + c_n * Q_target(s_{t+n}, a*), a* = legal argmax of ``q_next_select`` (float32[B, A];
+    the online network for double DQN). -> float32[B], gradient stopped."""
+    a_star = greedy_masked(jax.lax.stop_gradient(q_next_select), batch.next_mask)
+    q_next = jnp.take_along_axis(q_next_target, a_star[:, None], axis=1)[:, 0]
+    q_next = jnp.where(batch.next_mask.any(-1), q_next, 0.0)
+    return jax.lax.stop_gradient(batch.ret + batch.discount * q_next)
+
+
+def huber(x: jax.Array, delta: float) -> jax.Array:
+    """Elementwise Huber loss (quadratic within +-delta): float32[...]."""
+    a = jnp.abs(x)
+    return jnp.where(a <= delta, 0.5 * x**2, delta * (a - 0.5 * delta))
+
+
+def make_algorithm(config: DQNConfig) -> Algorithm:
+    """DQN as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
+    if not isinstance(config, DQNConfig):
+        raise TypeError(f"make_algorithm expects a DQNConfig, got {type(config).__name__}")
+    env = config.make_env()
+    agent = QAgent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
+    lr: Any = config.learning_rate
+    if config.anneal_lr:
+        lr = optax.linear_schedule(config.learning_rate, 0.0, config.num_updates * config.gradient_steps)
+    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr))
+    n_envs, n = config.num_envs, config.n_step
+    buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
+
+    def init(key: jax.Array) -> DQNState:
+        k_params, k_env, k_run = jax.random.split(key, 3)
+        params = agent.init_params(k_params)
+        env_state = jax.vmap(env.init)(jax.random.split(k_env, n_envs))
+        item = Transition(
+            jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32), jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
+            jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct((), jnp.float32),
+            jax.ShapeDtypeStruct((), jnp.bool_), jax.ShapeDtypeStruct((), jnp.float32),
+        )
+        # distinct buffers for every leaf: the driver donates the whole state to the chunk
+        target = jax.tree_util.tree_map(jnp.copy, params)
+        return DQNState(
+            params, target, optimizer.init(params), env_state, buffer.init(item), k_run,
+            jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32),
+        )
+
+    def act(state: DQNState, _):
+        key, k_act, k_reset = jax.random.split(state.key, 3)
+        env_state = state.env_state
+        q, _ = agent.apply(state.params, batch_observation(env_state))
+        eps = epsilon_at(config, state.games, state.buffer.count * n_envs)
+        action = epsilon_greedy(k_act, q, env_state.legal_action_mask, eps)
+        next_state, trans, out = record_plies(env, env_state, action, k_reset)
+        done = trans.done
+        stats = (done, done & (out.rewards[:, 0] > 0), done & (out.rewards[:, 0] == 0),
+                 jnp.where(done, env_state.step_count + 1, 0), eps)
+        state = state.replace(env_state=next_state, buffer=buffer.add(state.buffer, trans), key=key,
+                              games=state.games + done.sum().astype(jnp.int32))
+        return state, stats
+
+    def loss_fn(params, target_params, batch: NStepBatch):
+        q = agent.apply(params, batch.obs)[0]
+        q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
+        q_next_target = agent.apply(target_params, batch.next_obs)[0]
+        q_next_select = agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
+        target = bootstrap_target(batch, q_next_select, q_next_target)
+        loss = huber(q_a - target, config.huber_delta).mean()
+        return loss, {"loss": loss, "q_taken": q_a.mean(), "target": target.mean(), "max_q": max_legal_q(q, batch.mask).mean()}
+
+    def grad_step(carry, _):
+        params, target_params, opt_state, grad_steps, buf, key = carry
+        key, k_sample = jax.random.split(key)
+        rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, n + 1)
+        batch = nstep_batch(buffer, buf, rows, envs, config.gamma)
+        grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        grad_steps = grad_steps + 1
+        sync = (grad_steps % config.target_period) == 0
+        tau = jnp.where(sync, config.target_tau, 0.0)
+        target_params = jax.tree_util.tree_map(lambda t, p: (1 - tau) * t + tau * p, target_params, params)
+        aux["grad_norm"] = optax.tree.norm(grads)
+        return (params, target_params, opt_state, grad_steps, buf, key), aux
+
+    metric_names = ("loss", "q_taken", "target", "max_q", "grad_norm")
+
+    def learn(state: DQNState, key: jax.Array):
+        def run(_):
+            carry = (state.params, state.target_params, state.opt_state, state.grad_steps, state.buffer, key)
+            (params, target, opt_state, grad_steps, _, _), aux = jax.lax.scan(grad_step, carry, None, length=config.gradient_steps)
+            return (params, target, opt_state, grad_steps), {k: aux[k].mean() for k in metric_names}
+
+        def skip(_):
+            return (state.params, state.target_params, state.opt_state, state.grad_steps), {k: jnp.float32(0.0) for k in metric_names}
+
+        ready = (state.buffer.count * n_envs >= config.learning_starts) & buffer.can_sample(state.buffer, n + 1)
+        (params, target, opt_state, grad_steps), aux = jax.lax.cond(ready, run, skip, None)
+        aux["learning"] = ready.astype(jnp.float32)
+        return state.replace(params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps), aux
+
+    def update(state: DQNState, _) -> tuple[DQNState, dict[str, jax.Array]]:
+        state, (done, p0_win, draw, length, eps) = jax.lax.scan(act, state, None, length=config.rollout_steps)
+        key, k_learn = jax.random.split(state.key)
+        state, metrics = learn(state.replace(key=key), k_learn)
+        episodes = done.sum()
+        denom = jnp.maximum(episodes, 1)
+        metrics.update(
+            episodes=episodes.astype(jnp.float32),
+            selfplay_first_win=p0_win.sum() / denom,
+            selfplay_draw=draw.sum() / denom,
+            episode_length=length.sum() / denom,
+            epsilon=eps.mean(),
+        )
+        return state.replace(update=state.update + 1), metrics
+
+    def chunk(state: DQNState) -> tuple[DQNState, dict[str, jax.Array]]:
+        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
+        out = jax.tree_util.tree_map(jnp.mean, metrics)
+        out["episodes"] = metrics["episodes"].sum()
+        out["games_total"] = state.games.astype(jnp.float32)
+        return state, out
+
+    return Algorithm(
+        name="dqn",
+        config=config,
+        env=env,
+        agent=agent,
+        init=init,
+        chunk=chunk,
+        params=lambda s: s.params,
+        num_chunks=config.num_updates // config.updates_per_chunk,
+        steps_per_chunk=config.updates_per_chunk * config.steps_per_update,
+    )
+
+
+def make_train(config: DQNConfig):
+    """``train(key) -> (DQNState, metrics)``: the whole run as one pure, jittable,
+    vmappable function (metrics float32[num_chunks] per name)."""
+    return make_algorithm(config).make_train()
