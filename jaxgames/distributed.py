@@ -167,6 +167,25 @@ def constrain_batch(tree: Any, mesh: Mesh) -> Any:
     return jax.tree_util.tree_map(lambda x: jax.lax.with_sharding_constraint(x, sh) if np.ndim(x) else x, tree)
 
 
+def constrain_data(tree: Any, axis: int = 0) -> Any:
+    """Inside an algorithm's jitted code: split axis ``axis`` of every leaf over ``'data'`` when
+    it runs under a mesh (:func:`sharded_train_fns` / the driver set one with ``jax.set_mesh``);
+    the identity otherwise, so algorithms stay device-agnostic.
+
+    Use it where a batch is rebuilt from a gather that SPMD propagation would otherwise
+    replicate, e.g. PPO's shuffled minibatches ``[num_minibatches, mb, ...]`` (``axis=1``): each
+    device then computes the loss on its slice and the gradient is all-reduced (averaged), instead
+    of every device computing the whole minibatch. The values are unchanged.
+    """
+    mesh = jax.sharding.get_abstract_mesh()
+    if mesh.empty or DATA not in mesh.axis_names:
+        return tree
+    spec = P(*([None] * axis), DATA)
+    return jax.tree_util.tree_map(
+        lambda x: jax.lax.with_sharding_constraint(x, spec) if np.ndim(x) > axis else x, tree
+    )
+
+
 def shard_state(train_state: Any, mesh: Mesh, partition: Callable[[Any], Any] | None = None) -> Any:
     """``device_put`` an existing train state with :func:`state_shardings` (e.g. after restore)."""
     return jax.device_put(train_state, state_shardings(mesh, train_state, partition))
@@ -181,16 +200,28 @@ def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Calla
                                the algorithm's chunk, state in and out with the same
                                shardings (donated), metrics replicated
     shardings                  pytree of NamedSharding of the train state
+
+    Both run (and trace) under ``jax.set_mesh(mesh)``, so :func:`constrain_data` hints inside
+    the algorithm apply.
     """
     template = jax.eval_shape(algo.init, jax.random.PRNGKey(0))
     shardings = state_shardings(mesh, template, getattr(algo, "partition", None))
-    init = jax.jit(algo.init, out_shardings=shardings)
-    chunk = jax.jit(
+    init_jit = jax.jit(algo.init, out_shardings=shardings)
+    chunk_jit = jax.jit(
         algo.chunk,
         in_shardings=(shardings,),
         out_shardings=(shardings, replicated(mesh)),
         donate_argnums=0 if donate else (),
     )
+
+    def init(key):
+        with jax.set_mesh(mesh):
+            return init_jit(key)
+
+    def chunk(state):
+        with jax.set_mesh(mesh):
+            return chunk_jit(state)
+
     return init, chunk, shardings
 
 
