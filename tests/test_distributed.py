@@ -65,6 +65,9 @@ def check_rollout(game: str, options: dict) -> None:
     assert distributed.mesh_size(mesh) == N_DEV
     sharded_states = distributed.shard_batch(states, mesh)
     assert _is_split(sharded_states.current_player, N_DEV)
+    # one process: the multi-host constructor gives the same global arrays, split the same way
+    assert _leaves_equal(distributed.host_local_to_global(jax.device_get(states), mesh), sharded_states)
+    assert distributed.host_local_to_global(states, mesh).current_player.sharding == sharded_states.current_player.sharding
     sharded = jax.jit(play)(sharded_states, k_play)
     final, (act, rewards, term, obs) = sharded
     assert _is_split(final.current_player, N_DEV), final.current_player.sharding
@@ -133,6 +136,7 @@ def check_driver_resume_other_device_count(tmp: str) -> None:
                      progress=False, devices=N_DEV)
     except ValueError as e:
         assert "multiple of the number of devices" in str(e), e
+        assert not os.path.exists(os.path.join(tmp, "bad")), "a rejected run left a directory behind"
     else:
         raise AssertionError("num_envs=6 on 4 devices was accepted")
     del jax
@@ -195,6 +199,17 @@ def test_resolve_devices_errors():
         distributed.resolve_devices(len(jax.devices()) + 1)
     with pytest.raises(ValueError, match="'all' or a positive integer"):
         distributed.resolve_devices("many")
+
+
+def test_benchmark_scaling_efficiency():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py"))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = [dict(game="g", impl="jaxgames", batch=64, devices=n, steps_per_s=v) for n, v in ((1, 100.0), (2, 150.0), (4, 400.0))]
+    eff = {r["devices"]: (r["speedup"], r["efficiency"]) for r in bench.scaling_rows(rows)}
+    assert eff == {1: (1.0, 1.0), 2: (1.5, 0.75), 4: (4.0, 1.0)}
 
 
 if __name__ == "__main__":

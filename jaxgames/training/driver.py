@@ -167,9 +167,10 @@ def run_training(
 
     max_chunks: stop after computing this many chunks in this call (the run stays resumable);
     ``None`` runs to the end. devices: ``None``/``"all"`` (every visible device) or a count
-    (:func:`jaxgames.distributed.make_mesh`); ``num_envs`` must be a multiple of it. Raises ``ValueError`` for a run directory holding a different
-    run, :class:`~jaxgames.training.checkpoint.CheckpointError` if checkpoints exist but none
-    is readable.
+    (:func:`jaxgames.distributed.make_mesh`). Raises ``ValueError`` for a run directory
+    holding a different run or a ``num_envs`` that is not a multiple of the device count
+    (nothing is written then), :class:`~jaxgames.training.checkpoint.CheckpointError` if
+    checkpoints exist but none is readable.
     """
     module = algorithm_module(algorithm)
     if not isinstance(config, module.Config):
@@ -178,6 +179,8 @@ def run_training(
     primary = distributed.is_primary()
     record = config_record(algorithm, config)
     existing = _check_run_dir(run_dir, record)
+    # before anything is written: ValueError if the batch does not split over the devices
+    algo, chunk_fn, evaluate, init_fn, shardings = _compiled(module, algorithm, config, mesh)
     os.makedirs(run_dir, exist_ok=True)
     if not existing and primary:
         tmp = os.path.join(run_dir, CONFIG_FILE + ".tmp")
@@ -185,7 +188,6 @@ def run_training(
             json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
         os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
 
-    algo, chunk_fn, evaluate, init_fn, shardings = _compiled(module, algorithm, config, mesh)
     log = MetricsLog(run_dir)
     store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
     key = jax.random.PRNGKey(config.seed)
