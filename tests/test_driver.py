@@ -142,6 +142,8 @@ def test_load_policy(full_run):
 def test_load_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_policy(str(tmp_path / "nope"))
+    with pytest.raises(ValueError, match="does not exist"):  # also a ValueError for callers
+        load_policy(str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="no config.json"):
         load_policy(str(tmp_path))
     (tmp_path / "config.json").write_text("{not json")
