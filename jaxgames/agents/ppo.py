@@ -118,7 +118,7 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         learning_rate=5e-4, gamma=0.99, gae_lambda=0.95, updates_per_chunk=20, eval_games=256,
     ),
 }
-QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
+QUICK: dict[str, Any] = dict(total_steps=200_000, updates_per_chunk=10, eval_games=200)
 
 
 def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> PPOConfig:
