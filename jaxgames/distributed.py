@@ -104,16 +104,31 @@ def _path_names(path) -> list[str]:
     return names
 
 
+def partition_by_field(**axes: int) -> Callable[[Any], Any]:
+    """A partition function: leaves under a field (attribute or dict key, anywhere in the tree)
+    named like a keyword are split over ``'data'`` along the given axis, the rest replicated.
+    Leaves with too few dimensions (e.g. a buffer's scalar counters) stay replicated::
+
+        partition=partition_by_field(env_state=0, buffer=1)   # buffer data [rows, num_envs, ...]
+    """
+
+    def partition(train_state: Any) -> Any:
+        def spec(path, leaf):
+            for name in _path_names(path):
+                if name in axes and np.ndim(leaf) > axes[name]:
+                    return P(*([None] * axes[name]), DATA)
+            return P()
+
+        return jax.tree_util.tree_map_with_path(spec, train_state)
+
+    return partition
+
+
 def default_partition(train_state: Any) -> Any:
     """``P('data')`` for every leaf under a field named ``env_state`` (anywhere in the tree),
-    ``P()`` (replicated) for the rest. Works on arrays or ``jax.eval_shape`` results.
-    Scalars under ``env_state`` (none in practice) are replicated."""
-
-    def spec(path, leaf):
-        batched = any(n in BATCH_FIELDS for n in _path_names(path)) and np.ndim(leaf) > 0
-        return P(DATA) if batched else P()
-
-    return jax.tree_util.tree_map_with_path(spec, train_state)
+    ``P()`` (replicated) for the rest (``partition_by_field(env_state=0)``). Works on arrays or
+    ``jax.eval_shape`` results."""
+    return partition_by_field(**{f: 0 for f in BATCH_FIELDS})(train_state)
 
 
 def state_shardings(
@@ -129,12 +144,13 @@ def state_shardings(
     n = mesh_size(mesh)
 
     def to_sharding(path, leaf, spec):
-        if len(spec) and spec[0] is not None and np.shape(leaf)[0] % n:
-            where = "/".join(_path_names(path))
-            raise ValueError(
-                f"cannot split {where} (leading axis {np.shape(leaf)[0]}) over {n} devices: "
-                f"num_envs must be a multiple of the number of devices"
-            )
+        for axis, name in enumerate(spec):
+            if name is not None and np.shape(leaf)[axis] % n:
+                where = "/".join(_path_names(path))
+                raise ValueError(
+                    f"cannot split {where} (axis {axis} of shape {np.shape(leaf)}) over {n} devices: "
+                    f"num_envs must be a multiple of the number of devices"
+                )
         return NamedSharding(mesh, spec)
 
     return jax.tree_util.tree_map_with_path(to_sharding, train_state, specs)

@@ -201,6 +201,23 @@ def test_resolve_devices_errors():
         distributed.resolve_devices("many")
 
 
+def test_partition_specs():
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    from jaxgames import distributed
+
+    state = {"params": {"w": jnp.zeros((8, 3))}, "env_state": {"board": jnp.zeros((8, 9)), "n": jnp.int32(0)},
+             "buffer": {"data": jnp.zeros((5, 8, 2)), "count": jnp.int32(0)}}
+    assert distributed.default_partition(state) == {
+        "params": {"w": P()}, "env_state": {"board": P("data"), "n": P()}, "buffer": {"data": P(), "count": P()}}
+    custom = distributed.partition_by_field(env_state=0, buffer=1)(state)
+    assert custom["buffer"] == {"data": P(None, "data"), "count": P()} and custom["params"]["w"] == P()
+    mesh = distributed.make_mesh(1)
+    sh = distributed.state_shardings(mesh, state)
+    assert sh["env_state"]["board"].spec == P("data") and sh["params"]["w"].spec == P()
+
+
 def test_benchmark_scaling_efficiency():
     import importlib.util
 
