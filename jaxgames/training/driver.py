@@ -193,6 +193,8 @@ def run_training(
             json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
         os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
 
+    if distributed.mesh_size(mesh) > 1:
+        echo(f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} {mesh.devices.flat[0].platform} devices")
     log = MetricsLog(run_dir)
     store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
     key = jax.random.PRNGKey(config.seed)
