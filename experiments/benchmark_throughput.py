@@ -10,10 +10,19 @@ an auto-reset written like ``jaxgames.step_autoreset`` when it has the game and 
         --games reversi:8 reversi:6 animal_shogi tic_tac_toe \\
         --batch-sizes 1 4 16 64 256 1024 4096 16384 --steps 200 --out runs/throughput
     PYTHONPATH=$PWD python experiments/benchmark_throughput.py --quick   # < 1 minute
+    PYTHONPATH=$PWD python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \
+        --games reversi:8 tic_tac_toe --batch-sizes 1024 16384 --out runs/throughput_devices
 
 Writes ``<out>/throughput.csv`` (game, impl, batch, steps_per_s, compile_s, seconds, steps),
 ``<out>/throughput.png`` / ``.pdf`` (log-log steps/s vs batch) and ``<out>/config.json``, and
 prints a table with the jaxgames/pgx ratio. Games that are not registered are skipped.
+
+Devices axis (``--devices 1 2 4``): each count runs in its own subprocess with the batch of
+games split over a ``jaxgames.distributed`` mesh of that many devices (the first n of
+``jax.devices()``; on CPU the subprocess gets
+``XLA_FLAGS=--xla_force_host_platform_device_count=n``, i.e. n CPU "devices" sharing the
+machine's cores). The CSV gains a ``devices`` column, ``scaling.csv`` and the printed table give
+scaling efficiency = steps/s(n) / (n * steps/s(1)) per game, impl and batch (1.0 = linear).
 
 The policy and the auto-reset are the same for both libraries and cheap on purpose (they are
 not what is measured): each game plays a uniformly random legal action, drawn from a
@@ -37,6 +46,7 @@ import jax
 import jax.numpy as jnp
 
 import jaxgames
+from jaxgames import distributed
 
 #: jaxgames game name -> (pgx env id, the jaxgames options it corresponds to)
 PGX_EQUIVALENT = {
@@ -81,8 +91,10 @@ def uniform_legal_action(seed: jax.Array, t: jax.Array, legal_action_mask: jax.A
     return jnp.minimum(action, num_actions - 1)
 
 
-def rollout(init: Callable, step_autoreset: Callable, batch: int, steps: int) -> Callable:
+def rollout(init: Callable, step_autoreset: Callable, batch: int, steps: int, mesh=None) -> Callable:
     """jit(key -> int32[] games finished) playing ``steps`` plies of ``batch`` games.
+
+    mesh: a ``jaxgames.distributed.make_mesh`` mesh to split the games over (``None``: default device).
 
     init(key) -> state and step_autoreset(state, action, key) -> (state, done) act on ONE game;
     they are vmapped here. Reset keys are derived per game and step by XOR-ing the step index
@@ -95,34 +107,45 @@ def rollout(init: Callable, step_autoreset: Callable, batch: int, steps: int) ->
         game_keys = jax.random.split(k1, batch)
         seed = jax.random.bits(k2, (), jnp.uint32)
         state = jax.vmap(init)(jax.random.split(k0, batch))
+        if mesh is not None:
+            state, game_keys = distributed.constrain_batch((state, game_keys), mesh)
         step = jax.vmap(step_autoreset)
 
         def body(carry, t):
             # the action is chosen at the end of the previous iteration and carried, so it is
             # materialised once instead of being fused (and recomputed) into every consumer
-            state, action = carry
+            state, action, finished = carry
             state, done = step(state, action, game_keys ^ t.astype(jnp.uint32))
+            if mesh is not None:
+                # count finished games per game and sum once at the end: a per-ply sum over
+                # the sharded batch would be an all-reduce (a device sync) every ply
+                state = distributed.constrain_batch(state, mesh)
+                finished = finished + done.astype(jnp.int32)
+                done_count = jnp.int32(0)
+            else:
+                done_count = jnp.sum(done, dtype=jnp.int32)
             action = uniform_legal_action(seed, t + 1, state.legal_action_mask)
-            return (state, action), jnp.sum(done, dtype=jnp.int32)
+            return (state, action, finished), done_count
 
         first = uniform_legal_action(seed, jnp.int32(0), state.legal_action_mask)
-        _, done = jax.lax.scan(body, (state, first), jnp.arange(steps, dtype=jnp.int32))
-        return done.sum()
+        finished = jnp.zeros(batch, jnp.int32)
+        (_, _, finished), done = jax.lax.scan(body, (state, first, finished), jnp.arange(steps, dtype=jnp.int32))
+        return done.sum() + finished.sum()
 
     return jax.jit(run)
 
 
-def jaxgames_rollout(env, batch: int, steps: int) -> Callable:
+def jaxgames_rollout(env, batch: int, steps: int, mesh=None) -> Callable:
     """:func:`rollout` for a jaxgames env through :func:`jaxgames.step_autoreset`."""
 
     def step(state, action, key):
         out = jaxgames.step_autoreset(env, state, action, key)
         return out.state, out.terminated | out.truncated
 
-    return rollout(env.init, step, batch, steps)
+    return rollout(env.init, step, batch, steps, mesh)
 
 
-def pgx_rollout(env_id: str, batch: int, steps: int, native_autoreset: bool = False) -> Callable:
+def pgx_rollout(env_id: str, batch: int, steps: int, native_autoreset: bool = False, mesh=None) -> Callable:
     """:func:`rollout` for ``pgx.make(env_id)``. By default the auto-reset is written exactly like
     :func:`jaxgames.step_autoreset` (step, then select a fresh ``init(key)`` where done);
     ``native_autoreset`` uses ``pgx.experimental.auto_reset`` instead (it also splits a key per
@@ -142,7 +165,7 @@ def pgx_rollout(env_id: str, batch: int, steps: int, native_autoreset: bool = Fa
         fresh = env.init(key)
         return jax.tree_util.tree_map(lambda f, n: jnp.where(done, f, n), fresh, nxt), done
 
-    return rollout(env.init, step, batch, steps)
+    return rollout(env.init, step, batch, steps, mesh)
 
 
 def parse_game(spec: str) -> tuple[str, dict]:
@@ -174,12 +197,16 @@ def plot(rows: list[dict], out: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    series = sorted({(r["game"], r["impl"]) for r in rows})
-    colors = {g: f"C{i}" for i, g in enumerate(sorted({g for g, _ in series}))}
-    for game, impl in series:
-        pts = sorted((r["batch"], r["steps_per_s"]) for r in rows if r["game"] == game and r["impl"] == impl)
-        ax.plot(*zip(*pts), marker="o", color=colors[game], linestyle="-" if impl == "jaxgames" else "--",
-                label=f"{game} ({impl})")
+    series = sorted({(r["game"], r["impl"], r.get("devices", 1)) for r in rows})
+    colors = {g: f"C{i}" for i, g in enumerate(sorted({g for g, _, _ in series}))}
+    many = len({d for _, _, d in series}) > 1
+    markers = "os^Dvx*"
+    for game, impl, dev in series:
+        pts = sorted((r["batch"], r["steps_per_s"]) for r in rows
+                     if (r["game"], r["impl"], r.get("devices", 1)) == (game, impl, dev))
+        ax.plot(*zip(*pts), marker=markers[dev % len(markers)] if many else "o", color=colors[game],
+                linestyle="-" if impl == "jaxgames" else "--",
+                label=f"{game} ({impl}{f', {dev} dev' if many else ''})")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch size (games in parallel)")
@@ -207,9 +234,17 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--quick", action="store_true", help=f"batches {QUICK_BATCHES}, 50 steps, 2 repeats")
     ap.add_argument("--repeats", type=int, default=3, help="measured runs per point; the best is kept")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--devices", nargs="+", type=int, default=None,
+                    help="device counts to compare (one subprocess each; forced host devices on CPU), e.g. 1 2 4")
+    ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.quick:
         args.batch_sizes, args.steps, args.repeats = QUICK_BATCHES, 50, 2
+    if args.devices and args.child_devices is None:
+        return devices_sweep(args)
+    mesh = None
+    if args.child_devices is not None:
+        mesh = distributed.make_mesh(args.child_devices)
 
     try:
         import pgx  # noqa: F401
@@ -237,16 +272,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
             pid, pgx_options = PGX_EQUIVALENT[name]
             if env.config == {**env.config, **pgx_options}:
                 pgx_id = pid
+        n_dev = 1 if mesh is None else distributed.mesh_size(mesh)
         for batch in args.batch_sizes:
-            impls = [("jaxgames", lambda: jaxgames_rollout(env, batch, args.steps))]
+            if batch % n_dev:
+                print(f"skipping batch {batch}: not a multiple of {n_dev} devices", file=sys.stderr)
+                continue
+            impls = [("jaxgames", lambda: jaxgames_rollout(env, batch, args.steps, mesh))]
             if pgx_id:
-                impls.append(("pgx", lambda: pgx_rollout(pgx_id, batch, args.steps, args.pgx_native_autoreset)))
+                impls.append(("pgx", lambda: pgx_rollout(pgx_id, batch, args.steps, args.pgx_native_autoreset, mesh)))
             for impl, build in impls:
                 compile_s, seconds, done = measure(build(), args.seed, args.repeats)
-                row = dict(game=label, impl=impl, batch=batch, steps_per_s=batch * args.steps / seconds,
+                row = dict(game=label, impl=impl, batch=batch, devices=n_dev, steps_per_s=batch * args.steps / seconds,
                            compile_s=compile_s, seconds=seconds, steps=args.steps, games_finished=done)
                 rows.append(row)
-                print(f"{label:>14} {impl:>8} batch {batch:>6}: {row['steps_per_s']:>14,.0f} steps/s "
+                print(f"{label:>14} {impl:>8} batch {batch:>6} x{n_dev} dev: {row['steps_per_s']:>14,.0f} steps/s "
                       f"(compile {compile_s:.1f}s, run {seconds:.3f}s, {done} games finished)", flush=True)
 
     with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
@@ -266,6 +305,67 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 pxs = f"{px[0]:14,.0f}" if px else f"{'-':>14}"
                 print(f"{game:>14} {batch:>6} {jg[0]:17,.0f} {pxs} {ratio}")
     print(f"\nwrote {args.out}/throughput.csv and throughput.png/.pdf")
+    return rows
+
+
+def scaling_rows(rows: list[dict]) -> list[dict]:
+    """Per (game, impl, batch, devices n): steps/s and efficiency = steps/s(n) / (n * steps/s(1))."""
+    base = {(r["game"], r["impl"], r["batch"]): r["steps_per_s"] for r in rows if r["devices"] == 1}
+    out = []
+    for r in rows:
+        b = base.get((r["game"], r["impl"], r["batch"]))
+        eff = r["steps_per_s"] / (r["devices"] * b) if b else float("nan")
+        out.append(dict(game=r["game"], impl=r["impl"], batch=r["batch"], devices=r["devices"],
+                        steps_per_s=r["steps_per_s"], speedup=r["steps_per_s"] / b if b else float("nan"),
+                        efficiency=eff))
+    return out
+
+
+def devices_sweep(args: argparse.Namespace) -> list[dict]:
+    """Run the benchmark once per device count in ``args.devices``, each in a subprocess
+    (``--child-devices n``; XLA_FLAGS forces n host devices, which only matters on CPU), then
+    merge the rows and report scaling efficiency. Returns the merged rows."""
+    import subprocess
+
+    os.makedirs(args.out, exist_ok=True)
+    rows: list[dict] = []
+    for n in args.devices:
+        sub_out = os.path.join(args.out, f"devices{n}")
+        cmd = [sys.executable, os.path.abspath(__file__), "--games", *args.games,
+               "--batch-sizes", *map(str, args.batch_sizes), "--steps", str(args.steps),
+               "--repeats", str(args.repeats), "--seed", str(args.seed), "--out", sub_out,
+               "--no-plot", "--child-devices", str(n)]
+        cmd += ["--no-pgx"] if args.no_pgx else []
+        cmd += ["--pgx-native-autoreset"] if args.pgx_native_autoreset else []
+        env = dict(os.environ)
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}").strip()
+        print(f"=== {n} device(s) ===", flush=True)
+        proc = subprocess.run(cmd, env=env)
+        if proc.returncode:
+            print(f"{n} device(s) failed (exit {proc.returncode}); skipped", file=sys.stderr)
+            continue
+        with open(os.path.join(sub_out, "throughput.csv")) as f:
+            for r in csv.DictReader(f):
+                rows.append({k: (v if k in ("game", "impl") else float(v) if "." in v or "e" in v else int(v))
+                             for k, v in r.items()})
+    with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
+        w.writeheader()
+        w.writerows(rows)
+    scaling = scaling_rows(rows)
+    with open(os.path.join(args.out, "scaling.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(scaling[0]) if scaling else ["game"])
+        w.writeheader()
+        w.writerows(scaling)
+    with open(os.path.join(args.out, "config.json"), "w") as f:
+        json.dump({**vars(args), "jax": jax.__version__}, f, indent=2)
+    if rows and not args.no_plot:
+        plot(rows, args.out)
+    print(f"\n{'game':>14} {'impl':>8} {'batch':>6} {'devices':>7} {'steps/s':>14} {'speedup':>8} {'efficiency':>10}")
+    for r in scaling:
+        print(f"{r['game']:>14} {r['impl']:>8} {r['batch']:>6} {r['devices']:>7} {r['steps_per_s']:14,.0f} "
+              f"{r['speedup']:7.2f}x {r['efficiency']:10.2f}")
+    print(f"\nwrote {args.out}/throughput.csv, scaling.csv (efficiency = steps/s(n) / (n * steps/s(1)))")
     return rows
 
 

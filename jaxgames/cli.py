@@ -3,6 +3,7 @@
     jaxgames train ppo --game tic_tac_toe --quick
     jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
     jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
+    jaxgames train ppo --game reversi --devices 4      # split the games over 4 devices (default: all)
 
 Adding a command is one line in :data:`COMMANDS`: ``"name": "module:function"`` where
 ``function(subparsers)`` adds its sub-parser and sets ``func=handler`` (``handler(args) -> int``
@@ -49,6 +50,10 @@ def _train(args: argparse.Namespace) -> int:
     from jaxgames.training.config import parse_overrides
     from jaxgames.training.driver import run_training
 
+    if args.distributed:
+        from jaxgames.distributed import initialize
+
+        initialize()
     module = algorithm_module(args.algorithm)
     game_options = _game_options(args)
     overrides = parse_overrides(args.overrides)
@@ -59,7 +64,7 @@ def _train(args: argparse.Namespace) -> int:
     name = args.run_name or default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
     run_dir = os.path.join(args.runs_dir, name)
     print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
-    summary = run_training(args.algorithm, config, run_dir, progress=not args.no_progress)
+    summary = run_training(args.algorithm, config, run_dir, progress=not args.no_progress, devices=args.devices)
     last = summary.last
     if "eval/win_first" in last:
         print(
@@ -95,6 +100,10 @@ def add_train_command(subparsers) -> None:
         p.add_argument("--runs-dir", default="runs", help="parent directory of runs (default runs/)")
         p.add_argument("--quick", action="store_true", help="short demo preset")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.add_argument("--devices", default="all", metavar="N|all",
+                       help="devices to split the games over (default all; num_envs must be a multiple)")
+        p.add_argument("--distributed", action="store_true",
+                       help="multi-host: call jax.distributed.initialize() first (run the same command on every host)")
         p.set_defaults(func=_train)
 
 

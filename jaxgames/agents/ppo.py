@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
+from jaxgames import distributed
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
@@ -238,6 +239,7 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
             mbs = jax.tree_util.tree_map(
                 lambda x: x[perm].reshape(config.num_minibatches, -1, *x.shape[1:]), flat
             )
+            mbs = distributed.constrain_data(mbs, axis=1)  # minibatches split over devices (if any)
 
             def minibatch(carry, mb):
                 params, opt_state = carry

@@ -34,6 +34,11 @@ class Algorithm:
     agent:                            the network wrapper that turns params into a Policy
     num_chunks, steps_per_chunk:      the run is ``num_chunks`` chunks of ``steps_per_chunk``
                                       environment steps
+    partition(train_state) -> pytree of jax.sharding.PartitionSpec (optional)
+                                      how the state is laid out on a device mesh (axis
+                                      ``'data'``); ``None``: :func:`jaxgames.distributed.default_partition`
+                                      (leaves under ``env_state`` split on their leading axis,
+                                      everything else replicated)
     """
 
     name: str
@@ -45,6 +50,7 @@ class Algorithm:
     params: Callable[[Any], Any]
     num_chunks: int
     steps_per_chunk: int
+    partition: Callable[[Any], Any] | None = None
 
     @property
     def total_steps(self) -> int:

@@ -2,6 +2,8 @@
 
     python -m jaxgames.training.benchmark ppo --game reversi --size 6 --network=cnn
     python -m jaxgames.training.benchmark ppo --game tic_tac_toe --num-envs=512
+    XLA_FLAGS=--xla_force_host_platform_device_count=4 \
+        python -m jaxgames.training.benchmark ppo --game reversi --size 6 --devices 4
 
 Builds the algorithm with its per-game defaults (plus ``--field=value`` overrides), compiles
 one chunk, then times ``--repeats`` chunks (best and median) on whatever device JAX uses.
@@ -17,13 +19,16 @@ import time
 import jax
 
 
-def benchmark(algorithm: str, config, repeats: int = 3) -> dict:
-    """Time ``repeats`` jitted chunks -> dict(steps_per_chunk, compile_s, best/median steps_per_s)."""
+def benchmark(algorithm: str, config, repeats: int = 3, devices=None) -> dict:
+    """Time ``repeats`` jitted chunks -> dict(steps_per_chunk, compile_s, best/median steps_per_s),
+    the games split over ``devices`` (``None``: all; see :func:`jaxgames.distributed.make_mesh`)."""
+    from jaxgames import distributed
     from jaxgames.agents import algorithm_module
 
     algo = algorithm_module(algorithm).make_algorithm(config)
-    chunk = jax.jit(algo.chunk, donate_argnums=0)
-    state = algo.init(jax.random.PRNGKey(config.seed))
+    mesh = distributed.make_mesh(devices)
+    init, chunk, _ = distributed.sharded_train_fns(algo, mesh)
+    state = init(jax.random.PRNGKey(config.seed))
     t0 = time.perf_counter()
     state, m = chunk(state)
     jax.block_until_ready(m)
@@ -35,6 +40,7 @@ def benchmark(algorithm: str, config, repeats: int = 3) -> dict:
         jax.block_until_ready((state, m))
         times.append(time.perf_counter() - t0)
     return {
+        "devices": distributed.mesh_size(mesh),
         "steps_per_chunk": algo.steps_per_chunk,
         "compile_and_first_chunk_s": compile_s,
         "best_steps_per_s": algo.steps_per_chunk / min(times),
@@ -51,10 +57,11 @@ def main(argv=None) -> None:
     p.add_argument("--game", default="tic_tac_toe")
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--devices", default="all", help="devices to split the games over (default all)")
     args, extra = p.parse_known_args(argv)
     options = {} if args.size is None else {"size": args.size}
     config = algorithm_module(args.algorithm).default_config(args.game, options).override(parse_overrides(extra))
-    res = benchmark(args.algorithm, config, args.repeats)
+    res = benchmark(args.algorithm, config, args.repeats, args.devices)
     print(f"{args.algorithm} {args.game} {options or ''} network={config.network} {config.net or ''} "
           f"num_envs={config.num_envs} on {jax.devices()[0].platform}:")
     for k, v in res.items():

@@ -59,13 +59,15 @@ class CheckpointStore:
         self._manager.wait_until_finished()
 
     def restore(self, step: int, template: Any) -> Any:
-        """Restore ``step`` into the structure of ``template`` (arrays or ShapeDtypeStructs).
+        """Restore ``step`` into the structure of ``template`` (arrays or ShapeDtypeStructs;
+        a leaf's ``sharding``, if any, is the layout it is restored into).
 
         Raises if the files are unreadable or shapes/dtypes differ from the template.
         """
         leaves, treedef = jax.tree_util.tree_flatten(template)
         abstract = {
-            k: jax.ShapeDtypeStruct(np.shape(x), x.dtype) for k, x in _leaf_dict(template).items()
+            k: jax.ShapeDtypeStruct(np.shape(x), x.dtype, sharding=getattr(x, "sharding", None))
+            for k, x in _leaf_dict(template).items()
         }
         restored = self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
         if set(restored) != set(abstract):

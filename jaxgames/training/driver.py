@@ -16,6 +16,14 @@ never touches the training RNG), one JSONL record, then the checkpoint. Rerunnin
 command resumes from the newest readable checkpoint (records after it are dropped and
 recomputed identically), so an interrupted run ends with the same parameters, bit for bit,
 as an uninterrupted one. A different config for an existing run directory is an error.
+
+Devices: the chunk runs SPMD on a :func:`jaxgames.distributed.make_mesh` mesh (``devices``:
+all by default, or a count): the env batch is split over the ``'data'`` axis, parameters and
+optimiser state are replicated (``Algorithm.partition`` decides). The device count is not part
+of the config, so a run may resume on a different number of devices (checkpoints restore
+straight into the new layout; results then agree to float tolerance, not bit for bit). With
+several hosts (``jaxgames.distributed.initialize``) every host runs this same function; only
+process 0 writes config.json, metrics and plots, orbax writes each checkpoint shard once.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
+from jaxgames import distributed
 from jaxgames.agents import algorithm_module
 from jaxgames.agents.arena import evaluate_vs
 from jaxgames.agents.common import random_policy
@@ -130,20 +139,21 @@ def make_evaluator(algo: Algorithm, n_games: int) -> Callable[[Any, jax.Array], 
     return jax.jit(evaluate)
 
 
-_COMPILED: dict[str, tuple[Algorithm, Callable, Callable | None]] = {}
+_COMPILED: dict[str, tuple[Algorithm, Callable, Callable | None, Callable, Any]] = {}
 
 
-def _compiled(module, algorithm: str, config: Any) -> tuple[Algorithm, Callable, Callable | None]:
-    """(algorithm, jitted chunk, jitted evaluator), cached per config so that resuming or
-    rerunning in the same process does not recompile."""
-    tag = json.dumps(config_record(algorithm, config), sort_keys=True)
+def _compiled(module, algorithm: str, config: Any, mesh) -> tuple[Algorithm, Callable, Callable | None, Callable, Any]:
+    """(algorithm, jitted chunk, jitted evaluator, jitted init, state shardings) for ``mesh``,
+    cached per config and devices so that resuming or rerunning in the same process does not
+    recompile."""
+    tag = json.dumps(config_record(algorithm, config), sort_keys=True) + repr(mesh.device_ids.tolist())
     if tag not in _COMPILED:
         algo: Algorithm = module.make_algorithm(config)
-        chunk_fn = jax.jit(algo.chunk, donate_argnums=0)
+        init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
         evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[tag] = (algo, chunk_fn, evaluate)
+        _COMPILED[tag] = (algo, chunk_fn, evaluate, init_fn, shardings)
     return _COMPILED[tag]
 
 
@@ -155,32 +165,40 @@ def run_training(
     progress: bool = True,
     max_chunks: int | None = None,
     echo: Callable[[str], None] = print,
+    devices: int | str | None = None,
 ) -> RunSummary:
     """Train ``algorithm`` (a name in :data:`jaxgames.agents.ALGORITHMS`) with ``config`` into
     ``run_dir``, resuming if it already holds this run.
 
     max_chunks: stop after computing this many chunks in this call (the run stays resumable);
-    ``None`` runs to the end. Raises ``ValueError`` for a run directory holding a different
-    run, :class:`~jaxgames.training.checkpoint.CheckpointError` if checkpoints exist but none
-    is readable.
+    ``None`` runs to the end. devices: ``None``/``"all"`` (every visible device) or a count
+    (:func:`jaxgames.distributed.make_mesh`). Raises ``ValueError`` for a run directory
+    holding a different run or a ``num_envs`` that is not a multiple of the device count
+    (nothing is written then), :class:`~jaxgames.training.checkpoint.CheckpointError` if
+    checkpoints exist but none is readable.
     """
     module = algorithm_module(algorithm)
     if not isinstance(config, module.Config):
         raise TypeError(f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}")
+    mesh = distributed.make_mesh(devices)
+    primary = distributed.is_primary()
     record = config_record(algorithm, config)
     existing = _check_run_dir(run_dir, record)
+    # before anything is written: ValueError if the batch does not split over the devices
+    algo, chunk_fn, evaluate, init_fn, shardings = _compiled(module, algorithm, config, mesh)
     os.makedirs(run_dir, exist_ok=True)
-    if not existing:
+    if not existing and primary:
         tmp = os.path.join(run_dir, CONFIG_FILE + ".tmp")
         with open(tmp, "w") as f:
             json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
         os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
 
-    algo, chunk_fn, evaluate = _compiled(module, algorithm, config)
+    if distributed.mesh_size(mesh) > 1:
+        echo(f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} {mesh.devices.flat[0].platform} devices")
     log = MetricsLog(run_dir)
     store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
     key = jax.random.PRNGKey(config.seed)
-    template = jax.eval_shape(algo.init, key)
+    template = distributed.abstract_state(jax.eval_shape(algo.init, key), shardings)
     restored = store.restore_latest(template)
     if restored is None:
         logged = [r["chunk"] for r in log.records()]
@@ -189,19 +207,20 @@ def run_training(
                 f"{run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
                 "refusing to start over on top of it (delete the directory or choose another run name)"
             )
-        start, state = 0, algo.init(key)
+        start, state = 0, init_fn(key)
     else:
         start, state = restored
         store.quarantine_after(start)
         echo(f"resuming {run_dir} from chunk {start}/{algo.num_chunks}")
-    log.truncate(start)
-    records = log.records()
+    if primary:
+        log.truncate(start)
+    records = [r for r in log.records() if r["chunk"] <= start]
 
     eval_key = jax.random.fold_in(key, _EVAL_TAG)
     end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
 
     bar = None
-    if progress:
+    if progress and primary:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=algo.total_steps, initial=start * algo.steps_per_chunk, unit="step", unit_scale=True,
@@ -223,9 +242,10 @@ def run_training(
             rec["time"] = time.time()
             if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
                 warnings.warn(f"non-finite metrics at chunk {k}: {rec}", stacklevel=2)
-            log.append(rec)
+            if primary:
+                log.append(rec)
+                log.write_csv()
             records.append(rec)
-            log.write_csv()
             store.save(k, state)
             chunks_run += 1
             if bar is not None:
@@ -241,6 +261,6 @@ def run_training(
             bar.close()
         store.close()
     completed = end == algo.num_chunks
-    if completed:
+    if completed and primary:
         plot_learning_curve(run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}")
     return RunSummary(run_dir, algo, state, records, completed, chunks_run)
