@@ -113,6 +113,37 @@ def check_ppo_update() -> None:
         np.testing.assert_allclose(bm[k], am[k], rtol=1e-4, atol=1e-6, err_msg=k)
 
 
+def check_dqn_update() -> None:
+    """One DQN chunk (rollout + gradient steps from the env-split buffer) on 4 devices == on 1."""
+    import jax
+    import numpy as np
+
+    from jaxgames import distributed
+    from jaxgames.agents import dqn
+
+    cfg = dqn.default_config(
+        "tic_tac_toe", num_envs=8, rollout_steps=4, gradient_steps=2, batch_size=8, buffer_size=64,
+        learning_starts=0, n_step=2, updates_per_chunk=3, total_steps=96, net={"hidden": 16, "layers": 1},
+        eval_games=0,
+    )
+    algo = dqn.make_algorithm(cfg)
+    results = {}
+    for n in (1, N_DEV):
+        init, chunk, _ = distributed.sharded_train_fns(algo, distributed.make_mesh(n), donate=False)
+        s0 = init(jax.random.PRNGKey(4))
+        s1, m = chunk(s0)
+        results[n] = (jax.device_get(s0), jax.device_get(s1))
+        if n == N_DEV:
+            assert _is_split(s1.env_state.current_player, N_DEV)
+    (a0, a1), (b0, b1) = results[1], results[N_DEV]
+    assert _leaves_equal(a0, b0), "initial states differ"
+    moved = max(float(np.abs(np.asarray(x) - np.asarray(y)).max())
+                for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params)))
+    assert moved > 1e-5, "no gradient step happened"
+    for x, y in zip(jax.tree_util.tree_leaves(a1.params), jax.tree_util.tree_leaves(b1.params)):
+        np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4, atol=1e-5)
+
+
 def check_driver_resume_other_device_count(tmp: str) -> None:
     """run_training on 4 devices, then resumed on 2: the checkpoint reshards, the run completes."""
     import jax
@@ -150,6 +181,7 @@ def child(tmp: str) -> None:
         "rollout_tic_tac_toe": lambda: check_rollout("tic_tac_toe", {}),
         "rollout_reversi": lambda: check_rollout("reversi", {"size": 8}),
         "ppo_update": check_ppo_update,
+        "dqn_update": check_dqn_update,
         "driver_resume": lambda: check_driver_resume_other_device_count(tmp),
     }
     for name, fn in checks.items():
@@ -180,7 +212,7 @@ def child_results(tmp_path_factory):
     return results
 
 
-@pytest.mark.parametrize("check", ["rollout_tic_tac_toe", "rollout_reversi", "ppo_update", "driver_resume"])
+@pytest.mark.parametrize("check", ["rollout_tic_tac_toe", "rollout_reversi", "ppo_update", "dqn_update", "driver_resume"])
 def test_sharded_matches_single_device(child_results, check):
     r = child_results.get(check)
     assert r is not None, f"check {check} did not run (child crashed?)"

@@ -68,6 +68,7 @@ import optax
 from flax import struct
 
 import jaxgames
+from jaxgames import distributed
 from jaxgames.agents.common import MASK_MIN, Agent, Policy, batch_observation, greedy_masked, masked_logits
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
@@ -388,7 +389,7 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         params, target_params, opt_state, grad_steps, buf, key = carry
         key, k_sample = jax.random.split(key)
         rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, n + 1)
-        batch = nstep_batch(buffer, buf, rows, envs, config.gamma)
+        batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs, config.gamma))  # split over devices
         grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
@@ -445,6 +446,7 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         init=init,
         chunk=chunk,
         params=lambda s: s.params,
+        partition=distributed.partition_by_field(env_state=0, buffer=1),  # buffer leaves [rows, num_envs, ...]
         num_chunks=config.num_updates // config.updates_per_chunk,
         steps_per_chunk=config.updates_per_chunk * config.steps_per_update,
     )
