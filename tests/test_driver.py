@@ -1,5 +1,5 @@
 """Run driver: outputs, bit-exact resume, corrupt-checkpoint fallback, config clashes,
-load_policy, and the play_games arena."""
+load_policy, and evaluation inside training."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import pytest
 
 import jaxgames
 from jaxgames.agents import load_agent, load_policy, ppo, random_policy
-from jaxgames.agents.arena import outcome_rates, play_games
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.training.checkpoint import CheckpointError
 from jaxgames.training.driver import run_training
 
@@ -158,17 +158,13 @@ def first_legal(key, state):
     return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
 
 
-def test_play_games_deterministic_and_random():
+def test_evaluate_vs_counts_each_side():
     env = jaxgames.make("tic_tac_toe")
-    # X: 0, 2, 4, 6 / O: 1, 3, 5 -> X completes the 2-4-6 diagonal on ply 7
-    res = jax.jit(lambda k: play_games(env, first_legal, first_legal, k, 3))(jax.random.PRNGKey(0))
-    np.testing.assert_array_equal(res.rewards, [[1, -1]] * 3)
-    np.testing.assert_array_equal(res.plies, [7] * 3)
-    assert bool(res.finished.all())
-    res = jax.jit(lambda k: play_games(env, random_policy, random_policy, k, 1000))(jax.random.PRNGKey(1))
-    first, second = outcome_rates(res, 0), outcome_rates(res, 1)
+    # X: 0, 2, 4, 6 / O: 1, 3, 5 -> X completes the 2-4-6 diagonal on ply 7, every game
+    rates = jax.jit(lambda k: evaluate_vs(env, first_legal, first_legal, k, 3))(jax.random.PRNGKey(0))
+    assert float(rates["win_first"]) == 1.0 and float(rates["loss_second"]) == 1.0
+    rates = jax.jit(lambda k: evaluate_vs(env, random_policy, random_policy, k, 1000))(jax.random.PRNGKey(1))
     # random vs random tic-tac-toe: X wins ~58.5%, O ~28.8%, draws ~12.7%
-    assert abs(float(first["win"]) - 0.585) < 0.05 and abs(float(second["win"]) - 0.288) < 0.05
-    assert float(first["win"]) == float(second["loss"])
+    assert abs(float(rates["win_first"]) - 0.585) < 0.05 and abs(float(rates["win_second"]) - 0.288) < 0.05
     with pytest.raises(ValueError, match="n_games"):
-        play_games(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)
+        evaluate_vs(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)

@@ -39,7 +39,7 @@ import optax
 from flax import struct
 
 import jaxgames
-from jaxgames.agents.arena import evaluate_vs
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm

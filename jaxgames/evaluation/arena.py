@@ -227,3 +227,23 @@ def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.A
 
     return ArenaResult(record(np.ones(n_games, bool)), record(a_np == 0), record(a_np == 1),
                        outcomes, a_np, np.asarray(plies))
+
+
+def evaluate_vs(env: Env, policy: Policy, opponent: Policy, key: jax.Array, n_games: int) -> dict[str, jax.Array]:
+    """``policy`` against ``opponent``, ``n_games`` as each side, in one batch. Jittable.
+
+    Returns float32[] rates keyed ``{win,draw,loss}_first`` (policy is player 0) and
+    ``{win,draw,loss}_second`` (policy is player 1). Used for evaluation inside training.
+    """
+    if int(n_games) < 1:
+        raise ValueError(f"n_games must be >= 1, got {n_games}")
+    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n_games)
+    total, _ = play_games(policy, opponent, env, a_player, key)
+    mine = total[jnp.arange(2 * n_games), a_player].reshape(2, n_games)
+    out = {}
+    for side, name in enumerate(("first", "second")):
+        r = mine[side]
+        out[f"win_{name}"] = jnp.mean(r > 0).astype(jnp.float32)
+        out[f"draw_{name}"] = jnp.mean(r == 0).astype(jnp.float32)
+        out[f"loss_{name}"] = jnp.mean(r < 0).astype(jnp.float32)
+    return out

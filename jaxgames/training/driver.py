@@ -40,7 +40,7 @@ import numpy as np
 
 from jaxgames import distributed
 from jaxgames.agents import algorithm_module
-from jaxgames.agents.arena import evaluate_vs
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.agents.common import random_policy
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
