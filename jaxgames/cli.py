@@ -4,6 +4,8 @@
     jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
     jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
     jaxgames train ppo --game reversi --devices 4      # split the games over 4 devices (default: all)
+    jaxgames eval --game reversi --size 8 --a runs/X --b alphabeta:2 --games 4000
+    jaxgames play --game reversi --size 8 --agent runs/X
 
 Adding a command is one line in :data:`COMMANDS`: ``"name": "module:function"`` where
 ``function(subparsers)`` adds its sub-parser and sets ``func=handler`` (``handler(args) -> int``
@@ -22,6 +24,7 @@ from typing import Sequence
 COMMANDS: dict[str, str] = {
     "train": "jaxgames.cli:add_train_command",
     "play": "jaxgames.play:add_play_subcommands",  # adds play and replay
+    "eval": "jaxgames.evaluation.command:add_eval_command",
 }
 
 

@@ -46,3 +46,21 @@ def test_module_entry_point_help():
     out = subprocess.run([sys.executable, "-m", "jaxgames.cli", "train", "ppo", "--help"], capture_output=True,
                          text=True, env=env, timeout=120)
     assert out.returncode == 0 and "--quick" in out.stdout and "--total-steps" in out.stdout
+
+
+def test_eval_command(capsys, tmp_path):
+    out = tmp_path / "r.json"
+    code = cli.main(["eval", "--game", "tic_tac_toe", "--a", "perfect", "--b", "random", "--games", "200",
+                     "--json", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "A as first" in text and "loss 0.0%" in text
+    data = json.loads(out.read_text())
+    assert data["a"] == "perfect" and data["overall"]["losses"] == 0
+
+
+def test_eval_command_bad_input(capsys):
+    assert cli.main(["eval", "--game", "tic_tac_toe", "--a", "alphabeta:x"]) == 2
+    assert "alphabeta needs an integer depth" in capsys.readouterr().err
+    assert cli.main(["eval", "--a", "greedy"]) == 2
+    assert "--game is required" in capsys.readouterr().err

@@ -168,3 +168,13 @@ def test_evaluate_vs_counts_each_side():
     assert abs(float(rates["win_first"]) - 0.585) < 0.05 and abs(float(rates["win_second"]) - 0.288) < 0.05
     with pytest.raises(ValueError, match="n_games"):
         evaluate_vs(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)
+
+def test_run_directory_as_opponent_spec(full_run):
+    from jaxgames.evaluation import arena, make_opponent
+
+    run_dir, _ = full_run
+    env = jaxgames.make("tic_tac_toe")
+    res = arena(make_opponent(run_dir, env), make_opponent("random", env), env, 20, jax.random.PRNGKey(0))
+    assert res.overall.games == 20
+    with pytest.raises(ValueError, match="was trained on jaxgames.make\\('tic_tac_toe'\\), not on"):
+        make_opponent(run_dir, jaxgames.make("reversi", size=6))

@@ -247,13 +247,16 @@ def make_opponent(spec: str, env: Env) -> Policy:
         return _BUILTIN_CACHE[key]
     if os.path.isdir(spec):
         try:
-            from jaxgames.agents import load_policy
+            from jaxgames.agents import load_agent
         except ImportError as e:
             raise ValueError(
                 f"opponent {spec!r} is a directory, but trained agents cannot be loaded: "
-                f"jaxgames.agents.load_policy is not available ({e})"
+                f"jaxgames.agents.load_agent is not available ({e})"
             ) from e
-        return load_policy(spec)
+        loaded = load_agent(spec)
+        if (loaded.env.name, loaded.env.config) != (env.name, env.config):
+            raise ValueError(f"run {spec!r} was trained on {loaded.env!r}, not on {env!r}")
+        return loaded.policy()
     raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
 
 
