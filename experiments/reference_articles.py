@@ -111,10 +111,11 @@ def train_part(name: str, algo: str, game: str, options: dict, total_steps: int 
 def part_tabular_q(a, out):
     from experiments import tabular_q_tictactoe
 
-    argv = ["--out", out, "--seed", str(a.seed), "--seeds", str(max(a.seeds, 2 if a.quick else 5))]
-    argv += ["--quick"] if a.quick else []
-    if a.ttt_games:
-        argv += ["--games", str(a.ttt_games)]
+    games = a.ttt_games or (6000 if a.quick else 40_000)
+    argv = ["--out", out, "--seed", str(a.seed), "--seeds", str(max(a.seeds, 2 if a.quick else 5)),
+            "--games", str(games)]
+    if a.quick:  # tabular_q_tictactoe.py's own quick settings, but with our game budget
+        argv += ["--points", "6", "--eval-games", "500", "--envs", "128"]
     tabular_q_tictactoe.main(argv)
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
