@@ -119,16 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted; rerun the same command to resume from the last checkpoint", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError) as e:
+    except ValueError as e:  # includes CheckpointError and RunNotFoundError
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except Exception as e:
-        from jaxgames.training.checkpoint import CheckpointError
-
-        if isinstance(e, CheckpointError):
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        raise
 
 
 if __name__ == "__main__":

@@ -142,6 +142,8 @@ def test_load_policy(full_run):
 def test_load_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_policy(str(tmp_path / "nope"))
+    with pytest.raises(ValueError, match="does not exist"):  # also a ValueError for callers
+        load_policy(str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="no config.json"):
         load_policy(str(tmp_path))
     (tmp_path / "config.json").write_text("{not json")
@@ -163,10 +165,10 @@ def test_play_games_deterministic_and_random():
     np.testing.assert_array_equal(res.rewards, [[1, -1]] * 3)
     np.testing.assert_array_equal(res.plies, [7] * 3)
     assert bool(res.finished.all())
-    res = jax.jit(lambda k: play_games(env, random_policy, random_policy, k, 2000))(jax.random.PRNGKey(1))
+    res = jax.jit(lambda k: play_games(env, random_policy, random_policy, k, 1000))(jax.random.PRNGKey(1))
     first, second = outcome_rates(res, 0), outcome_rates(res, 1)
     # random vs random tic-tac-toe: X wins ~58.5%, O ~28.8%, draws ~12.7%
-    assert abs(float(first["win"]) - 0.585) < 0.04 and abs(float(second["win"]) - 0.288) < 0.04
+    assert abs(float(first["win"]) - 0.585) < 0.05 and abs(float(second["win"]) - 0.288) < 0.05
     assert float(first["win"]) == float(second["loss"])
     with pytest.raises(ValueError, match="n_games"):
         play_games(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)

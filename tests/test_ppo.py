@@ -41,7 +41,7 @@ def random_states(env, key, n, max_plies):
 @pytest.mark.parametrize("game", jaxgames.registered_games())
 def test_masking_never_selects_illegal_actions(game, key):
     env = jaxgames.make(game)
-    states = random_states(env, key, 256, 12)
+    states = random_states(env, key, 128, 12)
     mask = states.legal_action_mask
     live = mask.any(-1)
     assert bool(live.any())

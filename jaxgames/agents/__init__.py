@@ -57,9 +57,10 @@ class LoadedAgent:
 def load_agent(run_dir: str) -> LoadedAgent:
     """Read the newest readable checkpoint of the run in ``run_dir``.
 
-    ``FileNotFoundError`` for a missing run directory / ``config.json``, ``ValueError`` for a
-    corrupt ``config.json``, :class:`~jaxgames.training.checkpoint.CheckpointError` if the run
-    has no usable checkpoint.
+    All errors are ``ValueError`` subclasses with a message naming the problem:
+    ``RunNotFoundError`` (also a ``FileNotFoundError``) for a missing run directory or
+    ``config.json``, ``ValueError`` for a corrupt ``config.json``,
+    :class:`~jaxgames.training.checkpoint.CheckpointError` if the run has no usable checkpoint.
     """
     import os
 

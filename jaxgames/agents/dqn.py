@@ -162,7 +162,7 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "reversi": dict(
         # the article's n = 16 and epsilon 1.0 -> 0.1 over 5,000 games; an MLP instead of its CNN:
         # ~10x faster on CPU (XLA CPU convolutions are slow) and at least as strong vs random
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, rollout_steps=1, total_steps=2_000_000,
+        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, rollout_steps=1, total_steps=4_000_000,
         learning_rate=5e-4, anneal_lr=True, max_grad_norm=10.0, batch_size=256, gradient_steps=1,
         buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=16, eps_decay=5_000, eps_end=0.1,
         target_period=250, updates_per_chunk=1000, eval_games=500,
@@ -232,10 +232,11 @@ def max_legal_q(q: jax.Array, mask: jax.Array) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------- agent
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class QPolicy(Policy):
     """:class:`Policy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
-    ``value(state)`` is the largest legal Q (float32[], mover's view)."""
+    ``value(state)`` is the largest legal Q (float32[], mover's view). Hashed by identity,
+    like :class:`Policy`."""
 
     def value(self, state: Any) -> jax.Array:
         q, _ = self.agent.apply(self.params, state.observation)

@@ -20,8 +20,8 @@ import jax
 import numpy as np
 
 
-class CheckpointError(RuntimeError):
-    """No usable checkpoint although some exist (never silently restart over them)."""
+class CheckpointError(ValueError):
+    """No usable checkpoint (a ``ValueError``, so callers that report bad input catch it)."""
 
 
 def _leaf_dict(tree: Any) -> dict[str, Any]:

@@ -38,6 +38,11 @@ from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.metrics import MetricsLog, plot_learning_curve
 
 CONFIG_FILE = "config.json"
+
+
+class RunNotFoundError(FileNotFoundError, ValueError):
+    """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
+    ``ValueError``, so either kind of handler reports it)."""
 _EVAL_TAG = 0x5EED
 
 
@@ -69,14 +74,14 @@ def config_record(algorithm: str, config: Any) -> dict[str, Any]:
 def read_run_config(run_dir: str) -> tuple[str, Any]:
     """(algorithm name, config object) of an existing run.
 
-    ``FileNotFoundError`` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
+    :class:`RunNotFoundError` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
     the file is unreadable or names an unknown algorithm / invalid config.
     """
     if not os.path.isdir(run_dir):
-        raise FileNotFoundError(f"run directory {run_dir!r} does not exist")
+        raise RunNotFoundError(f"run directory {run_dir!r} does not exist")
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
+        raise RunNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
     try:
         with open(path) as f:
             data = json.load(f)
