@@ -259,7 +259,9 @@ def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: di
     seeds = [int(s) for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
     t0 = time.perf_counter()
-    state = jax.jit(jax.vmap(algo.init))(keys)
+    # init runs un-jitted (op by op): under jit, XLA constant-folds the seed-independent parts
+    # of the initial state and this hung for minutes on animal shogi with 3 seeds (jax 0.10 CPU)
+    state = jax.block_until_ready(jax.vmap(algo.init)(keys))
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
     evaluators = {name: make_seed_evaluator(algo.agent, algo.env, pol, eval_games) for name, pol in opponents.items()}
