@@ -171,6 +171,20 @@ def parse_args(argv=None):
     return a
 
 
+def write_index(out: str) -> str:
+    """``<out>/index.json``: every finished ``<game>_<algo>`` folder under ``out`` (found by its
+    summary.json, so runs of earlier invocations and of interrupted ones stay listed)."""
+    runs = []
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        path = os.path.join(out, name, "summary.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                s = json.load(f)
+            runs.append(dict(game=s["game"], label=s["label"], algorithm=s["algorithm"], dir=os.path.join(out, name),
+                             run_dirs=s["run_dirs"]))
+    return write_json(os.path.join(out, "index.json"), dict(runs=runs))
+
+
 def main(argv=None) -> list[dict]:
     a = parse_args(argv)
     summaries = []
@@ -178,16 +192,7 @@ def main(argv=None) -> list[dict]:
     for g in a.games:
         for algo in a.algos:
             summaries.append(run_one(g, algo, a))
-    index = os.path.join(a.out, "index.json")
-    entries = {}
-    if os.path.exists(index):  # runs of earlier invocations (other games/algorithms) stay listed
-        with open(index) as f:
-            entries = {(e["label"], e["algorithm"]): e for e in json.load(f).get("runs", [])}
-    for s in summaries:
-        entries[(s["label"], s["algorithm"])] = dict(game=s["game"], label=s["label"], algorithm=s["algorithm"],
-                                                     dir=os.path.join(a.out, f"{s['label']}_{s['algorithm']}"),
-                                                     run_dirs=s["run_dirs"], quick=a.quick)
-    write_json(index, dict(runs=list(entries.values())))
+            index = write_index(a.out)
     print(f"done in {time.time() - t0:.0f}s; index: {index}")
     return summaries
 
