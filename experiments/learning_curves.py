@@ -1,0 +1,201 @@
+"""Learning curves: win rate vs environment steps and vs wall clock against random, greedy and
+alphabeta:2 (tic-tac-toe also vs perfect), seed mean with a 95% band, PPO and DQN, every game.
+
+    PYTHONPATH=$PWD python experiments/learning_curves.py                 # full: 4 games x 2 algos x 3 seeds
+    PYTHONPATH=$PWD python experiments/learning_curves.py --quick         # minutes
+    PYTHONPATH=$PWD python experiments/learning_curves.py --games tic_tac_toe --algos ppo --seeds 5
+
+All seeds of one (game, algorithm) train at once: the algorithm's pure ``chunk`` is
+``vmap``-ed over the seed keys ``PRNGKey(seed)`` and compiled once (see
+``experiments/common.py:train_seeds``); between chunks every seed's greedy policy plays
+``--eval-games`` games (half as first, half as second player) against each opponent in one
+seed-vmapped, jitted arena. The wall clock counts the training chunks only (all seeds
+together), never compilation or evaluation; compile time is reported separately.
+
+Writes ``<out>/<game>_<algo>/``: ``config.json`` (script arguments + the algorithm config +
+timings), ``curves.csv`` (one row per evaluation point, seed and opponent: W/D/L counts and
+rates as first, as second and overall), ``summary.json`` (final seed means with 95%
+t-intervals), ``learning_curves.png/.pdf`` and ``seed<k>/`` (each seed's final agent as a run
+directory: ``jaxgames play``/``load_policy``/``strength_table.py`` read it); and
+``<out>/index.json`` listing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments.common import (  # noqa: E402
+    curve_arrays,
+    make_config,
+    mean_band,
+    parse_game,
+    plot_band,
+    prepare_out,
+    pyplot,
+    read_csv,
+    save_figure,
+    save_seed_runs,
+    train_seeds,
+    with_eval_points,
+    write_csv,
+    write_json,
+)
+
+DEFAULT_GAMES = ["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"]
+DEFAULT_ALGOS = ["ppo", "dqn"]
+OPPONENTS = ["random", "greedy", "alphabeta:2"]
+
+
+def opponents_for(game: str) -> list[str]:
+    """The yardsticks of ``game``: random, greedy, alphabeta:2 (+ perfect for tic-tac-toe)."""
+    return OPPONENTS + (["perfect"] if game == "tic_tac_toe" else [])
+
+
+def plot_curves(rows, opponents, title: str, stem: str, n_seeds: int) -> list[str]:
+    """A grid: one column per opponent; top row vs env steps, bottom row vs training wall
+    clock. Win rate (solid) and loss rate (dotted) of the greedy policy over both colours,
+    seed mean with a 95% band."""
+    plt = pyplot()
+    n = len(opponents)
+    fig, axes = plt.subplots(2, n, figsize=(3.2 * n + 0.6, 5.6), sharey=True, squeeze=False)
+    for i, opp in enumerate(opponents):
+        steps, secs, win = curve_arrays(rows, opp, "win_rate_all")
+        _, _, loss = curve_arrays(rows, opp, "loss_rate_all")
+        for ax, x in zip(axes[:, i], (steps, secs)):
+            plot_band(ax, x, win, "win", color="tab:blue")
+            plot_band(ax, x, loss, "loss", color="tab:red", style=":", alpha=0.12)
+            ax.set_ylim(-0.02, 1.02)
+            ax.grid(alpha=0.3)
+        axes[0, i].set_title(f"vs {opp}")
+        axes[0, i].set_xlabel("env steps per seed", fontsize=8)
+        axes[1, i].set_xlabel("training wall clock (s)", fontsize=8)
+    axes[0, 0].set_ylabel("rate, both colours")
+    axes[1, 0].set_ylabel("rate, both colours")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle(f"{title}: greedy policy, mean of {n_seeds} seeds (trained at once), 95% band", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
+    """Train + evaluate one (game, algorithm); write its folder. Returns its summary."""
+    from jaxgames.evaluation import make_opponent
+
+    game, options, label = parse_game(game_spec)
+    cfg = make_config(algo, game, options, a.quick, dict(a.overrides))
+    if a.total_steps:
+        cfg = cfg.override({"total_steps": a.total_steps})
+    cfg = with_eval_points(algo, cfg, a.evals)
+    env = cfg.make_env()
+    opp_names = a.opponents or opponents_for(game)
+    opponents = {name: make_opponent(name, env) for name in opp_names}
+    seeds = list(range(a.seed, a.seed + a.seeds))
+    out = os.path.join(a.out, f"{label}_{algo}")
+    prepare_out(out, dict(script="learning_curves.py", game=game_spec, algorithm=algo, seeds=seeds,
+                          opponents=opp_names, eval_games=a.eval_games, quick=a.quick,
+                          algorithm_config=cfg.to_dict()))
+    echo(f"== {label} {algo}: {len(seeds)} seeds x {cfg.total_steps:,} steps, opponents {opp_names}")
+    t0 = time.time()
+    res = train_seeds(algo, cfg, seeds, opponents, a.eval_games, echo=echo,
+                      time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None)
+    write_csv(os.path.join(out, "curves.csv"), res.rows)
+    final = {}
+    last = [r for r in res.rows if r["chunk"] == res.num_chunks]
+    for opp in opp_names:
+        sel = [r for r in last if r["opponent"] == opp]
+        entry = {}
+        for col in ("win_rate_first", "win_rate_second", "win_rate_all", "loss_rate_all", "draw_rate_all"):
+            mu, lo, hi = mean_band(np.array([[r[col]] for r in sel]))
+            entry[col] = dict(mean=float(mu[0]), ci95=[float(lo[0]), float(hi[0])])
+        entry["losses_total"] = int(sum(r["loss_all"] for r in sel))
+        entry["games_total"] = int(sum(r["win_all"] + r["draw_all"] + r["loss_all"] for r in sel))
+        final[opp] = entry
+    run_dirs = save_seed_runs(res, out) if not a.no_save_runs else []
+    summary = dict(game=game_spec, label=label, algorithm=algo, seeds=seeds, env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
+                   chunks=res.num_chunks, compile_seconds=res.compile_seconds, train_seconds=res.train_seconds,
+                   eval_seconds=res.eval_seconds, total_seconds=time.time() - t0, final=final, run_dirs=run_dirs,
+                   steps_per_second_all_seeds=len(seeds) * res.num_chunks * res.steps_per_chunk / max(res.train_seconds, 1e-9))
+    write_json(os.path.join(out, "summary.json"), summary)
+    if not a.no_plot:
+        plot_curves(res.rows, opp_names, f"{algo.upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds))
+    echo(f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, eval {res.eval_seconds:.1f}s; "
+         + "; ".join(f"{o}: win {final[o]['win_rate_all']['mean']:.1%} loss {final[o]['loss_rate_all']['mean']:.1%}"
+                     for o in opp_names))
+    echo(f"   wrote {out}/ (config.json, curves.csv, summary.json, learning_curves.png/.pdf, seed*/)")
+    return summary
+
+
+def replot(out: str) -> None:
+    """Redraw the figure of an existing ``<out>/<game>_<algo>`` folder from its curves.csv."""
+    rows = read_csv(os.path.join(out, "curves.csv"))
+    opps = list(dict.fromkeys(r["opponent"] for r in rows))
+    seeds = {r["seed"] for r in rows}
+    plot_curves(rows, opps, os.path.basename(out), os.path.join(out, "learning_curves"), len(seeds))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", nargs="+", default=DEFAULT_GAMES, help="names or name:size, e.g. reversi:6")
+    p.add_argument("--algos", nargs="+", default=DEFAULT_ALGOS)
+    p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")
+    p.add_argument("--seed", type=int, default=0, help="first seed")
+    p.add_argument("--evals", type=int, default=12, help="evaluation points during training (about)")
+    p.add_argument("--eval-games", type=int, default=400, help="games per opponent and seed (half per colour)")
+    p.add_argument("--total-steps", type=int, default=None, help="env steps per seed (default: the algorithm's)")
+    p.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64")
+    p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list (all games)")
+    p.add_argument("--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)")
+    p.add_argument("--out", default="runs/learning_curves")
+    p.add_argument("--quick", action="store_true", help="the algorithms' quick presets, 3 seeds, 6 evals x 100 games")
+    p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--no-save-runs", action="store_true", help="do not write the seed<k>/ run directories")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.evals = min(a.evals, 6)
+        a.eval_games = min(a.eval_games, 100)
+    a.overrides = [tuple(kv.split("=", 1)) for kv in a.overrides]
+    for kv in a.overrides:
+        if len(kv) != 2:
+            p.error(f"--set expects KEY=VALUE, got {kv[0]!r}")
+    if a.seeds < 1:
+        p.error("--seeds must be >= 1")
+    return a
+
+
+def write_index(out: str) -> str:
+    """``<out>/index.json``: every finished ``<game>_<algo>`` folder under ``out`` (found by its
+    summary.json, so runs of earlier invocations and of interrupted ones stay listed)."""
+    runs = []
+    for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        path = os.path.join(out, name, "summary.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                s = json.load(f)
+            runs.append(dict(game=s["game"], label=s["label"], algorithm=s["algorithm"], dir=os.path.join(out, name),
+                             run_dirs=s["run_dirs"]))
+    return write_json(os.path.join(out, "index.json"), dict(runs=runs))
+
+
+def main(argv=None) -> list[dict]:
+    a = parse_args(argv)
+    summaries = []
+    t0 = time.time()
+    for g in a.games:
+        for algo in a.algos:
+            summaries.append(run_one(g, algo, a))
+            index = write_index(a.out)
+    print(f"done in {time.time() - t0:.0f}s; index: {index}")
+    return summaries
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""Strength table: the final trained agents against every opponent, both colours, W/D/L with
+95% Wilson intervals, checked against the project's targets; plus an Elo table (round robin,
+Bradley-Terry) of all final agents and opponents of each game.
+
+    PYTHONPATH=$PWD python experiments/strength_table.py                    # agents of runs/learning_curves
+    PYTHONPATH=$PWD python experiments/strength_table.py --runs runs/ttt-ppo runs/r6-dqn
+    PYTHONPATH=$PWD python experiments/strength_table.py --quick            # trains quick agents if none exist
+
+Agents come from ``--runs`` (run directories written by ``jaxgames train`` or the ``seed<k>/``
+folders of ``learning_curves.py``; a ``<game>_<algo>`` folder of learning_curves.py stands for
+its first seed, or all of them with ``--all-seeds``), else from ``<--from>/index.json``
+(learning_curves.py's output). If there are none, learning_curves.py is run first for
+``--games``/``--algos`` (with ``--quick`` when given).
+
+Writes ``<out>/``: ``table.md`` (the strength table and the Elo tables, markdown),
+``table.csv``, ``strength.png/.pdf`` (W/D/L bars), ``elo_<game>.csv`` (+ ``_matches.csv``),
+``elo_<game>.png/.pdf`` and ``config.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+
+from experiments.common import fmt_rate, prepare_out, pyplot, save_figure, write_csv  # noqa: E402
+from experiments.learning_curves import opponents_for  # noqa: E402
+
+#: targets of issue 8 (final greedy agents): opponent -> (what, threshold)
+#: "win_first"/"win_second"/"win_all": minimum win rate; "no_losses": zero losses
+TARGETS = {
+    "tic_tac_toe": {"random": [("win_first", 0.95), ("win_second", 0.75)], "greedy": [("no_losses", 0)],
+                    "alphabeta:2": [("no_losses", 0)], "perfect": [("no_losses", 0)]},
+    "default": {"random": [("win_all", 0.98)], "greedy": [("win_all", 0.90)], "alphabeta:2": [("win_all", 0.75)]},
+}
+
+
+def targets_for(game: str, opponent: str) -> list[tuple[str, float]]:
+    return TARGETS.get(game, TARGETS["default"]).get(opponent, [])
+
+
+def check_targets(game: str, opponent: str, result) -> tuple[str, bool | None]:
+    """(target text, met?) for an :class:`~jaxgames.evaluation.ArenaResult`; (``"-"``, None) if
+    the pairing has no target."""
+    tg = targets_for(game, opponent)
+    if not tg:
+        return "-", None
+    texts, ok = [], True
+    for what, thr in tg:
+        if what == "no_losses":
+            texts.append("no losses")
+            ok &= result.overall.losses == 0
+        else:
+            rec = {"win_first": result.as_first, "win_second": result.as_second, "win_all": result.overall}[what]
+            side = {"win_first": " as 1st", "win_second": " as 2nd", "win_all": ""}[what]
+            texts.append(f">= {thr:.0%}{side}")
+            ok &= rec.win_rate >= thr
+    return ", ".join(texts), bool(ok)
+
+
+def wdl(rec) -> str:
+    return f"{rec.wins}/{rec.draws}/{rec.losses}"
+
+
+def find_agents(a) -> list[tuple[str, str]]:
+    """[(name, run_dir)] of the agents to rate."""
+    dirs: list[str] = []
+    if a.runs:
+        for d in a.runs:
+            if os.path.exists(os.path.join(d, "config.json")) and os.path.isdir(os.path.join(d, "checkpoints")):
+                dirs.append(d)
+            else:  # a learning_curves <game>_<algo> folder: its seed<k>/ run directories
+                seeds = sorted(x for x in os.listdir(d) if x.startswith("seed")) if os.path.isdir(d) else []
+                if not seeds:
+                    raise ValueError(f"{d!r} is neither a run directory nor a learning_curves folder with seed*/ runs")
+                dirs += [os.path.join(d, s) for s in (seeds if a.all_seeds else seeds[:1])]
+    else:
+        index = os.path.join(a.from_dir, "index.json")
+        if not os.path.exists(index):
+            from experiments import learning_curves
+
+            print(f"no {index}: training agents with learning_curves.py first")
+            argv = ["--games", *a.games, "--algos", *a.algos, "--out", a.from_dir, "--seeds", str(a.seeds)]
+            learning_curves.main(argv + (["--quick"] if a.quick else []) + list(a.lc_args))
+        with open(index) as f:
+            runs = json.load(f)["runs"]
+        for r in runs:
+            if a.games_filter and r["game"] not in a.games:
+                continue
+            rd = r["run_dirs"]
+            dirs += rd if a.all_seeds else rd[:1]
+    names = []
+    for d in dirs:
+        with open(os.path.join(d, "config.json")) as f:
+            rec = json.load(f)
+        parent = os.path.basename(os.path.dirname(os.path.abspath(d)))
+        base = os.path.basename(os.path.abspath(d))
+        label = f"{parent}/{base}" if base.startswith("seed") else base
+        names.append((f"{rec['algorithm']}:{label}", d))
+    return names
+
+
+def plot_strength(rows, stem: str) -> list[str]:
+    """Stacked W/D/L bars, one bar per (agent, opponent, colour)."""
+    plt = pyplot()
+    labels = [f"{r['agent']} vs {r['opponent']} ({r['colour']})" for r in rows]
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(8, 0.22 * n + 1.5))
+    y = range(n)[::-1]
+    w = [r["win_rate"] for r in rows]
+    d = [r["draw_rate"] for r in rows]
+    lo = [r["loss_rate"] for r in rows]
+    ax.barh(list(y), w, color="tab:green", label="win")
+    ax.barh(list(y), d, left=w, color="tab:gray", label="draw")
+    ax.barh(list(y), lo, left=[i + j for i, j in zip(w, d)], color="tab:red", label="loss")
+    ax.set_yticks(list(y))
+    ax.set_yticklabels(labels, fontsize=6)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("fraction of games (greedy agent)")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("Final agents vs the opponents, by colour")
+    fig.tight_layout()
+    return save_figure(fig, stem)
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", nargs="*", default=None, help="run directories (or learning_curves <game>_<algo> folders)")
+    p.add_argument("--from", dest="from_dir", default="runs/learning_curves", help="learning_curves.py output")
+    p.add_argument("--all-seeds", action="store_true", help="every seed is an agent (default: the first seed)")
+    p.add_argument("--games", nargs="+", default=["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"],
+                   help="games to train agents for when none exist (and to keep, with --only-games)")
+    p.add_argument("--only-games", dest="games_filter", action="store_true", help="keep only --games from the index")
+    p.add_argument("--algos", nargs="+", default=["ppo", "dqn"])
+    p.add_argument("--seeds", type=int, default=3, help="seeds when training agents first")
+    p.add_argument("--lc-args", nargs="*", default=[], help="extra learning_curves.py arguments when training first")
+    p.add_argument("--games-per-colour", type=int, default=1000)
+    p.add_argument("--elo-games", type=int, default=400, help="games per pairing in the round robin")
+    p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/strength_table")
+    p.add_argument("--quick", action="store_true", help="200 games per colour, 100 per Elo pairing")
+    a = p.parse_args(argv)
+    if a.quick:
+        a.games_per_colour, a.elo_games = min(a.games_per_colour, 200), min(a.elo_games, 100)
+
+    import jaxgames  # noqa: F401
+    from jaxgames.agents import load_agent
+    from jaxgames.evaluation import arena, bradley_terry, make_opponent, plot_ratings, round_robin, write_ratings_csv
+
+    agents = find_agents(a)
+    if not agents:
+        raise SystemExit("no agents found")
+    prepare_out(a.out, dict(script="strength_table.py", agents=dict(agents), games_per_colour=a.games_per_colour,
+                            elo_games=a.elo_games, seed=a.seed, quick=a.quick))
+    key = jax.random.PRNGKey(a.seed)
+    t0 = time.time()
+    loaded = {name: load_agent(d) for name, d in agents}
+    by_game: dict[str, list[str]] = {}
+    for name, ag in loaded.items():
+        gl = ag.config.game + ("".join(f":{v}" for v in ag.config.game_options.values()) if ag.config.game_options else "")
+        by_game.setdefault(gl, []).append(name)
+
+    rows, md_rows, summary = [], [], {"agents": {}, "elo": {}}
+    for gl, names in by_game.items():
+        env = loaded[names[0]].env
+        game = env.name
+        opps = a.opponents or opponents_for(game)
+        opp_pols = {o: make_opponent(o, env) for o in opps}
+        for name in names:
+            pol = loaded[name].policy(greedy=True)
+            for i, o in enumerate(opps):
+                r = arena(pol, opp_pols[o], env, 2 * a.games_per_colour, jax.random.fold_in(key, i))
+                target, met = check_targets(game, o, r)
+                summary["agents"].setdefault(name, {})[o] = dict(r.to_dict(), target=target, met=met)
+                for colour, rec in (("first", r.as_first), ("second", r.as_second)):
+                    lo, hi = rec.ci("win")
+                    rows.append(dict(game=gl, agent=name, opponent=o, colour=colour, wins=rec.wins, draws=rec.draws,
+                                     losses=rec.losses, games=rec.games, win_rate=rec.win_rate, win_lo=lo, win_hi=hi,
+                                     draw_rate=rec.draw_rate, loss_rate=rec.loss_rate, target=target,
+                                     met="" if met is None else met))
+                md_rows.append(f"| {gl} | {name} | {o} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
+                               f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
+                               f"{fmt_rate(r.overall.losses, r.overall.games)} | {target} | "
+                               f"{'-' if met is None else ('yes' if met else '**NO**')} |")
+                print(md_rows[-1], flush=True)
+        # Elo: all agents of this game and its opponents
+        players = {**{n: loaded[n].policy(greedy=True) for n in names}, **opp_pols}
+        matches = round_robin(players, env, a.elo_games, jax.random.fold_in(key, 1000))
+        ratings = bradley_terry(matches, anchor="random" if "random" in players else None)
+        tag = gl.replace(":", "")
+        write_ratings_csv(ratings, matches, os.path.join(a.out, f"elo_{tag}.csv"))
+        for ext in ("png", "pdf"):
+            plot_ratings(ratings, os.path.join(a.out, f"elo_{tag}.{ext}"), title=f"{gl}: Elo (random = 0)")
+        summary["elo"][gl] = ratings
+
+    write_csv(os.path.join(a.out, "table.csv"), rows)
+    plot_strength(rows, os.path.join(a.out, "strength"))
+    lines = [f"# Strength of the final agents ({a.games_per_colour} games per colour, greedy agents)", "",
+             "W/D/L from the agent's side; win rates with 95% Wilson intervals. Targets from issue 8;",
+             "a target that is not met is marked **NO** (the opponents are never lowered).", "",
+             "| game | agent | opponent | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
+             "|---|---|---|---|---|---|---|---|---|---|", *md_rows, ""]
+    for gl, ratings in summary["elo"].items():
+        lines += [f"## Elo, {gl} (Bradley-Terry over a round robin of {a.elo_games} games per pairing, random = 0)", "",
+                  "| rank | player | Elo |", "|---|---|---|"]
+        lines += [f"| {k} | {n} | {e:+.0f} |" for k, (n, e) in enumerate(ratings.items(), 1)]
+        lines.append("")
+    lines.append(f"Agents: " + ", ".join(f"`{n}` = {d}" for n, d in agents))
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    summary["seconds"] = time.time() - t0
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2, default=str)
+    print(f"wrote {a.out}/table.md, table.csv, strength.png/.pdf, elo_*.csv/.png/.pdf ({summary['seconds']:.0f}s)")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
