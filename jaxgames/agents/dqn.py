@@ -137,12 +137,6 @@ class DQNConfig(TrainConfig):
         return self.num_envs * self.rollout_steps
 
     @property
-    def num_updates(self) -> int:
-        """Updates of the run: total_steps / steps_per_update, rounded to whole chunks (>= 1)."""
-        per_chunk = self.updates_per_chunk * self.steps_per_update
-        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
-
-    @property
     def buffer_rows(self) -> int:
         """Time rows of the replay ring (each row holds one ply of every env)."""
         return max(self.buffer_size // self.num_envs, self.n_step + 1)
@@ -180,11 +174,7 @@ QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
 def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> DQNConfig:
     """The DQN config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
     ``overrides`` (field=value) win over both."""
-    values: dict[str, Any] = dict(GAME_DEFAULTS.get(game, {}))
-    if quick:
-        values.update(QUICK)
-    values.update(overrides)
-    return DQNConfig(game=game, game_options=dict(game_options or {}), **values)
+    return DQNConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
 
 
 # ----------------------------------------------------------------------------- pure pieces

@@ -89,10 +89,8 @@ class PPOConfig(TrainConfig):
         return self.num_envs * self.num_steps
 
     @property
-    def num_updates(self) -> int:
-        """Updates of the run: total_steps / batch, rounded to whole chunks (at least one)."""
-        per_chunk = self.updates_per_chunk * self.batch_size
-        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
+    def steps_per_update(self) -> int:
+        return self.batch_size
 
 
 Config = PPOConfig
@@ -124,11 +122,7 @@ QUICK: dict[str, Any] = dict(total_steps=200_000, updates_per_chunk=10, eval_gam
 def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> PPOConfig:
     """The PPO config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
     ``overrides`` (field=value) win over both."""
-    values: dict[str, Any] = dict(GAME_DEFAULTS.get(game, {}))
-    if quick:
-        values.update(QUICK)
-    values.update(overrides)
-    return PPOConfig(game=game, game_options=dict(game_options or {}), **values)
+    return PPOConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
 
 
 class Transition(NamedTuple):

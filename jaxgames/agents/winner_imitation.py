@@ -78,12 +78,6 @@ class WinnerImitationConfig(TrainConfig):
     def steps_per_update(self) -> int:
         return self.num_envs * self.max_plies
 
-    @property
-    def num_updates(self) -> int:
-        """Updates of the run: total_steps / steps_per_update, rounded to whole chunks (>= 1)."""
-        per_chunk = self.updates_per_chunk * self.steps_per_update
-        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
-
 
 Config = WinnerImitationConfig
 
@@ -110,14 +104,11 @@ def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, 
                    **overrides: Any) -> WinnerImitationConfig:
     """The winner-imitation config for ``game`` with its defaults (reversi: ``max_plies`` =
     size * size + 8); ``quick`` for a short demo run; ``overrides`` win over both."""
-    values: dict[str, Any] = dict(GAME_DEFAULTS.get(game, {}))
-    if game == "reversi" and "max_plies" not in values:
+    defaults = {k: dict(v) for k, v in GAME_DEFAULTS.items()}
+    if game == "reversi":  # a reversi game lasts at most N*N plies plus passes
         size = int((game_options or {}).get("size", 8))
-        values["max_plies"] = size * size + 8
-    if quick:
-        values.update(QUICK)
-    values.update(overrides)
-    return WinnerImitationConfig(game=game, game_options=dict(game_options or {}), **values)
+        defaults["reversi"].setdefault("max_plies", size * size + 8)
+    return WinnerImitationConfig.preset(game, game_options, quick, defaults, QUICK, overrides)
 
 
 class Plies(NamedTuple):

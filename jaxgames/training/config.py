@@ -139,6 +139,29 @@ class TrainConfig:
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
 
+    # ---------------------------------------------------------------- schedule
+    @property
+    def steps_per_update(self) -> int:
+        """Environment steps (plies over all envs) collected per update; set by each algorithm."""
+        raise NotImplementedError(f"{type(self).__name__} must define steps_per_update")
+
+    @property
+    def num_updates(self) -> int:
+        """Updates of the run: total_steps / steps_per_update, rounded to whole chunks (>= 1)."""
+        per_chunk = self.updates_per_chunk * self.steps_per_update
+        return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
+
+    @classmethod
+    def preset(cls, game: str, game_options: dict | None, quick: bool, game_defaults: Mapping[str, dict],
+               quick_values: Mapping[str, Any], overrides: Mapping[str, Any]):
+        """Config for ``game``: the algorithm's per-game defaults, then its ``quick`` values
+        (if ``quick``), then ``overrides`` (field=value), each winning over the previous."""
+        values: dict[str, Any] = dict(game_defaults.get(game, {}))
+        if quick:
+            values.update(quick_values)
+        values.update(overrides)
+        return cls(game=game, game_options=dict(game_options or {}), **values)
+
     # ---------------------------------------------------------------- conversion
     def make_env(self):
         """The :class:`~jaxgames.core.Env` this config trains on."""
