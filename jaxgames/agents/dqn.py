@@ -437,8 +437,6 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         chunk=chunk,
         params=lambda s: s.params,
         partition=distributed.partition_by_field(env_state=0, buffer=1),  # buffer leaves [rows, num_envs, ...]
-        num_chunks=config.num_updates // config.updates_per_chunk,
-        steps_per_chunk=config.updates_per_chunk * config.steps_per_update,
     )
 
 

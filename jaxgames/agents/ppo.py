@@ -273,8 +273,6 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
         init=init,
         chunk=chunk,
         params=lambda s: s.params,
-        num_chunks=config.num_updates // config.updates_per_chunk,
-        steps_per_chunk=config.updates_per_chunk * config.batch_size,
     )
 
 

@@ -250,8 +250,6 @@ def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
         init=init,
         chunk=chunk,
         params=lambda s: s.params,
-        num_chunks=config.num_updates // config.updates_per_chunk,
-        steps_per_chunk=config.updates_per_chunk * config.steps_per_update,
     )
 
 

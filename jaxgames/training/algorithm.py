@@ -33,7 +33,8 @@ class Algorithm:
     params(train_state) -> params     the acting network's parameters (for evaluation/policies)
     agent:                            the network wrapper that turns params into a Policy
     num_chunks, steps_per_chunk:      the run is ``num_chunks`` chunks of ``steps_per_chunk``
-                                      environment steps
+                                      environment steps (derived from the config's
+                                      ``num_updates``, ``updates_per_chunk``, ``steps_per_update``)
     partition(train_state) -> pytree of jax.sharding.PartitionSpec (optional)
                                       how the state is laid out on a device mesh (axis
                                       ``'data'``); ``None``: :func:`jaxgames.distributed.default_partition`
@@ -48,9 +49,15 @@ class Algorithm:
     init: Callable[[jax.Array], Any]
     chunk: Callable[[Any], tuple[Any, dict[str, jax.Array]]]
     params: Callable[[Any], Any]
-    num_chunks: int
-    steps_per_chunk: int
     partition: Callable[[Any], Any] | None = None
+
+    @property
+    def num_chunks(self) -> int:
+        return self.config.num_updates // self.config.updates_per_chunk
+
+    @property
+    def steps_per_chunk(self) -> int:
+        return self.config.updates_per_chunk * self.config.steps_per_update
 
     @property
     def total_steps(self) -> int:
