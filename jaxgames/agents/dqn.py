@@ -73,7 +73,7 @@ from jaxgames.agents.common import MASK_MIN, Agent, Policy, batch_observation, g
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, _fail, check_choice, check_float, check_int
+from jaxgames.training.config import TrainConfig, check_bool, check_choice, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,10 +127,8 @@ class DQNConfig(TrainConfig):
         check_choice("eps_unit", self.eps_unit, ("games", "steps"))
         check_float("target_tau", self.target_tau, 0.0, 1.0, low_open=True)
         check_float("huber_delta", self.huber_delta, 0.0, float("inf"), low_open=True)
-        if not isinstance(self.double_dqn, bool):
-            _fail("double_dqn", self.double_dqn, "must be true or false")
-        if not isinstance(self.anneal_lr, bool):
-            _fail("anneal_lr", self.anneal_lr, "must be true or false")
+        check_bool("double_dqn", self.double_dqn)
+        check_bool("anneal_lr", self.anneal_lr)
 
     @property
     def steps_per_update(self) -> int:

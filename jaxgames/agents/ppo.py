@@ -39,7 +39,7 @@ from jaxgames.agents.common import (
 )
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, check_float, check_int, _fail
+from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,8 +81,7 @@ class PPOConfig(TrainConfig):
         check_float("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
         check_float("ent_coef", self.ent_coef, 0.0, float("inf"))
         check_float("vf_coef", self.vf_coef, 0.0, float("inf"))
-        if not isinstance(self.anneal_lr, bool):
-            _fail("anneal_lr", self.anneal_lr, "must be true or false")
+        check_bool("anneal_lr", self.anneal_lr)
 
     @property
     def batch_size(self) -> int:

@@ -40,6 +40,12 @@ def check_float(name: str, value: Any, low: float, high: float, low_open: bool =
         _fail(name, value, f"must be a number in {lb}{low}, {high}{hb}")
 
 
+def check_bool(name: str, value: Any) -> None:
+    """``value`` is a bool (``ValueError`` naming ``name`` otherwise)."""
+    if not isinstance(value, bool):
+        _fail(name, value, "must be true or false")
+
+
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> None:
     choices = list(choices)
     if value not in choices:
@@ -63,8 +69,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     if isinstance(value, str) and origin is not str:
         value = _parse_scalar(value)
     if origin is bool:
-        if not isinstance(value, bool):
-            _fail(name, value, "must be true or false")
+        check_bool(name, value)
         return value
     if origin is int:
         if isinstance(value, float) and value.is_integer():
