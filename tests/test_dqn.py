@@ -11,6 +11,7 @@ import pytest
 import jaxgames
 from jaxgames.agents import dqn, load_agent, load_policy
 from jaxgames.agents.common import batch_observation
+from jaxgames.agents.games_batch import make_training_games
 from jaxgames.agents.replay import make_trajectory_buffer
 
 
@@ -45,17 +46,18 @@ def test_targets_from_a_real_game_through_the_buffer():
     """A scripted tic-tac-toe game played with record_plies (as training does), stored in the
     replay buffer, and read back as n-step transitions: hand-computed returns."""
     env = jaxgames.make("tic_tac_toe")
+    games = make_training_games(env, num_envs=1)
     g = 0.9
     # X a1(0), O a2(3), X b1(1), O b2(4), X c1(2) wins; then a new game: X 4, O 0, X 8
     actions = [0, 3, 1, 4, 2, 4, 0, 8]
     buf = make_trajectory_buffer(capacity=16, num_envs=1)
     key = jax.random.PRNGKey(0)
     state = jax.vmap(env.init)(key[None])
-    bstate = buf.init(jax.tree_util.tree_map(lambda x: x[0], dqn.record_plies(env, state, jnp.zeros(1, jnp.int32), key)[1]))
+    bstate = buf.init(jax.tree_util.tree_map(lambda x: x[0], dqn.record_plies(games, state, jnp.zeros(1, jnp.int32), key)[1]))
     states = []
     for i, a in enumerate(actions):
         states.append(state)
-        state, trans, _ = dqn.record_plies(env, state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i))
+        state, trans, _ = dqn.record_plies(games, state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i))
         bstate = buf.add(bstate, trans)
     np.testing.assert_array_equal(np.asarray(bstate.data.reward[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])
     np.testing.assert_array_equal(np.asarray(bstate.data.done[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])

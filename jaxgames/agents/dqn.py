@@ -69,7 +69,8 @@ from flax import struct
 
 import jaxgames
 from jaxgames import distributed
-from jaxgames.agents.common import MASK_MIN, Agent, Policy, batch_observation, greedy_masked, masked_logits
+from jaxgames.agents.common import MASK_MIN, Agent, Policy, SelfPlayStep, batch_observation, greedy_masked, masked_logits
+from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.training.algorithm import Algorithm
@@ -279,17 +280,15 @@ class NStepBatch(NamedTuple):
     next_mask: jax.Array  # bool[B, A]        legal moves of s_{t+n}
 
 
-def record_plies(env, env_state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Transition, Any]:
-    """Play ``action`` (int32[B]) in the batch of games ``env_state`` (auto-reset) and the
-    :class:`Transition` to store: reward = rewards[mover] of this step, sign = +1 if the same
-    player moves next. Returns (next env states, Transition [B], AutoResetStep [B])."""
-    n_envs = action.shape[0]
-    obs, mask, mover = batch_observation(env_state), env_state.legal_action_mask, env_state.current_player
-    out = jax.vmap(lambda s, a, k: jaxgames.step_autoreset(env, s, a, k))(env_state, action, jax.random.split(key, n_envs))
-    done = out.terminated | out.truncated
-    reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
-    sign = jnp.where(out.state.current_player == mover, 1.0, -1.0).astype(jnp.float32)
-    return out.state, Transition(obs.astype(jnp.float32), mask, action.astype(jnp.int32), reward, done, sign), out
+def record_plies(games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Transition, SelfPlayStep]:
+    """Play ``action`` (int32[B]) in the batch of training games ``env_state`` (auto-reset,
+    partner replies included) and the :class:`Transition` to store: reward = the mover's
+    reward, sign = +1 if the same player moves next. Returns (next env states, Transition [B],
+    SelfPlayStep [B])."""
+    obs, mask = batch_observation(env_state), env_state.legal_action_mask
+    out = games.step(env_state, action, key)
+    trans = Transition(obs.astype(jnp.float32), mask, action.astype(jnp.int32), out.reward, out.done, out.sign)
+    return out.state, trans, out
 
 
 def nstep_batch(buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float) -> NStepBatch:
@@ -333,11 +332,12 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr))
     n_envs, n = config.num_envs, config.n_step
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
+    games = make_training_games(env, n_envs, config.partners)
 
     def init(key: jax.Array) -> DQNState:
         k_params, k_env, k_run = jax.random.split(key, 3)
         params = agent.init_params(k_params)
-        env_state = jax.vmap(env.init)(jax.random.split(k_env, n_envs))
+        env_state = games.init(k_env)
         item = Transition(
             jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32), jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
             jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct((), jnp.float32),
@@ -356,10 +356,9 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         q, _ = agent.apply(state.params, batch_observation(env_state))
         eps = epsilon_at(config, state.games, state.buffer.count * n_envs)
         action = epsilon_greedy(k_act, q, env_state.legal_action_mask, eps)
-        next_state, trans, out = record_plies(env, env_state, action, k_reset)
+        next_state, trans, out = record_plies(games, env_state, action, k_reset)
         done = trans.done
-        stats = (done, done & (out.rewards[:, 0] > 0), done & (out.rewards[:, 0] == 0),
-                 jnp.where(done, env_state.step_count + 1, 0), eps)
+        stats = (done, out.outcome[:, 0], out.length, out.reward, eps)
         state = state.replace(env_state=next_state, buffer=buffer.add(state.buffer, trans), key=key,
                               games=state.games + done.sum().astype(jnp.int32))
         return state, stats
@@ -405,18 +404,10 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         return state.replace(params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps), aux
 
     def update(state: DQNState, _) -> tuple[DQNState, dict[str, jax.Array]]:
-        state, (done, p0_win, draw, length, eps) = jax.lax.scan(act, state, None, length=config.rollout_steps)
+        state, (done, p0_reward, length, reward, eps) = jax.lax.scan(act, state, None, length=config.rollout_steps)
         key, k_learn = jax.random.split(state.key)
         state, metrics = learn(state.replace(key=key), k_learn)
-        episodes = done.sum()
-        denom = jnp.maximum(episodes, 1)
-        metrics.update(
-            episodes=episodes.astype(jnp.float32),
-            selfplay_first_win=p0_win.sum() / denom,
-            selfplay_draw=draw.sum() / denom,
-            episode_length=length.sum() / denom,
-            epsilon=eps.mean(),
-        )
+        metrics.update(games.episode_stats(done, p0_reward, length, reward), epsilon=eps.mean())
         return state.replace(update=state.update + 1), metrics
 
     def chunk(state: DQNState) -> tuple[DQNState, dict[str, jax.Array]]:

@@ -35,8 +35,8 @@ from jaxgames.agents.common import (
     masked_entropy,
     negamax_gae,
     sample_masked,
-    selfplay_step,
 )
+from jaxgames.agents.games_batch import make_training_games
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
@@ -195,11 +195,12 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
     agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
     optimizer = make_optimizer(config)
     n_envs, n_steps = config.num_envs, config.num_steps
+    games = make_training_games(env, n_envs, config.partners)
 
     def init(key: jax.Array) -> PPOState:
         k_params, k_env, k_run = jax.random.split(key, 3)
         params = agent.init_params(k_params)
-        env_state = jax.vmap(env.init)(jax.random.split(k_env, n_envs))
+        env_state = games.init(k_env)
         return PPOState(params, optimizer.init(params), env_state, k_run, jnp.int32(0))
 
     def rollout(params, env_state, key):
@@ -209,16 +210,16 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
             obs, mask = batch_observation(env_state), env_state.legal_action_mask
             logits, value = agent.apply(params, obs)
             action, log_prob = sample_masked(k_act, logits, mask)
-            out = selfplay_step(env, env_state, action, k_reset)
+            out = games.step(env_state, action, k_reset)
             t = Transition(obs, mask, action, log_prob, value, out.reward, out.done, out.sign)
-            stats = (out.done, out.done & (out.outcome[:, 0] > 0), out.done & (out.outcome[:, 0] == 0), out.length)
+            stats = (out.done, out.outcome[:, 0], out.length)
             return (out.state, key), (t, stats)
 
         (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=n_steps)
         return env_state, key, traj, stats
 
     def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
-        env_state, key, traj, (done, p0_win, draw, length) = rollout(state.params, state.env_state, state.key)
+        env_state, key, traj, (done, p0_reward, length) = rollout(state.params, state.env_state, state.key)
         _, last_value = agent.apply(state.params, batch_observation(env_state))
         advantages, targets = negamax_gae(
             traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda
@@ -248,16 +249,8 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
         (params, opt_state, key), aux = jax.lax.scan(
             epoch, (state.params, state.opt_state, key), None, length=config.update_epochs
         )
-        episodes = done.sum()
-        n = jnp.maximum(episodes, 1)
         metrics = {k: v.mean() for k, v in aux.items()}
-        metrics.update(
-            episodes=episodes.astype(jnp.float32),
-            selfplay_first_win=p0_win.sum() / n,
-            selfplay_draw=draw.sum() / n,
-            episode_length=length.sum() / n,
-            value_mean=traj.value.mean(),
-        )
+        metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
         return PPOState(params, opt_state, env_state, key, state.update + 1), metrics
 
     def chunk(state: PPOState) -> tuple[PPOState, dict[str, jax.Array]]:

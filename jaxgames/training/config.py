@@ -101,6 +101,9 @@ class TrainConfig:
     network / net:        ``make_network(network, num_actions, **net)``
     learning_rate, max_grad_norm: Adam step size and global-norm gradient clipping
     updates_per_chunk:    updates per jitted chunk (one log line + checkpoint per chunk)
+    partners:             training partners: opponent spec -> share of the num_envs games,
+                          e.g. {"greedy": 0.25, "alphabeta:2": 0.25}; the rest is self-play
+                          (``jaxgames.agents.games_batch``). Empty: pure self-play.
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
     """
@@ -115,6 +118,7 @@ class TrainConfig:
     learning_rate: float = 3e-4
     max_grad_norm: float = 0.5
     updates_per_chunk: int = 10
+    partners: dict = dataclasses.field(default_factory=dict)
     eval_games: int = 256
     keep_checkpoints: int = 3
 
@@ -141,8 +145,20 @@ class TrainConfig:
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, float("inf"), low_open=True)
         check_int("updates_per_chunk", self.updates_per_chunk)
+        self._check_partners(env)
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
+
+    def _check_partners(self, env) -> None:
+        from jaxgames.agents.games_batch import partner_sizes
+        from jaxgames.evaluation.opponents import make_opponent
+
+        try:
+            partner_sizes(self.num_envs, self.partners)
+            for spec in self.partners:
+                make_opponent(spec, env)
+        except ValueError as e:
+            raise ValueError(f"invalid partners={self.partners!r}: {e}") from None
 
     # ---------------------------------------------------------------- schedule
     @property

@@ -1,0 +1,206 @@
+"""The batch of games an algorithm learns from: self-play games, plus optional groups of games
+against fixed *training partners* (greedy, alphabeta:D, a saved agent, ...).
+
+    games = make_training_games(env, num_envs=128, partners={"greedy": 0.25, "alphabeta:2": 0.25})
+    states = games.init(key)                      # [128] games, the learner to move in each
+    out = games.step(states, actions, key)        # SelfPlayStep, every row in its mover's frame
+
+Layout of the env axis (static slices, so each partner policy runs only on its own games)::
+
+    envs  0 .. 63    self-play   the network plays both sides; consecutive plies alternate movers
+    envs 64 .. 95    vs greedy   the network plays one side (a fair coin per game), the partner
+    envs 96 .. 127   vs ab:2     replies inside ``step``; the learner is to move in every state
+
+In a partner game one row of the batch is one *learner* move plus the partner's replies, so
+``reward`` is the learner's reward over that window, ``sign`` is +1 (the learner moves next)
+and ``done`` says the game ended in it (by either move). Negamax GAE and n-step targets
+therefore need no special case: they read ``sign`` as in self-play (where it is -1 after a
+normal ply). When a game ends it is reset and, if the coin gives the partner the first move,
+the partner opens before the learner sees the position.
+
+Why partners: pure self-play on a 2-core CPU budget learns slowly to punish the systematic
+weaknesses of a fixed heuristic player; a share of games against such players is the classic
+remedy (a fixed "league"). The evaluation arena is separate, so this changes training data
+only. An empty ``partners`` gives plain self-play (bit-identical to the former rollout).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+
+from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PartnerGroup:
+    """``size`` consecutive games against ``policy`` (named ``name``, an opponent spec)."""
+
+    name: str
+    size: int
+    policy: PolicyFn
+
+
+def _play_partner(env: Any, partner: PolicyFn, state: Any, learner: jax.Array, key: jax.Array) -> tuple[Any, jax.Array]:
+    """Let ``partner`` move until ``learner`` is to move or the game is over (one reply in
+    alternating games). Returns (state, float32[] learner's rewards summed over those moves)."""
+
+    def cond(c):
+        s, _, _ = c
+        return (s.current_player != learner) & ~(s.terminated | s.truncated)
+
+    def body(c):
+        s, total, k = c
+        k, k_act = jax.random.split(k)
+        s = env.step(s, partner(k_act, s))
+        return s, total + s.rewards[learner], k
+
+    state, total, _ = jax.lax.while_loop(cond, body, (state, jnp.float32(0.0), key))
+    return state, total
+
+
+def _fresh_partner_game(env: Any, partner: PolicyFn, key: jax.Array) -> Any:
+    """A new game in which the learner plays a random colour (the partner opens if needed)."""
+    k_init, k_coin, k_move = jax.random.split(key, 3)
+    state = env.init(k_init)
+    learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
+    state, _ = _play_partner(env, partner, state, learner, k_move)
+    return state
+
+
+def partner_step(env: Any, partner: PolicyFn, states: Any, actions: jax.Array, key: jax.Array) -> SelfPlayStep:
+    """One learner move in each of a batch of games against ``partner`` (leading axis B),
+    followed by the partner's replies, auto-reset (fresh game, random colours) when the game
+    ended. Returns a :class:`SelfPlayStep` in the learner's frame (``sign`` = +1)."""
+
+    keys = jax.random.split(key, actions.shape[0])
+
+    def full(state, action, k):
+        k_move, k_reset = jax.random.split(k)
+        learner = state.current_player
+        moved = env.step(state, action)
+        own = moved.rewards[learner]
+        after, replies = _play_partner(env, partner, moved, learner, k_move)
+        done = after.terminated | after.truncated
+        fresh = _fresh_partner_game(env, partner, k_reset)
+        nxt = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, after)
+        outcome = jnp.where(done, after.rewards, 0.0).astype(jnp.float32)  # the final step's rewards
+        return nxt, own + replies, done, outcome, jnp.where(done, after.step_count, 0).astype(jnp.int32)
+
+    nxt, reward, done, outcome, length = jax.vmap(full)(states, actions, keys)
+    return SelfPlayStep(nxt, reward.astype(jnp.float32), done, jnp.ones_like(reward, jnp.float32), outcome, length)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TrainingGames:
+    """``num_envs`` games: ``num_selfplay`` self-play games first, then one block per partner.
+
+    ``init(key) -> states[num_envs]``; ``step(states, actions int32[num_envs], key) ->
+    SelfPlayStep``; ``partner_stats(out)`` counts the finished games and the learner's score
+    against each partner (for the training metrics).
+    """
+
+    env: Any
+    num_envs: int
+    partners: tuple[PartnerGroup, ...] = ()
+
+    @property
+    def num_selfplay(self) -> int:
+        return self.num_envs - sum(p.size for p in self.partners)
+
+    def _slices(self):
+        start = self.num_selfplay
+        for p in self.partners:
+            yield p, slice(start, start + p.size)
+            start += p.size
+
+    def init(self, key: jax.Array) -> Any:
+        """Fresh games, leading axis ``num_envs``; in partner games the learner is to move."""
+        keys = jax.random.split(key, self.num_envs)
+        states = jax.vmap(self.env.init)(keys)
+        if not self.partners:
+            return states
+        parts = [jax.tree_util.tree_map(lambda x: x[: self.num_selfplay], states)]
+        for p, sl in self._slices():
+            parts.append(jax.vmap(lambda k, p=p: _fresh_partner_game(self.env, p.policy, k))(keys[sl]))
+        return _concat(parts)
+
+    def step(self, states: Any, actions: jax.Array, key: jax.Array) -> SelfPlayStep:
+        """One learner ply in every game (plus partner replies where there is a partner)."""
+        if not self.partners:
+            return selfplay_step(self.env, states, actions, key)
+        k_self, *k_groups = jax.random.split(key, 1 + len(self.partners))
+        outs = []
+        if self.num_selfplay:
+            sl = slice(0, self.num_selfplay)
+            outs.append(selfplay_step(self.env, _take(states, sl), actions[sl], k_self))
+        for (p, sl), k in zip(self._slices(), k_groups):
+            outs.append(partner_step(self.env, p.policy, _take(states, sl), actions[sl], k))
+        return SelfPlayStep(*(_concat(list(field)) for field in zip(*outs)))
+
+    def episode_stats(self, done: jax.Array, first_reward: jax.Array, length: jax.Array,
+                      reward: jax.Array) -> dict[str, jax.Array]:
+        """Training metrics from a rollout's ``SelfPlayStep`` fields stacked over time
+        (``[T, num_envs]``: ``done``, ``outcome[..., 0]``, ``length``, ``reward``) -> float32[]:
+
+        episodes            games finished (all groups)
+        episode_length      their mean length in plies
+        selfplay_first_win  first player's win rate in the finished self-play games
+        selfplay_draw       draw rate there
+        win_vs_<p>, loss_vs_<p>  the learner's rates in the finished games against partner p
+        (rates are 0 when no game of the group finished)
+        """
+        def rate(d, hit):
+            return (d & hit).sum() / jnp.maximum(d.sum(), 1).astype(jnp.float32)
+
+        sp = slice(0, self.num_selfplay)
+        d_sp = done[:, sp]
+        stats = {
+            "episodes": done.sum().astype(jnp.float32),
+            "episode_length": length.sum() / jnp.maximum(done.sum(), 1).astype(jnp.float32),
+            "selfplay_first_win": rate(d_sp, first_reward[:, sp] > 0),
+            "selfplay_draw": rate(d_sp, first_reward[:, sp] == 0),
+        }
+        for p, sl in self._slices():
+            stats[f"win_vs_{p.name}"] = rate(done[:, sl], reward[:, sl] > 0)
+            stats[f"loss_vs_{p.name}"] = rate(done[:, sl], reward[:, sl] < 0)
+        return stats
+
+
+def _take(tree: Any, sl: slice) -> Any:
+    return jax.tree_util.tree_map(lambda x: x[sl], tree)
+
+
+def _concat(parts: list[Any]) -> Any:
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
+
+
+def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int]:
+    """Games per partner: ``round(fraction * num_envs)`` each (``ValueError`` if a fraction is
+    not in (0, 1], a group would be empty, or the groups exceed ``num_envs``)."""
+    sizes = {}
+    for name, frac in partners.items():
+        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac <= 1.0:
+            raise ValueError(f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]")
+        size = int(round(frac * num_envs))
+        if size < 1:
+            raise ValueError(f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games")
+        sizes[name] = size
+    if sum(sizes.values()) > num_envs:
+        raise ValueError(f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games")
+    return sizes
+
+
+def make_training_games(env: Any, num_envs: int, partners: Mapping[str, float] | None = None,
+                        make_policy: Callable[[str, Any], PolicyFn] | None = None) -> TrainingGames:
+    """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec (see
+    :func:`jaxgames.evaluation.make_opponent`) to its share of the ``num_envs`` games; the
+    rest are self-play."""
+    if make_policy is None:
+        from jaxgames.evaluation.opponents import make_opponent as make_policy
+    sizes = partner_sizes(num_envs, partners or {})
+    groups = tuple(PartnerGroup(name, size, make_policy(name, env)) for name, size in sizes.items())
+    return TrainingGames(env, num_envs, groups)

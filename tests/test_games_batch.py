@@ -1,0 +1,121 @@
+"""Training games with partners (jaxgames.agents.games_batch): the learner's frame, rewards
+when the partner ends the game, colour coin, config validation, and both algorithms using it."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.agents import dqn, ppo
+from jaxgames.agents.common import selfplay_step
+from jaxgames.agents.games_batch import make_training_games, partner_sizes
+from jaxgames.core import random_action
+
+
+def _rollout(games, key, plies):
+    """Random learner moves for ``plies`` plies; returns the stacked SelfPlaySteps and the
+    states the learner saw."""
+    states = games.init(key)
+
+    def ply(carry, k):
+        s = carry
+        k_act, k_step = jax.random.split(k)
+        a = random_action(k_act, s.legal_action_mask)
+        out = games.step(s, a, k_step)
+        return out.state, (out, s)
+
+    _, (outs, seen) = jax.jit(lambda s, ks: jax.lax.scan(ply, s, ks))(states, jax.random.split(key, plies))
+    return outs, seen
+
+
+def test_no_partners_is_plain_selfplay(key):
+    env = jaxgames.make("tic_tac_toe")
+    games = make_training_games(env, 16)
+    states = games.init(key)
+    np.testing.assert_array_equal(states.board, jax.vmap(env.init)(jax.random.split(key, 16)).board)
+    a = random_action(key, states.legal_action_mask)
+    got, want = games.step(states, a, key), selfplay_step(env, states, a, key)
+    for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_partner_games_are_in_the_learner_frame(key):
+    """Self-play rows alternate movers (sign -1); partner rows always come back to the learner
+    (sign +1), the learner plays both colours about equally, and finished games score +-1/0
+    from the learner's view, consistent with the game's own rewards."""
+    env = jaxgames.make("tic_tac_toe")
+    games = make_training_games(env, 64, {"random": 0.5})
+    assert games.num_selfplay == 32 and [p.size for p in games.partners] == [32]
+    outs, seen = _rollout(games, key, 200)
+    sign = np.asarray(outs.sign)
+    done = np.asarray(outs.done)
+    assert (sign[:, 32:] == 1).all()
+    assert (sign[:, :32][~done[:, :32]] == -1).all()
+    # the learner is the mover of every partner row: with the partner opening, X's move came first
+    learner = np.asarray(seen.current_player)[:, 32:]
+    assert 0.4 < learner.mean() < 0.6, learner.mean()
+    reward = np.asarray(outs.reward)[:, 32:]
+    outcome = np.asarray(outs.outcome)[:, 32:]
+    d = done[:, 32:]
+    assert d.sum() > 500
+    np.testing.assert_array_equal(reward[d], np.take_along_axis(outcome, learner[..., None], -1)[..., 0][d])
+    assert set(np.unique(reward[d])) <= {-1.0, 0.0, 1.0}
+    assert (reward[~d] == 0).all()
+    # random vs random in tic-tac-toe, colours at random: learner wins ~= losses (~44% each)
+    assert abs((reward[d] > 0).mean() - (reward[d] < 0).mean()) < 0.08
+
+
+def test_a_perfect_partner_is_never_beaten_and_its_wins_reach_the_learner(key):
+    """Against perfect play a random learner never wins; its losses arrive on the learner's
+    move whose reply ended the game (reward -1, done), proving partner rewards are counted."""
+    env = jaxgames.make("tic_tac_toe")
+    games = make_training_games(env, 32, {"perfect": 1.0})
+    assert games.num_selfplay == 0
+    outs, _ = _rollout(games, key, 120)
+    reward, done = np.asarray(outs.reward), np.asarray(outs.done)
+    assert (reward[done] <= 0).all()
+    assert (reward[done] < 0).mean() > 0.5
+    stats = games.episode_stats(outs.done, outs.outcome[..., 0], outs.length, outs.reward)
+    assert float(stats["win_vs_perfect"]) == 0.0
+    assert float(stats["loss_vs_perfect"]) == pytest.approx((reward[done] < 0).mean())
+
+
+@pytest.mark.parametrize("partners, match", [
+    ({"greedy": 0.0}, "share of games"),
+    ({"greedy": 1.5}, "share of games"),
+    ({"greedy": "x"}, "share of games"),
+    ({"greedy": 0.001}, "rounds to 0"),
+    ({"greedy": 0.6, "random": 0.6}, "more than all"),
+])
+def test_partner_shares_are_checked(partners, match):
+    with pytest.raises(ValueError, match=match):
+        partner_sizes(64, partners)
+    with pytest.raises(ValueError, match="invalid partners"):
+        ppo.default_config("tic_tac_toe", num_envs=64, partners=partners)
+
+
+def test_unknown_partner_is_named():
+    with pytest.raises(ValueError, match="invalid partners.*unknown opponent spec 'grredy'"):
+        dqn.default_config("reversi", {"size": 6}, num_envs=64, partners={"grredy": 0.5})
+    with pytest.raises(ValueError, match="perfect"):
+        ppo.default_config("reversi", {"size": 6}, partners={"perfect": 0.5})
+
+
+@pytest.mark.parametrize("module", [ppo, dqn])
+def test_algorithms_train_with_partners(module, key):
+    """One chunk of each algorithm with a greedy partner: finite metrics, the partner win/loss
+    rates are reported, and the partner block of the env states is learner-to-move."""
+    cfg = module.default_config("reversi", {"size": 6}, quick=True, num_envs=16, updates_per_chunk=2,
+                                partners={"greedy": 0.5}, net={"hidden": 16, "layers": 1}, eval_games=0)
+    if module is dqn:
+        cfg = cfg.override({"learning_starts": 16, "batch_size": 16, "buffer_size": 512})
+    algo = module.make_algorithm(cfg)
+    state = algo.init(key)
+    state, metrics = jax.jit(algo.chunk)(state)
+    assert {"win_vs_greedy", "loss_vs_greedy", "selfplay_first_win"} <= set(metrics)
+    for name, v in metrics.items():
+        assert np.isfinite(np.asarray(v)).all(), name
+    assert 0.0 <= float(metrics["win_vs_greedy"]) + float(metrics["loss_vs_greedy"]) <= 1.0
+    # partner games never stop on the partner's turn
+    assert not np.asarray(state.env_state.terminated[8:]).any()
