@@ -2,7 +2,7 @@
 alphabeta:2 (tic-tac-toe also vs perfect), seed mean with a 95% band, PPO and DQN, every game.
 
     PYTHONPATH=$PWD python experiments/learning_curves.py                 # full: 4 games x 2 algos x 3 seeds
-    PYTHONPATH=$PWD python experiments/learning_curves.py --quick         # minutes
+    PYTHONPATH=$PWD python experiments/learning_curves.py --quick         # ~3 minutes: tic-tac-toe, reversi 6x6
     PYTHONPATH=$PWD python experiments/learning_curves.py --games tic_tac_toe --algos ppo --seeds 5
 
 All seeds of one (game, algorithm) train at once: the algorithm's pure ``chunk`` is
@@ -50,7 +50,15 @@ from experiments.common import (  # noqa: E402
 )
 
 DEFAULT_GAMES = ["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"]
+QUICK_GAMES = ["tic_tac_toe", "reversi:6"]
 DEFAULT_ALGOS = ["ppo", "dqn"]
+#: env steps per seed of the full runs, chosen so that 3 seeds in one vmap train in <= ~12
+#: minutes on the 2-core CPU (games not listed use the algorithm's preset ``total_steps``)
+FULL_STEPS = {
+    ("reversi6x6", "ppo"): 3_000_000, ("reversi6x6", "dqn"): 2_000_000,
+    ("reversi8x8", "ppo"): 5_000_000, ("reversi8x8", "dqn"): 3_000_000,
+    ("animal_shogi", "ppo"): 2_500_000, ("animal_shogi", "dqn"): 2_000_000,
+}
 OPPONENTS = ["random", "greedy", "alphabeta:2"]
 
 
@@ -91,8 +99,9 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
 
     game, options, label = parse_game(game_spec)
     cfg = make_config(algo, game, options, a.quick, dict(a.overrides))
-    if a.total_steps:
-        cfg = cfg.override({"total_steps": a.total_steps})
+    steps = a.total_steps or (None if a.quick else FULL_STEPS.get((label, algo)))
+    if steps:
+        cfg = cfg.override({"total_steps": steps})
     cfg = with_eval_points(algo, cfg, a.evals)
     env = cfg.make_env()
     opp_names = a.opponents or opponents_for(game)
@@ -143,25 +152,31 @@ def replot(out: str) -> None:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", nargs="+", default=DEFAULT_GAMES, help="names or name:size, e.g. reversi:6")
+    p.add_argument("--games", nargs="+", default=None,
+                   help=f"names or name:size, e.g. reversi:6 (default {' '.join(DEFAULT_GAMES)}; "
+                        f"with --quick {' '.join(QUICK_GAMES)})")
     p.add_argument("--algos", nargs="+", default=DEFAULT_ALGOS)
     p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
-    p.add_argument("--evals", type=int, default=12, help="evaluation points during training (about)")
-    p.add_argument("--eval-games", type=int, default=400, help="games per opponent and seed (half per colour)")
+    p.add_argument("--evals", type=int, default=8, help="evaluation points during training (about)")
+    p.add_argument("--eval-games", type=int, default=200, help="games per opponent and seed (half per colour)")
     p.add_argument("--total-steps", type=int, default=None, help="env steps per seed (default: the algorithm's)")
     p.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="KEY=VALUE",
                    help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64")
     p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list (all games)")
     p.add_argument("--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)")
     p.add_argument("--out", default="runs/learning_curves")
-    p.add_argument("--quick", action="store_true", help="the algorithms' quick presets, 3 seeds, 6 evals x 100 games")
+    p.add_argument("--quick", action="store_true",
+                   help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), the algorithms' quick presets, "
+                        "3 seeds, 4 evaluations x 64 games")
     p.add_argument("--no-plot", action="store_true")
     p.add_argument("--no-save-runs", action="store_true", help="do not write the seed<k>/ run directories")
     a = p.parse_args(argv)
+    if a.games is None:
+        a.games = QUICK_GAMES if a.quick else DEFAULT_GAMES
     if a.quick:
-        a.evals = min(a.evals, 6)
-        a.eval_games = min(a.eval_games, 100)
+        a.evals = min(a.evals, 4)
+        a.eval_games = min(a.eval_games, 64)
     a.overrides = [tuple(kv.split("=", 1)) for kv in a.overrides]
     for kv in a.overrides:
         if len(kv) != 2:

@@ -70,7 +70,7 @@ from flax import struct
 import jaxgames
 from jaxgames import distributed
 from jaxgames.agents.common import MASK_MIN, Agent, Policy, SelfPlayStep, batch_observation, greedy_masked, masked_logits
-from jaxgames.agents.games_batch import TrainingGames, make_training_games
+from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.training.algorithm import Algorithm
@@ -159,12 +159,12 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, rollout_steps=1, total_steps=4_000_000,
         learning_rate=5e-4, anneal_lr=True, max_grad_norm=10.0, batch_size=256, gradient_steps=1,
         buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=16, eps_decay=5_000, eps_end=0.1,
-        target_period=250, updates_per_chunk=1000, eval_games=500,
+        target_period=250, updates_per_chunk=1000, eval_games=500, partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
         network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, total_steps=5_000_000, learning_rate=5e-4,
         max_grad_norm=10.0, batch_size=256, buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
-        eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256,
+        eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256, partners=CLASSIC_PARTNERS,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)

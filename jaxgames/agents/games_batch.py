@@ -35,6 +35,11 @@ import jax.numpy as jnp
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
 
 
+#: the presets of reversi and animal shogi: half self-play, a quarter of the games against each
+#: classic search player (they punish blunders that self-play between equals rarely exposes)
+CLASSIC_PARTNERS: dict[str, float] = {"greedy": 0.25, "alphabeta:2": 0.25}
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PartnerGroup:
     """``size`` consecutive games against ``policy`` (named ``name``, an opponent spec)."""

@@ -36,7 +36,7 @@ from jaxgames.agents.common import (
     negamax_gae,
     sample_masked,
 )
-from jaxgames.agents.games_batch import make_training_games
+from jaxgames.agents.games_batch import CLASSIC_PARTNERS, make_training_games
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
@@ -105,14 +105,18 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     ),
     # An MLP: on CPU the article's CNN (--network=cnn) is ~10x more FLOPs per ply (its 1152x256
     # dense layer) for no gain vs random; 6x6 reaches >= 95% vs random as both colours in ~1M plies.
+    # Half of the games are against the classic search players (CLASSIC_PARTNERS): pure self-play
+    # plateaued near 75-80% vs greedy and alphabeta:2 on 6x6; with them 6x6 wins ~99% of both after
+    # 1.5M plies (experiments/learning_curves.py; see the README's results).
     "reversi": dict(
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=32, total_steps=6_000_000,
+        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=32, total_steps=4_000_000,
         learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.03, gamma=1.0, gae_lambda=0.95,
-        updates_per_chunk=25, eval_games=256,
+        updates_per_chunk=25, eval_games=256, partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
         network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, num_steps=32, total_steps=5_000_000,
         learning_rate=5e-4, gamma=0.99, gae_lambda=0.95, updates_per_chunk=20, eval_games=256,
+        partners=CLASSIC_PARTNERS,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=200_000, updates_per_chunk=10, eval_games=200)

@@ -43,7 +43,7 @@ from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
 from jaxgames.agents.networks import make_network
 from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, check_float, check_int
+from jaxgames.training.config import TrainConfig, _fail, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +71,8 @@ class WinnerImitationConfig(TrainConfig):
         check_int("opening_plies", self.opening_plies, minimum=0)
         check_float("temperature", self.temperature, 0.0, float("inf"), low_open=True)
         check_float("draw_weight", self.draw_weight, 0.0, 1.0)
+        if self.partners:  # the method imitates the winners of pure self-play games
+            _fail("partners", self.partners, "winner imitation learns from self-play only; leave it empty")
         check_int("update_epochs", self.update_epochs)
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 

@@ -153,12 +153,12 @@ class TrainConfig:
         from jaxgames.agents.games_batch import partner_sizes
         from jaxgames.evaluation.opponents import make_opponent
 
-        try:
-            partner_sizes(self.num_envs, self.partners)
-            for spec in self.partners:
+        partner_sizes(self.num_envs, self.partners)  # ValueError naming partners[spec]
+        for spec in self.partners:
+            try:
                 make_opponent(spec, env)
-        except ValueError as e:
-            raise ValueError(f"invalid partners={self.partners!r}: {e}") from None
+            except ValueError as e:
+                raise ValueError(f"invalid partners={self.partners!r}: {e}") from None
 
     # ---------------------------------------------------------------- schedule
     @property
