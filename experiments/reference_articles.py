@@ -11,14 +11,15 @@ Parts (each trains within its budget argument and ``--budget-minutes`` of traini
                        after 10,000 games, plateau just under 90% at 20-30k) -- runs
                        ``experiments/tabular_q_tictactoe.py`` (``--ttt-games``).
 * ``othello6_dqn``     6x6 othello, DQN self-play with the article's n-step 16, epsilon
-                       1.0 -> 0.1 over 5,000 games, one network for both colours, 40,000 games
+                       1.0 -> 0.1 over 5,000 games, one network for both colours, pure
+                       self-play as in the article (no training partners), 40,000 games
                        (``--othello-games``); the article: "wins some, loses some" vs a human.
                        Ours: greedy net vs random / greedy / alphabeta:2.
 * ``shogi_winner_imitation``  animal shogi, winner imitation from random openings (the
                        article: 2^17 games; 98.7% legal moves from the raw net, 53% wins vs the
                        untrained net over 2^14 games). Ours: the same two numbers (sampling
                        policies, as in the article) + greedy net vs random / greedy / alphabeta:2.
-* ``reversi8_ppo``     8x8 reversi, PPO self-play (Unity ML-Agents article: lost to its author,
+* ``reversi8_ppo``     8x8 reversi, pure PPO self-play (Unity ML-Agents article: lost to its author,
                        a beginner, and barely beat the weakest level of a free app). Ours: greedy
                        net vs random / greedy / alphabeta:2 (``--reversi8-steps``).
 
@@ -53,6 +54,9 @@ from experiments.common import (  # noqa: E402
 
 PARTS = ["tabular_q", "othello6_dqn", "shogi_winner_imitation", "reversi8_ppo"]
 YARDSTICKS = ["random", "greedy", "alphabeta:2"]
+#: the articles trained by pure self-play, so their parts here do too (our presets add training
+#: partners for reversi; experiments/learning_curves.py shows those agents)
+SELF_PLAY_ONLY = {"partners": {}}
 #: average plies of a 6x6 othello game (to turn the article's game count into a ply budget)
 OTHELLO6_PLIES = 32
 
@@ -138,7 +142,8 @@ def part_tabular_q(a, out):
 
 def part_othello6_dqn(a, out):
     games = a.othello_games or (1500 if a.quick else 40_000)
-    res, cfg, env, finals, info = train_part("othello6_dqn", "dqn", "reversi", {"size": 6}, games * OTHELLO6_PLIES, a, out)
+    res, cfg, env, finals, info = train_part("othello6_dqn", "dqn", "reversi", {"size": 6}, games * OTHELLO6_PLIES, a, out,
+                                             SELF_PLAY_ONLY)
     played = float(np.mean(res.metrics["games_total"][-1])) if "games_total" in res.metrics else float("nan")
     info["selfplay_games_per_seed"] = played
     rows = [dict(experiment="6x6 othello DQN", quantity="self-play games", article="40,000",
@@ -188,7 +193,7 @@ def part_shogi(a, out):
 
 def part_reversi8(a, out):
     steps = a.reversi8_steps or (100_000 if a.quick else None)
-    res, cfg, env, finals, info = train_part("reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out)
+    res, cfg, env, finals, info = train_part("reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out, SELF_PLAY_ONLY)
     rows = [dict(experiment="8x8 reversi PPO", quantity="self-play plies", article="(not stated)",
                  ours=f"{info['env_steps_per_seed']:,}", note=f"train {res.train_seconds:.0f}s (+{res.compile_seconds:.0f}s "
                                                              f"compile), {len(res.seeds)} seed(s)")]

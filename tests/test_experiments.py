@@ -9,6 +9,7 @@ import csv
 import json
 import os
 import sys
+import types
 
 import jax
 import numpy as np
@@ -160,3 +161,45 @@ def test_reference_articles_other_parts_tiny(tmp_path):
                                     "--reversi8-steps", "4096", "--eval-games", "4", "--opponents", "random",
                                     "--out", str(tmp_path / "ra")])
     assert {r["experiment"] for r in rows} == {"6x6 othello DQN", "8x8 reversi PPO"}
+
+
+def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
+    """reproduce.py runs the chosen steps' quick modes under runs/quick/ (relative to the
+    working directory), records their wall clock, and a failing step is reported without
+    stopping the others."""
+    from experiments import reproduce
+
+    monkeypatch.chdir(tmp_path)
+    res = reproduce.main(["--quick", "--only", "value_iteration"])
+    assert [t["step"] for t in res["steps"]] == ["value_iteration"]
+    assert res["steps"][0]["status"] == "ok" and res["steps"][0]["seconds"] > 0
+    assert os.path.exists(tmp_path / "runs/quick/value_iteration")
+    with open(tmp_path / "runs/quick/reproduce/timings.json") as f:
+        assert json.load(f)["steps"][0]["step"] == "value_iteration"
+
+    calls = []
+    monkeypatch.setitem(sys.modules, "experiments.fake_step", types.SimpleNamespace(main=calls.append))
+    broken = [("broken", "no_such_experiment", []), ("value_iteration", "fake_step", [])]
+    monkeypatch.setattr(reproduce, "STEPS", broken)
+    monkeypatch.setattr(reproduce, "STEP_NAMES", [s[0] for s in broken])
+    with pytest.raises(SystemExit, match="steps failed: broken"):
+        reproduce.main(["--quick"])
+    with open(tmp_path / "runs/quick/reproduce/timings.json") as f:
+        steps = json.load(f)["steps"]
+    assert steps[0]["status"].startswith("failed: ModuleNotFoundError") and steps[1]["status"] == "ok"
+    assert calls == [["--quick", "--out", os.path.join("runs", "quick", "value_iteration")]]
+
+
+def test_publish_copies_the_readme_figures(tmp_path):
+    from experiments import reproduce
+
+    runs = tmp_path / "runs"
+    for rel in ("learning_curves/reversi6x6_ppo/learning_curves.png", "strength_table/table.md",
+                "strength_table/elo_reversi6.png", "throughput/throughput.png"):
+        (runs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (runs / rel).write_text(rel)
+    copied = reproduce.publish(str(tmp_path / "docs"), str(runs))
+    names = sorted(os.path.basename(c) for c in copied)
+    assert names == ["elo_reversi6.png", "learning_curves_reversi6x6_ppo.png", "strength_table.md", "throughput.png"]
+    assert (tmp_path / "docs" / "learning_curves_reversi6x6_ppo.png").read_text() == \
+        "learning_curves/reversi6x6_ppo/learning_curves.png"
