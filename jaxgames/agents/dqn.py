@@ -4,7 +4,9 @@ One Q-network plays both sides from the mover's point of view: ``Q(s, a)`` is th
 move ``a`` for the player to move in ``s``. Each update:
 
     act      rollout_steps plies in num_envs games (auto-reset); epsilon-greedy where BOTH the
-             greedy argmax and the random choice are restricted to the legal moves
+             greedy argmax and the random choice are restricted to the legal moves; games are
+             self-play plus, if configured, a share against fixed ``partners`` whose replies
+             happen inside the step (sign +1: the learner moves next; agents.games_batch)
     store    every ply (obs, legal mask, action, reward of the mover, done, sign) is appended to
              an on-device trajectory ring buffer (jaxgames.agents.replay), inside jit
     learn    gradient_steps minibatches of windows of n_step + 1 consecutive plies; n-step

@@ -3,7 +3,9 @@
 One network plays both sides from the mover's point of view. Each update:
 
     rollout   num_steps plies in num_envs games (auto-reset), actions sampled from the
-              legal-move-masked policy; each transition stores its legal mask
+              legal-move-masked policy; each transition stores its legal mask. The games are
+              self-play, plus a share against fixed ``partners`` if configured
+              (:mod:`jaxgames.agents.games_batch`; the partner's replies happen inside the step)
     GAE       negamax GAE (common.negamax_gae): values/rewards from the mover's view, the
               next state's value/advantage negated when the opponent moves next
     learn     update_epochs x num_minibatches clipped-PPO steps (Adam, global-norm clipping);
