@@ -107,9 +107,9 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     ),
     # An MLP: on CPU the article's CNN (--network=cnn) is ~10x more FLOPs per ply (its 1152x256
     # dense layer) for no gain vs random; 6x6 reaches >= 95% vs random as both colours in ~1M plies.
-    # Half of the games are against the classic search players (CLASSIC_PARTNERS): pure self-play
-    # plateaued near 75-80% vs greedy and alphabeta:2 on 6x6; with them 6x6 wins ~99% of both after
-    # 1.5M plies (experiments/learning_curves.py; see the README's results).
+    # 5/8 of the games are against the classic players (CLASSIC_PARTNERS): pure self-play
+    # plateaued near 75-80% vs greedy and alphabeta:2 on 6x6; with greedy + alphabeta:2 partners
+    # 6x6 won ~97-99% of both after 1.5M plies, and random joined after it cost ~2% vs random.
     "reversi": dict(
         network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=32, total_steps=4_000_000,
         learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.03, gamma=1.0, gae_lambda=0.95,
