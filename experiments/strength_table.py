@@ -145,12 +145,16 @@ def main(argv=None) -> dict:
     p.add_argument("--games-per-colour", type=int, default=1000)
     p.add_argument("--elo-games", type=int, default=400, help="games per pairing in the round robin")
     p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list")
+    p.add_argument("--extra-opponents", nargs="*", default=["alphabeta:3"],
+                   help="held-out opponents (reversi, animal shogi): no target, not in the Elo round robin")
+    p.add_argument("--extra-games-per-colour", type=int, default=250)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/strength_table")
-    p.add_argument("--quick", action="store_true", help="200 games per colour, 100 per Elo pairing")
+    p.add_argument("--quick", action="store_true", help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing")
     a = p.parse_args(argv)
     if a.quick:
         a.games_per_colour, a.elo_games = min(a.games_per_colour, 200), min(a.elo_games, 100)
+        a.extra_games_per_colour = min(a.extra_games_per_colour, 50)
 
     import jaxgames  # noqa: F401
     from jaxgames.agents import load_agent
@@ -174,11 +178,15 @@ def main(argv=None) -> dict:
         env = loaded[names[0]].env
         game = env.name
         opps = a.opponents or opponents_for(game)
+        # held-out yardsticks: never training partners, no target, fewer games (they are slow)
+        extra = [o for o in (a.extra_opponents if game != "tic_tac_toe" else []) if o not in opps]
         opp_pols = {o: make_opponent(o, env) for o in opps}
+        extra_pols = {o: make_opponent(o, env) for o in extra}
         for name in names:
             pol = loaded[name].policy(greedy=True)
-            for i, o in enumerate(opps):
-                r = arena(pol, opp_pols[o], env, 2 * a.games_per_colour, jax.random.fold_in(key, i))
+            for i, o in enumerate(opps + extra):
+                n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
+                r = arena(pol, {**opp_pols, **extra_pols}[o], env, n_games, jax.random.fold_in(key, i))
                 target, met = check_targets(game, o, r)
                 summary["agents"].setdefault(name, {})[o] = dict(r.to_dict(), target=target, met=met)
                 for colour, rec in (("first", r.as_first), ("second", r.as_second)):
@@ -211,7 +219,9 @@ def main(argv=None) -> dict:
              "W/D/L from the agent's side; win rates with 95% Wilson intervals. Targets from issue 8;",
              "a target that is not met is marked **NO** (the opponents are never lowered).", "",
              "'training partner': the agent met this opponent in training (its config's `partners`,",
-             "a share of the training games); the arena games here are new games (other random numbers).", "",
+             "a share of the training games); the arena games here are new games (other random numbers).",
+             f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; reversi and animal shogi) were never",
+             f"training partners; they have no target and {a.extra_games_per_colour} games per colour.", "",
              "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
              "|---|---|---|---|---|---|---|---|---|---|---|", *md_rows, ""]
     for gl, ratings in summary["elo"].items():

@@ -121,6 +121,31 @@ def test_learning_curves_then_strength_table(tmp_path):
         assert os.path.exists(os.path.join(st, f)), f
 
 
+def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
+    """A reversi agent trained with a greedy partner: the table says greedy was a training
+    partner, adds the held-out alphabeta:3 with its own game count, and checks the per-colour
+    targets."""
+    from experiments import learning_curves, strength_table
+
+    out = str(tmp_path / "lc")
+    learning_curves.main(["--games", "reversi:4", "--algos", "ppo", "--seeds", "1", "--total-steps", "2000",
+                          "--evals", "1", "--eval-games", "4", "--opponents", "greedy", "--no-plot", "--out", out,
+                          "--set", "num_envs=16", "partners={'greedy': 0.25}"])
+    st = str(tmp_path / "st")
+    summary = strength_table.main(["--from", out, "--games-per-colour", "4", "--elo-games", "2",
+                                   "--opponents", "greedy", "--extra-opponents", "alphabeta:3",
+                                   "--extra-games-per-colour", "2", "--out", st])
+    name = "ppo:reversi4x4_ppo/seed0"
+    assert set(summary["agents"][name]) == {"greedy", "alphabeta:3"}
+    assert summary["agents"][name]["alphabeta:3"]["overall"]["games"] == 4
+    assert summary["agents"][name]["greedy"]["target"] == ">= 90% as 1st, >= 90% as 2nd"
+    table = open(os.path.join(st, "table.md")).read()
+    assert f"| reversi:4 | {name} | greedy | yes (25% of games) |" in table
+    assert f"| reversi:4 | {name} | alphabeta:3 | no |" in table
+    rows = read_csv(os.path.join(st, "table.csv"))
+    assert {r["training_partner_share"] for r in rows if r["opponent"] == "greedy"} == {"0.25"}
+
+
 def test_strength_targets():
     from experiments.strength_table import check_targets
     from jaxgames.evaluation.arena import ArenaResult, Record
