@@ -194,7 +194,8 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
             raise ValueError(f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]")
         size = int(round(frac * num_envs))
         if size < 1:
-            raise ValueError(f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games")
+            raise ValueError(f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
+                             "(raise num_envs, or drop it: --partners={} is pure self-play)")
         sizes[name] = size
     if sum(sizes.values()) > num_envs:
         raise ValueError(f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games")
