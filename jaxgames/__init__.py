@@ -12,6 +12,7 @@ from jaxgames.core import (
     GameState,
     IllegalActionError,
     random_action,
+    random_policy,
     step_autoreset,
 )
 from jaxgames.games import make, registered_games
@@ -25,6 +26,7 @@ __all__ = [
     "IllegalActionError",
     "make",
     "random_action",
+    "random_policy",
     "registered_games",
     "step_autoreset",
 ]

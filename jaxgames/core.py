@@ -234,6 +234,12 @@ def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
     return jnp.where(count > 0, action, 0)
 
 
+def random_policy(key: PRNGKey, state: GameState) -> Array:
+    """The uniform player as a policy: ``policy(key, state) -> int32[]``, a random legal move of
+    one state (``jax.vmap`` it for a batch). Every random opponent in jaxgames is this one."""
+    return random_action(key, state.legal_action_mask)
+
+
 def check_options(cls: type, options: dict[str, Any], game: str) -> None:
     """Raise ``ValueError`` if ``options`` holds a keyword ``cls.__init__`` does not take."""
     params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]

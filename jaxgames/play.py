@@ -79,10 +79,7 @@ def make_policy(spec: str, env: Any) -> Policy:
     if make_opponent is not None:
         return make_opponent(spec, env)
     if spec == "random":
-        import jaxgames
-
-        def random_policy(key: jax.Array, state: Any) -> jax.Array:
-            return jaxgames.random_action(key, state.legal_action_mask)
+        from jaxgames.core import random_policy
 
         return random_policy
     if os.path.isdir(spec):

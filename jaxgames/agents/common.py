@@ -16,6 +16,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from jaxgames.core import random_policy  # noqa: F401  (re-exported: agents.random_policy)
+
 Array = jax.Array
 PRNGKey = jax.Array
 #: a policy plays one (unbatched) state: policy(key, state) -> int32[] action
@@ -228,8 +230,3 @@ class Policy:
         return jnp.exp(masked_log_probs(logits, state.legal_action_mask))
 
 
-def random_policy(key: PRNGKey, state: Any) -> Array:
-    """Uniformly random legal move for one state: int32[]."""
-    from jaxgames.core import random_action
-
-    return random_action(key, state.legal_action_mask)

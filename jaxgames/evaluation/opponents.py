@@ -34,7 +34,8 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from jaxgames.core import Env, GameState, random_action
+from jaxgames.core import Env, GameState
+from jaxgames.core import random_policy as core_random_policy
 
 Policy = Callable[[jax.Array, GameState], jax.Array]
 
@@ -46,13 +47,9 @@ VALID_SPECS = ("random", "greedy", "minimax:D", "alphabeta:D", "perfect", "<run 
 
 # ------------------------------------------------------------------ basic policies
 def random_policy(env: Env) -> Policy:
-    """Uniform over legal moves. ``policy(key, state) -> int32[]``."""
+    """Uniform over legal moves: :func:`jaxgames.core.random_policy` (the same for every game)."""
     del env
-
-    def policy(key: jax.Array, state: GameState) -> jax.Array:
-        return random_action(key, state.legal_action_mask)
-
-    return policy
+    return core_random_policy
 
 
 def _leaf_value(env: Env, parent: GameState, child: GameState, ply: jax.Array, win_score: float):
