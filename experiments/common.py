@@ -156,6 +156,29 @@ def save_figure(fig, stem: str) -> list[str]:
     return paths
 
 
+# ----------------------------------------------------------------------------- targets
+#: targets of issue 8 (final greedy agents): opponent -> (what, threshold)
+#: "win_first"/"win_second"/"win_all": minimum win rate; "no_losses": zero losses
+TARGETS = {
+    "tic_tac_toe": {"random": [("win_first", 0.95), ("win_second", 0.75)], "greedy": [("no_losses", 0)],
+                    "alphabeta:2": [("no_losses", 0)], "perfect": [("no_losses", 0)]},
+    # the issue's thresholds, required of each colour separately (the stricter reading)
+    "default": {opp: [("win_first", thr), ("win_second", thr)]
+                for opp, thr in (("random", 0.98), ("greedy", 0.90), ("alphabeta:2", 0.75))},
+}
+
+
+def targets_for(game: str, opponent: str) -> list[tuple[str, float]]:
+    return TARGETS.get(game, TARGETS["default"]).get(opponent, [])
+
+
+def target_win_rate(game: str, opponent: str) -> float | None:
+    """The lowest win-rate target of ``opponent`` on ``game`` (for a line on the learning
+    curves), or None if it has no win-rate target."""
+    rates = [thr for what, thr in targets_for(game, opponent) if what.startswith("win")]
+    return min(rates) if rates else None
+
+
 # ----------------------------------------------------------------------------- games / configs
 def parse_game(spec: str) -> tuple[str, dict[str, Any], str]:
     """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6"); ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""

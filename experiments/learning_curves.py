@@ -43,6 +43,7 @@ from experiments.common import (  # noqa: E402
     read_csv,
     save_figure,
     save_seed_runs,
+    target_win_rate,
     train_seeds,
     with_eval_points,
     write_csv,
@@ -67,17 +68,20 @@ def opponents_for(game: str) -> list[str]:
     return OPPONENTS + (["perfect"] if game == "tic_tac_toe" else [])
 
 
-def plot_curves(rows, opponents, title: str, stem: str, n_seeds: int) -> list[str]:
+def plot_curves(rows, opponents, title: str, stem: str, n_seeds: int, game: str | None = None) -> list[str]:
     """A grid: one column per opponent; top row vs env steps, bottom row vs training wall
     clock. Win rate (solid) and loss rate (dotted) of the greedy policy over both colours,
-    seed mean with a 95% band."""
+    seed mean with a 95% band; the win-rate target of ``game`` (if any) as a dashed line."""
     plt = pyplot()
     n = len(opponents)
     fig, axes = plt.subplots(2, n, figsize=(3.2 * n + 0.6, 5.6), sharey=True, squeeze=False)
     for i, opp in enumerate(opponents):
         steps, secs, win = curve_arrays(rows, opp, "win_rate_all")
         _, _, loss = curve_arrays(rows, opp, "loss_rate_all")
+        target = target_win_rate(game, opp) if game else None
         for ax, x in zip(axes[:, i], (steps, secs)):
+            if target is not None:
+                ax.axhline(target, ls="--", lw=0.8, color="gray", label=f"target {target:.0%}")
             plot_band(ax, x, win, "win", color="tab:blue")
             plot_band(ax, x, loss, "loss", color="tab:red", style=":", alpha=0.12)
             ax.set_ylim(-0.02, 1.02)
@@ -134,7 +138,8 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
                    steps_per_second_all_seeds=len(seeds) * res.num_chunks * res.steps_per_chunk / max(res.train_seconds, 1e-9))
     write_json(os.path.join(out, "summary.json"), summary)
     if not a.no_plot:
-        plot_curves(res.rows, opp_names, f"{algo.upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds))
+        plot_curves(res.rows, opp_names, f"{algo.upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds),
+                    game)
     echo(f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, eval {res.eval_seconds:.1f}s; "
          + "; ".join(f"{o}: win {final[o]['win_rate_all']['mean']:.1%} loss {final[o]['loss_rate_all']['mean']:.1%}"
                      for o in opp_names))
@@ -147,7 +152,10 @@ def replot(out: str) -> None:
     rows = read_csv(os.path.join(out, "curves.csv"))
     opps = list(dict.fromkeys(r["opponent"] for r in rows))
     seeds = {r["seed"] for r in rows}
-    plot_curves(rows, opps, os.path.basename(out), os.path.join(out, "learning_curves"), len(seeds))
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    game, _, label = parse_game(cfg["game"])
+    plot_curves(rows, opps, f"{cfg['algorithm'].upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds), game)
 
 
 def parse_args(argv=None):
@@ -170,6 +178,8 @@ def parse_args(argv=None):
                    help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), the algorithms' quick presets, "
                         "3 seeds, 4 evaluations x 64 games")
     p.add_argument("--no-plot", action="store_true")
+    p.add_argument("--replot", nargs="+", default=None, metavar="DIR",
+                   help="only redraw the figures of existing <game>_<algo> folders from their curves.csv")
     p.add_argument("--no-save-runs", action="store_true", help="do not write the seed<k>/ run directories")
     a = p.parse_args(argv)
     if a.games is None:
@@ -202,6 +212,11 @@ def write_index(out: str) -> str:
 
 def main(argv=None) -> list[dict]:
     a = parse_args(argv)
+    if a.replot:
+        for d in a.replot:
+            replot(d)
+            print(f"redrew {d}/learning_curves.png/.pdf")
+        return []
     summaries = []
     t0 = time.time()
     for g in a.games:

@@ -29,23 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 
-from experiments.common import fmt_rate, prepare_out, pyplot, save_figure, write_csv  # noqa: E402
+from experiments.common import fmt_rate, prepare_out, pyplot, save_figure, targets_for, write_csv  # noqa: E402
 from experiments.learning_curves import opponents_for  # noqa: E402
-
-#: targets of issue 8 (final greedy agents): opponent -> (what, threshold)
-#: "win_first"/"win_second"/"win_all": minimum win rate; "no_losses": zero losses
-TARGETS = {
-    "tic_tac_toe": {"random": [("win_first", 0.95), ("win_second", 0.75)], "greedy": [("no_losses", 0)],
-                    "alphabeta:2": [("no_losses", 0)], "perfect": [("no_losses", 0)]},
-    # the issue's thresholds, required of each colour separately (the stricter reading)
-    "default": {opp: [("win_first", thr), ("win_second", thr)]
-                for opp, thr in (("random", 0.98), ("greedy", 0.90), ("alphabeta:2", 0.75))},
-}
-
-
-def targets_for(game: str, opponent: str) -> list[tuple[str, float]]:
-    return TARGETS.get(game, TARGETS["default"]).get(opponent, [])
-
 
 def check_targets(game: str, opponent: str, result) -> tuple[str, bool | None]:
     """(target text, met?) for an :class:`~jaxgames.evaluation.ArenaResult`; (``"-"``, None) if

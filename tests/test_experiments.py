@@ -98,6 +98,10 @@ def test_learning_curves_then_strength_table(tmp_path):
     with open(os.path.join(out, "index.json")) as f:
         index = json.load(f)
     assert [r["algorithm"] for r in index["runs"]] == ["ppo"]
+    # the figure can be redrawn from curves.csv alone
+    png = os.path.join(out, "tic_tac_toe_ppo", "learning_curves.png")
+    os.remove(png)
+    assert learning_curves.main(["--replot", os.path.dirname(png)]) == [] and os.path.exists(png)
     # the seeds trained in one vmap are different agents, saved as loadable run directories
     from jaxgames.agents import load_agent
 
