@@ -207,7 +207,38 @@ def write_index(out: str) -> str:
                 s = json.load(f)
             runs.append(dict(game=s["game"], label=s["label"], algorithm=s["algorithm"], dir=os.path.join(out, name),
                              run_dirs=s["run_dirs"]))
+    write_summary_table(out, runs)
     return write_json(os.path.join(out, "index.json"), dict(runs=runs))
+
+
+def write_summary_table(out: str, runs: list[dict]) -> str:
+    """``<out>/summary.md``: one row per finished run, the final win rate (both colours) vs each
+    opponent as the seed mean with its 95% t-interval, plus steps and training time."""
+    opps: list[str] = []
+    loaded = []
+    for r in runs:
+        with open(os.path.join(r["dir"], "summary.json")) as f:
+            s = json.load(f)
+        loaded.append(s)
+        opps += [o for o in s["final"] if o not in opps]
+    lines = ["| game | algorithm | seeds | env steps per seed | training (all seeds) | "
+             + " | ".join(f"vs {o}: win (loss)" for o in opps) + " |",
+             "|---|---|---|---|---|" + "---|" * len(opps)]
+    for s in loaded:
+        cells = []
+        for o in opps:
+            f = s["final"].get(o)
+            if f is None:
+                cells.append("-")
+                continue
+            w, (lo, hi) = f["win_rate_all"]["mean"], f["win_rate_all"]["ci95"]
+            cells.append(f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%})")
+        lines.append(f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | {s['env_steps_per_seed']:,} | "
+                     f"{s['train_seconds'] / 60:.1f} min | " + " | ".join(cells) + " |")
+    path = os.path.join(out, "summary.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
 
 def main(argv=None) -> list[dict]:

@@ -98,6 +98,8 @@ def test_learning_curves_then_strength_table(tmp_path):
     with open(os.path.join(out, "index.json")) as f:
         index = json.load(f)
     assert [r["algorithm"] for r in index["runs"]] == ["ppo"]
+    table = open(os.path.join(out, "summary.md")).read()
+    assert "| tic_tac_toe | ppo | 2 |" in table and "vs greedy: win (loss)" in table
     # the figure can be redrawn from curves.csv alone
     png = os.path.join(out, "tic_tac_toe_ppo", "learning_curves.png")
     os.remove(png)
