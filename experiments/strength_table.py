@@ -181,7 +181,7 @@ def main(argv=None) -> dict:
                                      draw_rate=rec.draw_rate, loss_rate=rec.loss_rate, target=target,
                                      met="" if met is None else met))
                 share = dict(getattr(loaded[name].config, "partners", {}) or {}).get(o)
-                seen = f"yes ({share:.0%} of games)" if share else "no"
+                seen = f"yes ({share * 100:g}% of games)" if share else "no"
                 rows[-1]["training_partner_share"] = rows[-2]["training_partner_share"] = share or 0.0
                 md_rows.append(f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
                                f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
