@@ -4,6 +4,7 @@ in-process checks of the session logic with string streams."""
 import io
 import os
 import re
+import signal
 import sys
 import time
 
@@ -21,10 +22,18 @@ PROMPT = r"\r\n(\d+)\. ([XO])> "
 GAME_OVER = r"new game\? .*> "
 
 
+def _default_sigint():
+    """In the child before exec: Ctrl-C as a user's shell would deliver it. A child inherits
+    the test process's signal mask and ignored signals; after the rest of the suite, SIGINT
+    never reached the program in two full CI runs (the test passes on its own)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(*args, cwd):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
     child = pexpect.spawn(sys.executable, ["-m", "jaxgames.play", *args], env=env, cwd=str(cwd),
-                          encoding="utf-8", timeout=90, dimensions=(60, 200))
+                          encoding="utf-8", timeout=90, dimensions=(60, 200), preexec_fn=_default_sigint)
     child.logfile_read = io.StringIO()  # the whole transcript, to check for tracebacks
     return child
 
