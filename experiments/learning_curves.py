@@ -199,32 +199,30 @@ def parse_args(argv=None):
 def write_index(out: str) -> str:
     """``<out>/index.json``: every finished ``<game>_<algo>`` folder under ``out`` (found by its
     summary.json, so runs of earlier invocations and of interrupted ones stay listed)."""
-    runs = []
+    runs, summaries = [], []
     for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
         path = os.path.join(out, name, "summary.json")
         if os.path.exists(path):
             with open(path) as f:
                 s = json.load(f)
+            summaries.append(s)
             runs.append(dict(game=s["game"], label=s["label"], algorithm=s["algorithm"], dir=os.path.join(out, name),
                              run_dirs=s["run_dirs"]))
-    write_summary_table(out, runs)
+    write_summary_table(out, summaries)
     return write_json(os.path.join(out, "index.json"), dict(runs=runs))
 
 
-def write_summary_table(out: str, runs: list[dict]) -> str:
-    """``<out>/summary.md``: one row per finished run, the final win rate (both colours) vs each
-    opponent as the seed mean with its 95% t-interval, plus steps and training time."""
+def write_summary_table(out: str, summaries: list[dict]) -> str:
+    """``<out>/summary.md`` from the runs' summary.json contents: one row per finished run, the
+    final win rate (both colours) vs each opponent as the seed mean with its 95% t-interval,
+    plus steps and training time."""
     opps: list[str] = []
-    loaded = []
-    for r in runs:
-        with open(os.path.join(r["dir"], "summary.json")) as f:
-            s = json.load(f)
-        loaded.append(s)
+    for s in summaries:
         opps += [o for o in s["final"] if o not in opps]
     lines = ["| game | algorithm | seeds | env steps per seed | training (all seeds) | "
              + " | ".join(f"vs {o}: win (loss)" for o in opps) + " |",
              "|---|---|---|---|---|" + "---|" * len(opps)]
-    for s in loaded:
+    for s in summaries:
         cells = []
         for o in opps:
             f = s["final"].get(o)

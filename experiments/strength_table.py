@@ -165,24 +165,24 @@ def main(argv=None) -> dict:
         opps = a.opponents or opponents_for(game)
         # held-out yardsticks: never training partners, no target, fewer games (they are slow)
         extra = [o for o in (a.extra_opponents if game != "tic_tac_toe" else []) if o not in opps]
-        opp_pols = {o: make_opponent(o, env) for o in opps}
-        extra_pols = {o: make_opponent(o, env) for o in extra}
+        opp_pols = {o: make_opponent(o, env) for o in opps}  # the Elo round robin uses these
+        all_pols = {**opp_pols, **{o: make_opponent(o, env) for o in extra}}
         for name in names:
             pol = loaded[name].policy(greedy=True)
-            for i, o in enumerate(opps + extra):
+            partners = dict(getattr(loaded[name].config, "partners", {}) or {})
+            for i, (o, opp_pol) in enumerate(all_pols.items()):
                 n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
-                r = arena(pol, {**opp_pols, **extra_pols}[o], env, n_games, jax.random.fold_in(key, i))
+                r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i))
                 target, met = check_targets(game, o, r)
+                share = partners.get(o, 0.0)
+                seen = f"yes ({share * 100:g}% of games)" if share else "no"
                 summary["agents"].setdefault(name, {})[o] = dict(r.to_dict(), target=target, met=met)
                 for colour, rec in (("first", r.as_first), ("second", r.as_second)):
                     lo, hi = rec.ci("win")
                     rows.append(dict(game=gl, agent=name, opponent=o, colour=colour, wins=rec.wins, draws=rec.draws,
                                      losses=rec.losses, games=rec.games, win_rate=rec.win_rate, win_lo=lo, win_hi=hi,
                                      draw_rate=rec.draw_rate, loss_rate=rec.loss_rate, target=target,
-                                     met="" if met is None else met))
-                share = dict(getattr(loaded[name].config, "partners", {}) or {}).get(o)
-                seen = f"yes ({share * 100:g}% of games)" if share else "no"
-                rows[-1]["training_partner_share"] = rows[-2]["training_partner_share"] = share or 0.0
+                                     met="" if met is None else met, training_partner_share=share))
                 md_rows.append(f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
                                f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
                                f"{fmt_rate(r.overall.losses, r.overall.games)} | {target} | "

@@ -92,6 +92,9 @@ def partner_step(env: Any, partner: PolicyFn, states: Any, actions: jax.Array, k
         own = moved.rewards[learner]
         after, replies = _play_partner(env, partner, moved, learner, k_move)
         done = after.terminated | after.truncated
+        # the fresh game (and the partner's opening) is computed for every game, not only the
+        # ended ones: merging it into the reply loop was measured slower under vmap (the batched
+        # while_loop then runs extra iterations whenever any game of the block ends)
         fresh = _fresh_partner_game(env, partner, k_reset)
         nxt = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, after)
         outcome = jnp.where(done, after.rewards, 0.0).astype(jnp.float32)  # the final step's rewards
@@ -106,8 +109,8 @@ class TrainingGames:
     """``num_envs`` games: ``num_selfplay`` self-play games first, then one block per partner.
 
     ``init(key) -> states[num_envs]``; ``step(states, actions int32[num_envs], key) ->
-    SelfPlayStep``; ``partner_stats(out)`` counts the finished games and the learner's score
-    against each partner (for the training metrics).
+    SelfPlayStep``; ``episode_stats(...)`` turns a rollout into training metrics (with the
+    learner's win/loss rates against each partner).
     """
 
     env: Any
@@ -130,7 +133,7 @@ class TrainingGames:
         states = jax.vmap(self.env.init)(keys)
         if not self.partners:
             return states
-        parts = [jax.tree_util.tree_map(lambda x: x[: self.num_selfplay], states)]
+        parts = [_take(states, slice(0, self.num_selfplay))]
         for p, sl in self._slices():
             parts.append(jax.vmap(lambda k, p=p: _fresh_partner_game(self.env, p.policy, k))(keys[sl]))
         return _concat(parts)
