@@ -119,3 +119,29 @@ def test_algorithms_train_with_partners(module, key):
     assert 0.0 <= float(metrics["win_vs_greedy"]) + float(metrics["loss_vs_greedy"]) <= 1.0
     # partner games never stop on the partner's turn
     assert not np.asarray(state.env_state.terminated[8:]).any()
+
+
+def test_run_directory_partner_is_checked_without_restoring(tmp_path):
+    """Config validation reads a partner run's config.json (game must match) but restores no
+    checkpoint: a run without checkpoints passes validation and fails only when it is built."""
+    import json
+
+    from jaxgames.evaluation import check_opponent_spec, make_opponent
+    from jaxgames.training.checkpoint import CheckpointError
+
+    run = tmp_path / "ttt_run"
+    run.mkdir()
+    ttt_config = ppo.default_config("tic_tac_toe", quick=True)
+    (run / "config.json").write_text(json.dumps({"algorithm": "ppo", "config": ttt_config.to_dict()}))
+    cfg = ppo.default_config("tic_tac_toe", num_envs=64, partners={str(run): 0.5})
+    assert cfg.partners == {str(run): 0.5}
+    with pytest.raises(ValueError, match="was trained on"):
+        ppo.default_config("reversi", {"size": 6}, partners={str(run): 0.5})
+    env = jaxgames.make("tic_tac_toe")
+    assert check_opponent_spec(f" {run} ", env) == str(run)
+    assert check_opponent_spec("alphabeta:02", env) == "alphabeta:2"
+    with pytest.raises(CheckpointError, match="no checkpoints"):
+        make_opponent(str(run), env)
+    (run / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="corrupt"):
+        check_opponent_spec(str(run), env)

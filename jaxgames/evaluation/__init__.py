@@ -10,6 +10,7 @@ from jaxgames.evaluation.elo import Match, bradley_terry, plot_ratings, round_ro
 from jaxgames.evaluation.opponents import (
     VALID_SPECS,
     alphabeta_policy,
+    check_opponent_spec,
     greedy_policy,
     make_opponent,
     minimax_policy,
@@ -25,6 +26,7 @@ __all__ = [
     "alphabeta_policy",
     "arena",
     "bradley_terry",
+    "check_opponent_spec",
     "greedy_policy",
     "make_opponent",
     "minimax_policy",

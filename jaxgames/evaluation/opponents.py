@@ -210,6 +210,52 @@ def _check_depth(depth: int) -> None:
 _BUILTIN_CACHE: dict = {}
 
 
+def _parse_builtin(spec: str) -> str | None:
+    """The normalised spec of a built-in opponent (``"alphabeta:3"``), ``None`` if ``spec``
+    names none; ``ValueError`` for a built-in name with a bad argument."""
+    name, _, arg = spec.partition(":")
+    if name not in ("random", "greedy", "perfect", "minimax", "alphabeta"):
+        return None
+    if name in ("minimax", "alphabeta"):
+        try:
+            depth = int(arg)
+        except ValueError:
+            raise ValueError(
+                f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'"
+            ) from None
+        _check_depth(depth)
+        return f"{name}:{depth}"
+    if arg:
+        raise ValueError(f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}")
+    return name
+
+
+def check_opponent_spec(spec: str, env: Env) -> str:
+    """Validate ``spec`` for ``env`` without building the policy; returns the normalised spec.
+
+    Cheap enough for config validation: a run directory's ``config.json`` is read and its game
+    compared with ``env``, but no checkpoint is restored (:func:`make_opponent` does that and
+    reports a missing or corrupt checkpoint). ``ValueError`` naming the problem otherwise.
+    """
+    spec = str(spec).strip()
+    builtin = _parse_builtin(spec)
+    if builtin is not None:
+        if builtin == "perfect" and env.name != "tic_tac_toe":
+            raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
+        return builtin
+    if os.path.isdir(spec):
+        from jaxgames.training.driver import read_run_config
+
+        from jaxgames.games import make
+
+        _, config = read_run_config(spec)  # RunNotFoundError / ValueError name the problem
+        trained_on = make(config.game, **config.game_options)
+        if (trained_on.name, trained_on.config) != (env.name, env.config):
+            raise ValueError(f"run {spec!r} was trained on {trained_on!r}, not on {env!r}")
+        return spec
+    raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
+
+
 def make_opponent(spec: str, env: Env) -> Policy:
     """Build a policy from a spec string.
 
@@ -219,25 +265,15 @@ def make_opponent(spec: str, env: Env) -> Policy:
     valid specs.
     """
     spec = str(spec).strip()
-    name, _, arg = spec.partition(":")
-    if name in ("random", "greedy", "perfect", "minimax", "alphabeta"):
-        if name in ("minimax", "alphabeta"):
-            try:
-                depth = int(arg)
-            except ValueError:
-                raise ValueError(
-                    f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'"
-                ) from None
-            _check_depth(depth)
-            spec = f"{name}:{depth}"
-        elif arg:
-            raise ValueError(f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}")
+    builtin = _parse_builtin(spec)
+    if builtin is not None:
         # built-in opponents are cached per (spec, game, options): the same spec gives the same
         # function object, so jitted arenas and batches of it compile once
-        key = (spec, env.name, tuple(sorted(env.config.items())))
+        key = (builtin, env.name, tuple(sorted(env.config.items())))
         if key not in _BUILTIN_CACHE:
+            name, _, depth = builtin.partition(":")
             if name in ("minimax", "alphabeta"):
-                _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, depth)
+                _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, int(depth))
             else:
                 _BUILTIN_CACHE[key] = {"random": random_policy, "greedy": greedy_policy,
                                        "perfect": perfect_policy}[name](env)

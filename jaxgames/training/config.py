@@ -151,12 +151,13 @@ class TrainConfig:
 
     def _check_partners(self, env) -> None:
         from jaxgames.agents.games_batch import partner_sizes
-        from jaxgames.evaluation.opponents import make_opponent
+        from jaxgames.evaluation.opponents import check_opponent_spec
 
         partner_sizes(self.num_envs, self.partners)  # ValueError naming partners[spec]
         for spec in self.partners:
             try:
-                make_opponent(spec, env)
+                # no checkpoint restore here: configs are validated on every construction
+                check_opponent_spec(spec, env)
             except ValueError as e:
                 raise ValueError(f"invalid partners={self.partners!r}: {e}") from None
 
