@@ -194,6 +194,25 @@ def test_reference_articles_other_parts_tiny(tmp_path):
     assert {r["experiment"] for r in rows} == {"6x6 othello DQN", "8x8 reversi PPO"}
 
 
+def test_ablation_tiny(tmp_path):
+    """One variant of the built-in study in quick mode: its learning-curves folder and a table row
+    with the overrides and per-colour rates; a variant's total_steps override is ignored in quick
+    mode; an unknown variant is named."""
+    from experiments import ablation
+
+    out = str(tmp_path / "abl")
+    rows = ablation.main(["--quick", "--variants", "ppo_6M_steps", "--eval-games", "8", "--out", out])
+    assert [(r["variant"], r["opponent"]) for r in rows] == [("ppo_6M_steps", "random")]
+    r = rows[0]
+    assert r["env_steps"] < 100_000 and r["games_first"] == r["games_second"] == 4
+    assert abs(r["win_rate_first"] + r["draw_rate_first"] + r["loss_rate_first"] - 1) < 1e-9
+    table = open(os.path.join(out, "ablation.md")).read()
+    assert "| ppo_6M_steps | ppo | `total_steps=6000000` | random |" in table
+    assert os.path.exists(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "curves.csv"))
+    with pytest.raises(SystemExit):
+        ablation.main(["--quick", "--variants", "ppo_bigger", "--out", out])
+
+
 def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
     """reproduce.py runs the chosen steps' quick modes under runs/quick/ (relative to the
     working directory), records their wall clock, and a failing step is reported without

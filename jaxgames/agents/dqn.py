@@ -164,8 +164,10 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         target_period=250, updates_per_chunk=1000, eval_games=500, partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
+        # a linearly decayed learning rate: with a constant one the win rate vs alphabeta:2
+        # wandered between ~60% and ~80% over the last chunks (seed 0 ended at 62%)
         network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, total_steps=5_000_000, learning_rate=5e-4,
-        max_grad_norm=10.0, batch_size=256, buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
+        anneal_lr=True, max_grad_norm=10.0, batch_size=256, buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
         eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256, partners=CLASSIC_PARTNERS,
     ),
 }
