@@ -1,7 +1,7 @@
 """Ablations: one (game, algorithm) trained under several config variants, same seeds, same
 yardstick, one table.
 
-    PYTHONPATH=$PWD python experiments/ablation.py                          # the study below (~35 min)
+    PYTHONPATH=$PWD python experiments/ablation.py                          # the study below (31 min)
     PYTHONPATH=$PWD python experiments/ablation.py --variants preset ent_0.1
     PYTHONPATH=$PWD python experiments/ablation.py --quick                  # seconds per variant
 
