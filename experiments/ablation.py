@@ -49,6 +49,7 @@ STUDIES: dict[str, tuple[str, int, dict[str, tuple[str, list[str]]]]] = {
 
 
 def parse_args(argv=None):
+    """Command-line arguments, with the chosen study's game, variants and step count attached."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--study", default="reversi6_vs_random", choices=sorted(STUDIES))
     p.add_argument("--variants", nargs="+", default=None, help="a subset of the study's variants (default: all)")
@@ -110,6 +111,7 @@ def final_rows(a, variant: str, overrides: list[str], summary: dict) -> list[dic
 
 
 def write_table(a, rows: list[dict]) -> str:
+    """``<out>/ablation.md``: one markdown row per (variant, opponent) of ``rows``. Returns its path."""
     lines = [f"# Ablation {a.study}: {a.game}, {a.steps:,} env steps per seed unless overridden, "
              f"{a.seeds} seed(s), greedy policy, {a.eval_games} games per opponent and seed", "",
              "| variant | algorithm | overrides | opponent | env steps | win as 1st | win as 2nd | loss (both) | training |",
@@ -126,6 +128,7 @@ def write_table(a, rows: list[dict]) -> str:
 
 
 def main(argv=None) -> list[dict]:
+    """Run the study's (chosen) variants in order; returns the table rows (dicts)."""
     a = parse_args(argv)
     t0, rows = time.time(), []
     for variant, (algo, overrides) in a.variant_sets.items():
