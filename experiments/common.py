@@ -282,8 +282,9 @@ def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: di
     seeds = [int(s) for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
     t0 = time.perf_counter()
-    # init runs un-jitted (op by op): the jitted, seed-vmapped init of animal shogi's network
-    # compiles but never returns on jax 0.10 CPU (docs/known_issues/jit_vmap_init_hang.py)
+    # init runs un-jitted (op by op): jitted and seed-vmapped, the orthogonal initialisers become
+    # batched LAPACK QRs that can deadlock XLA:CPU's thread pool on 2 cores (a race; see
+    # docs/known_issues/jit_vmap_init_hang.py); op by op they run one at a time
     state = jax.block_until_ready(jax.vmap(algo.init)(keys))
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
