@@ -1,14 +1,14 @@
 """Ablations: one (game, algorithm) trained under several config variants, same seeds, same
 yardstick, one table.
 
-    PYTHONPATH=$PWD python experiments/ablation.py                          # the study below (31 min)
+    PYTHONPATH=$PWD python experiments/ablation.py                          # the study below (33 min)
     PYTHONPATH=$PWD python experiments/ablation.py --variants preset ent_0.1
     PYTHONPATH=$PWD python experiments/ablation.py --quick                  # seconds per variant
 
 The built-in study (``STUDIES["reversi6_vs_random"]``) asks why the reversi 6x6 agents stop near
 98% against *random* while beating greedy and alphabeta:2 almost always: does more training,
-a bigger network, a larger random-partner share, a different entropy bonus or more DQN gradient
-steps move the win rate against random? Every variant is a learning-curves run
+a bigger network, a larger random-partner share, a different entropy bonus, dropping the
+greedy/alphabeta:2 partners or more DQN gradient steps move the win rate against random? Every variant is a learning-curves run
 (:func:`experiments.learning_curves.run_one`) with its ``--set`` overrides, evaluated with the
 same greedy-policy arena (``--eval-games`` per seed, half per colour).
 
@@ -42,6 +42,8 @@ STUDIES: dict[str, tuple[str, int, dict[str, tuple[str, list[str]]]]] = {
         "ppo_random_share_0.25_ent_0.005": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.005"]),
         "ppo_random_share_0.25_ent_0.1": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.1"]),
         "ppo_ent_0.1": ("ppo", ["ent_coef=0.1"]),
+        # do the greedy / alphabeta:2 partners cost robustness against random?
+        "ppo_partners_random_only_0.5": ("ppo", ["partners={'random': 0.5}"]),
         "dqn_preset": ("dqn", []),
         "dqn_2_gradient_steps": ("dqn", ["gradient_steps=2"]),
     }),
@@ -110,17 +112,42 @@ def final_rows(a, variant: str, overrides: list[str], summary: dict) -> list[dic
     return out
 
 
+_INT_FIELDS = ("env_steps", "seeds", "games_first", "games_second")
+
+
+def earlier_rows(a) -> list[dict]:
+    """Rows of ``<out>/ablation.csv`` from earlier invocations, except the variants about to be
+    rerun (so ``--variants X`` adds or refreshes X's rows and keeps the others)."""
+    path = os.path.join(a.out, "ablation.csv")
+    if not os.path.exists(path):
+        return []
+    rows = []
+    for r in read_csv(path):
+        if r["variant"] in a.variant_sets:
+            continue
+        rows.append({k: int(v) if k in _INT_FIELDS else float(v) if k.endswith("rate_first") or
+                     k.endswith("rate_second") or k == "train_minutes" else v for k, v in r.items()})
+    return rows
+
+
+def ordered(a, rows: list[dict]) -> list[dict]:
+    """Rows in the study's variant order (unknown variants last), opponents in the given order."""
+    order = list(STUDIES[a.study][2])
+    return sorted(rows, key=lambda r: order.index(r["variant"]) if r["variant"] in order else len(order))
+
+
 def write_table(a, rows: list[dict]) -> str:
     """``<out>/ablation.md``: one markdown row per (variant, opponent) of ``rows``. Returns its path."""
-    lines = [f"# Ablation {a.study}: {a.game}, {a.steps:,} env steps per seed unless overridden, "
-             f"{a.seeds} seed(s), greedy policy, {a.eval_games} games per opponent and seed", "",
-             "| variant | algorithm | overrides | opponent | env steps | win as 1st | win as 2nd | loss (both) | training |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"# Ablation {a.study}: {a.game}, greedy policy, final evaluation of each variant", "",
+             "| variant | algorithm | overrides | opponent | env steps | seeds | games per colour | "
+             "win as 1st | win as 2nd | loss (both) | training |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         loss = (r["loss_rate_first"] * r["games_first"] + r["loss_rate_second"] * r["games_second"]) / max(
             r["games_first"] + r["games_second"], 1)
         lines.append(f"| {r['variant']} | {r['algorithm']} | `{r['overrides']}` | {r['opponent']} | {r['env_steps']:,} | "
-                     f"{r['win_rate_first']:.1%} | {r['win_rate_second']:.1%} | {loss:.1%} | {r['train_minutes']:.1f} min |")
+                     f"{r['seeds']} | {r['games_first']} | {r['win_rate_first']:.1%} | {r['win_rate_second']:.1%} | "
+                     f"{loss:.1%} | {r['train_minutes']:.1f} min |")
     path = os.path.join(a.out, "ablation.md")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -128,14 +155,16 @@ def write_table(a, rows: list[dict]) -> str:
 
 
 def main(argv=None) -> list[dict]:
-    """Run the study's (chosen) variants in order; returns the table rows (dicts)."""
+    """Run the study's (chosen) variants in order; returns the rows of this invocation (dicts).
+    The table keeps the rows of variants run earlier into the same ``--out``."""
     a = parse_args(argv)
-    t0, rows = time.time(), []
+    t0, kept, rows = time.time(), earlier_rows(a), []
     for variant, (algo, overrides) in a.variant_sets.items():
         summary = run_variant(a, variant, algo, overrides)
         rows += final_rows(a, variant, overrides, summary)
-        write_csv(os.path.join(a.out, "ablation.csv"), rows)
-        path = write_table(a, rows)  # rewritten after every variant: an interrupted study keeps its rows
+        table = ordered(a, kept + rows)
+        write_csv(os.path.join(a.out, "ablation.csv"), table)
+        path = write_table(a, table)  # rewritten after every variant: an interrupted study keeps its rows
     print(open(path).read())
     print(f"wrote {path} and ablation.csv ({time.time() - t0:.0f}s)")
     return rows

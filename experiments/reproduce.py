@@ -64,7 +64,7 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
               ("strength_table/table.md", "strength_table.md"), ("strength_table/strength.png", "strength.png"),
               ("reference_articles/report.md", "reference_articles.md"), ("reproduce/timings.md", "timings.md"),
               ("learning_curves/summary.md", "learning_curves_summary.md"),
-              # not a reproduce step (a 31-minute study), published when it has been run
+              # not a reproduce step (a 33-minute study), published when it has been run
               ("ablation/reversi6_vs_random/ablation.md", "ablation_reversi6_vs_random.md")]
     wanted += [(os.path.relpath(f, runs), f"learning_curves_{os.path.basename(os.path.dirname(f))}.png")
                for f in sorted(glob.glob(os.path.join(runs, "learning_curves", "*", "learning_curves.png")))]

@@ -211,6 +211,11 @@ def test_ablation_tiny(tmp_path):
     assert os.path.exists(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "curves.csv"))
     with pytest.raises(SystemExit):
         ablation.main(["--quick", "--variants", "ppo_bigger", "--out", out])
+    # a later invocation adds its rows to the table and keeps the earlier ones (in study order)
+    ablation.main(["--quick", "--variants", "ppo_preset", "--eval-games", "8", "--out", out])
+    table = open(os.path.join(out, "ablation.md")).read()
+    assert table.index("| ppo_preset |") < table.index("| ppo_6M_steps |")
+    assert [r["variant"] for r in read_csv(os.path.join(out, "ablation.csv"))] == ["ppo_preset", "ppo_6M_steps"]
 
 
 def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
