@@ -230,6 +230,33 @@ def _parse_builtin(spec: str) -> str | None:
     return name
 
 
+def _checked_spec(spec: str, env: Env) -> tuple[str, bool]:
+    """(normalised spec, is it built in?) after validating ``spec`` for ``env`` (see
+    :func:`check_opponent_spec`)."""
+    spec = str(spec).strip()
+    builtin = _parse_builtin(spec)
+    if builtin is not None:
+        if builtin == "perfect" and env.name != "tic_tac_toe":
+            raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
+        return builtin, True
+    if os.path.isdir(spec):
+        try:
+            from jaxgames.training.driver import read_run_config
+        except ImportError as e:
+            raise ValueError(
+                f"opponent {spec!r} is a directory, but trained agents cannot be loaded: "
+                f"jaxgames.agents.load_agent is not available ({e})"
+            ) from e
+        from jaxgames.games import make
+
+        _, config = read_run_config(spec)  # RunNotFoundError / ValueError name the problem
+        trained_on = make(config.game, **config.game_options)
+        if (trained_on.name, trained_on.config) != (env.name, env.config):
+            raise ValueError(f"run {spec!r} was trained on {trained_on!r}, not on {env!r}")
+        return spec, False
+    raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
+
+
 def check_opponent_spec(spec: str, env: Env) -> str:
     """Validate ``spec`` for ``env`` without building the policy; returns the normalised spec.
 
@@ -237,23 +264,7 @@ def check_opponent_spec(spec: str, env: Env) -> str:
     compared with ``env``, but no checkpoint is restored (:func:`make_opponent` does that and
     reports a missing or corrupt checkpoint). ``ValueError`` naming the problem otherwise.
     """
-    spec = str(spec).strip()
-    builtin = _parse_builtin(spec)
-    if builtin is not None:
-        if builtin == "perfect" and env.name != "tic_tac_toe":
-            raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
-        return builtin
-    if os.path.isdir(spec):
-        from jaxgames.training.driver import read_run_config
-
-        from jaxgames.games import make
-
-        _, config = read_run_config(spec)  # RunNotFoundError / ValueError name the problem
-        trained_on = make(config.game, **config.game_options)
-        if (trained_on.name, trained_on.config) != (env.name, env.config):
-            raise ValueError(f"run {spec!r} was trained on {trained_on!r}, not on {env!r}")
-        return spec
-    raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
+    return _checked_spec(spec, env)[0]
 
 
 def make_opponent(spec: str, env: Env) -> Policy:
@@ -262,35 +273,24 @@ def make_opponent(spec: str, env: Env) -> Policy:
     ``"random"``, ``"greedy"``, ``"minimax:D"``, ``"alphabeta:D"`` (D an integer >= 1),
     ``"perfect"`` (tic-tac-toe), or the path of a run directory (a trained agent, loaded with
     ``jaxgames.agents.load_policy``). Raises ``ValueError`` for anything else, listing the
-    valid specs.
+    valid specs (the checks of :func:`check_opponent_spec`).
     """
-    spec = str(spec).strip()
-    builtin = _parse_builtin(spec)
-    if builtin is not None:
-        # built-in opponents are cached per (spec, game, options): the same spec gives the same
-        # function object, so jitted arenas and batches of it compile once
-        key = (builtin, env.name, tuple(sorted(env.config.items())))
-        if key not in _BUILTIN_CACHE:
-            name, _, depth = builtin.partition(":")
-            if name in ("minimax", "alphabeta"):
-                _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, int(depth))
-            else:
-                _BUILTIN_CACHE[key] = {"random": random_policy, "greedy": greedy_policy,
-                                       "perfect": perfect_policy}[name](env)
-        return _BUILTIN_CACHE[key]
-    if os.path.isdir(spec):
-        try:
-            from jaxgames.agents import load_agent
-        except ImportError as e:
-            raise ValueError(
-                f"opponent {spec!r} is a directory, but trained agents cannot be loaded: "
-                f"jaxgames.agents.load_agent is not available ({e})"
-            ) from e
-        loaded = load_agent(spec)
-        if (loaded.env.name, loaded.env.config) != (env.name, env.config):
-            raise ValueError(f"run {spec!r} was trained on {loaded.env!r}, not on {env!r}")
-        return loaded.policy()
-    raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
+    spec, builtin = _checked_spec(spec, env)
+    if not builtin:
+        from jaxgames.agents import load_agent
+
+        return load_agent(spec).policy()
+    # built-in opponents are cached per (spec, game, options): the same spec gives the same
+    # function object, so jitted arenas and batches of it compile once
+    key = (spec, env.name, tuple(sorted(env.config.items())))
+    if key not in _BUILTIN_CACHE:
+        name, _, depth = spec.partition(":")
+        if name in ("minimax", "alphabeta"):
+            _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, int(depth))
+        else:
+            _BUILTIN_CACHE[key] = {"random": random_policy, "greedy": greedy_policy,
+                                   "perfect": perfect_policy}[name](env)
+    return _BUILTIN_CACHE[key]
 
 
 @functools.lru_cache(maxsize=None)
