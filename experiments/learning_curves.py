@@ -56,7 +56,7 @@ DEFAULT_ALGOS = ["ppo", "dqn"]
 #: env steps per seed of the full runs, chosen so that 3 seeds in one vmap train in <= ~12
 #: minutes on the 2-core CPU (games not listed use the algorithm's preset ``total_steps``)
 FULL_STEPS = {
-    ("reversi6x6", "ppo"): 3_000_000, ("reversi6x6", "dqn"): 3_000_000,
+    ("reversi6x6", "ppo"): 6_000_000, ("reversi6x6", "dqn"): 3_000_000,
     ("reversi8x8", "ppo"): 5_000_000, ("reversi8x8", "dqn"): 3_000_000,
     ("animal_shogi", "ppo"): 2_500_000, ("animal_shogi", "dqn"): 2_000_000,
 }

@@ -1,6 +1,8 @@
 """Strength table: the final trained agents against every opponent, both colours, W/D/L with
 95% Wilson intervals, checked against the project's targets; plus an Elo table (round robin,
-Bradley-Terry) of all final agents and opponents of each game.
+Bradley-Terry) of all final agents and opponents of each game. Each agent is rated twice: its
+network alone (greedy) and, with ``--search-sims N`` (default 16; 0 turns it off), the same
+network guiding N simulations of Gumbel MuZero search per move (``<agent>+mctsN``).
 
     PYTHONPATH=$PWD python experiments/strength_table.py                    # agents of runs/learning_curves
     PYTHONPATH=$PWD python experiments/strength_table.py --runs runs/ttt-ppo runs/r6-dqn
@@ -133,23 +135,28 @@ def main(argv=None) -> dict:
     p.add_argument("--extra-opponents", nargs="*", default=["alphabeta:3"],
                    help="held-out opponents (reversi, animal shogi): no target, not in the Elo round robin")
     p.add_argument("--extra-games-per-colour", type=int, default=250)
+    p.add_argument("--search-sims", type=int, default=16,
+                   help="also rate each agent guiding this many Gumbel MuZero simulations per move (0: off)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/strength_table")
     p.add_argument("--quick", action="store_true", help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing")
     a = p.parse_args(argv)
+    if a.search_sims < 0:
+        p.error(f"--search-sims must be >= 0, got {a.search_sims}")
     if a.quick:
         a.games_per_colour, a.elo_games = min(a.games_per_colour, 200), min(a.elo_games, 100)
         a.extra_games_per_colour = min(a.extra_games_per_colour, 50)
 
     import jaxgames  # noqa: F401
     from jaxgames.agents import load_agent
+    from jaxgames.agents.search import SearchPolicy
     from jaxgames.evaluation import arena, bradley_terry, make_opponent, plot_ratings, round_robin, write_ratings_csv
 
     agents = find_agents(a)
     if not agents:
         raise SystemExit("no agents found")
     prepare_out(a.out, dict(script="strength_table.py", agents=dict(agents), games_per_colour=a.games_per_colour,
-                            elo_games=a.elo_games, seed=a.seed, quick=a.quick))
+                            elo_games=a.elo_games, search_sims=a.search_sims, seed=a.seed, quick=a.quick))
     key = jax.random.PRNGKey(a.seed)
     t0 = time.time()
     loaded = {name: load_agent(d) for name, d in agents}
@@ -167,9 +174,16 @@ def main(argv=None) -> dict:
         extra = [o for o in (a.extra_opponents if game != "tic_tac_toe" else []) if o not in opps]
         opp_pols = {o: make_opponent(o, env) for o in opps}  # the Elo round robin uses these
         all_pols = {**opp_pols, **{o: make_opponent(o, env) for o in extra}}
+        # every agent plays as its network alone (greedy) and, with --search-sims N, as the same
+        # network guiding N simulations of Gumbel MuZero search per move ("<name>+mctsN")
+        players = {}
         for name in names:
-            pol = loaded[name].policy(greedy=True)
-            partners = dict(getattr(loaded[name].config, "partners", {}) or {})
+            players[name] = (name, loaded[name].policy(greedy=True))
+            if a.search_sims:
+                guide = loaded[name].policy(greedy=True)
+                players[f"{name}+mcts{a.search_sims}"] = (name, SearchPolicy(env, guide, num_simulations=a.search_sims))
+        for name, (base, pol) in players.items():
+            partners = dict(getattr(loaded[base].config, "partners", {}) or {})
             for i, (o, opp_pol) in enumerate(all_pols.items()):
                 n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
                 r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i))
@@ -189,9 +203,9 @@ def main(argv=None) -> dict:
                                f"{'-' if met is None else ('yes' if met else '**NO**')} |")
                 print(md_rows[-1], flush=True)
         # Elo: all agents of this game and its opponents
-        players = {**{n: loaded[n].policy(greedy=True) for n in names}, **opp_pols}
-        matches = round_robin(players, env, a.elo_games, jax.random.fold_in(key, 1000))
-        ratings = bradley_terry(matches, anchor="random" if "random" in players else None)
+        elo_players = {**{n: pol for n, (_, pol) in players.items()}, **opp_pols}
+        matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000))
+        ratings = bradley_terry(matches, anchor="random" if "random" in elo_players else None)
         tag = gl.replace(":", "")
         write_ratings_csv(ratings, matches, os.path.join(a.out, f"elo_{tag}.csv"))
         for ext in ("png", "pdf"):
@@ -207,6 +221,11 @@ def main(argv=None) -> dict:
              "a share of the training games); the arena games here are new games (other random numbers).",
              f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; reversi and animal shogi) were never",
              f"training partners; they have no target and {a.extra_games_per_colour} games per colour.", "",
+             *([f"`<agent>+mcts{a.search_sims}`: the same network playing with play-time search, {a.search_sims} "
+                "simulations of Gumbel MuZero (mctx) per move over the real game, the network as prior and "
+                "leaf value (`jaxgames.agents.search.SearchPolicy`, deterministic). The network-only rows "
+                "are the agents as trained; the search rows are those agents as AlphaZero-style players.", ""]
+               if a.search_sims else []),
              "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
              "|---|---|---|---|---|---|---|---|---|---|---|", *md_rows, ""]
     for gl, ratings in summary["elo"].items():

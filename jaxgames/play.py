@@ -6,7 +6,8 @@
     (also ``jaxgames play ...`` / ``jaxgames replay ...`` once wired into jaxgames.cli)
 
 ``--agent`` takes any opponent spec of :func:`jaxgames.evaluation.make_opponent` (``random``,
-``greedy``, ``alphabeta:3``, ``perfect``, a run directory) or ``human``. While
+``greedy``, ``alphabeta:3``, ``perfect``, a run directory, ``mcts:16:<run directory>`` for the
+trained agent playing with search) or ``human``. While
 ``jaxgames.evaluation`` is not installed only ``random`` (a built-in uniform policy) and
 ``human`` work.
 

@@ -114,14 +114,17 @@ def test_learning_curves_then_strength_table(tmp_path):
 
     st = str(tmp_path / "st")
     summary = strength_table.main(["--from", out, "--games-per-colour", "6", "--elo-games", "6",
-                                   "--opponents", "random", "--out", st])
-    assert set(summary["agents"]) == {"ppo:tic_tac_toe_ppo/seed0"}
-    assert set(summary["elo"]["tic_tac_toe"]) == {"ppo:tic_tac_toe_ppo/seed0", "random"}
+                                   "--opponents", "random", "--search-sims", "2", "--out", st])
+    # each agent is rated as its network alone and as the network guiding 2 simulations of search
+    agents = {"ppo:tic_tac_toe_ppo/seed0", "ppo:tic_tac_toe_ppo/seed0+mcts2"}
+    assert set(summary["agents"]) == agents
+    assert set(summary["elo"]["tic_tac_toe"]) == agents | {"random"}
     table = open(os.path.join(st, "table.md")).read()
     assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0 | random |" in table and "## Elo, tic_tac_toe" in table
+    assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0+mcts2 | random |" in table
     assert ">= 95% as 1st, >= 75% as 2nd" in table  # the tic-tac-toe targets are checked, not lowered
     rows = read_csv(os.path.join(st, "table.csv"))
-    assert len(rows) == 1 * 1 * 2  # agents x opponents x colours
+    assert len(rows) == 2 * 1 * 2  # agents (network, network + search) x opponents x colours
     assert all(int(r["games"]) == 6 for r in rows)
     for f in ("strength.png", "strength.pdf", "elo_tic_tac_toe.csv", "elo_tic_tac_toe.png"):
         assert os.path.exists(os.path.join(st, f)), f
@@ -140,8 +143,9 @@ def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
     st = str(tmp_path / "st")
     summary = strength_table.main(["--from", out, "--games-per-colour", "4", "--elo-games", "2",
                                    "--opponents", "greedy", "--extra-opponents", "alphabeta:3",
-                                   "--extra-games-per-colour", "2", "--out", st])
+                                   "--extra-games-per-colour", "2", "--search-sims", "0", "--out", st])
     name = "ppo:reversi4x4_ppo/seed0"
+    assert set(summary["agents"]) == {name}  # --search-sims 0: no search rows
     assert set(summary["agents"][name]) == {"greedy", "alphabeta:3"}
     assert summary["agents"][name]["alphabeta:3"]["overall"]["games"] == 4
     assert summary["agents"][name]["greedy"]["target"] == ">= 90% as 1st, >= 90% as 2nd"
@@ -209,6 +213,11 @@ def test_ablation_tiny(tmp_path):
     table = open(os.path.join(out, "ablation.md")).read()
     assert "| ppo_6M_steps | ppo | `total_steps=6000000` | random |" in table
     assert os.path.exists(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "curves.csv"))
+    # the study's baseline overrides come first: its PPO variants change the preset it was run on
+    with open(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "config.json")) as f:
+        trained = json.load(f)["algorithm_config"]
+    assert trained["ent_coef"] == 0.03 and trained["partners"]["random"] == 0.125
+    assert "the study's baseline" in table
     with pytest.raises(SystemExit):
         ablation.main(["--quick", "--variants", "ppo_bigger", "--out", out])
     # a later invocation adds its rows to the table and keeps the earlier ones (in study order)

@@ -220,6 +220,10 @@ class Policy:
             return greedy_masked(logits, mask)
         return sample_masked(key, logits, mask)[0]
 
+    def prior_logits(self, state: Any) -> Array:
+        """float32[A]: unmasked move preferences used as a search prior (the policy logits)."""
+        return self.agent.apply(self.params, state.observation)[0]
+
     def value(self, state: Any) -> Array:
         """float32[]: estimated outcome for the player to move, in [-1, 1] for tanh heads."""
         return self.agent.apply(self.params, state.observation)[1]

@@ -226,6 +226,9 @@ def max_legal_q(q: jax.Array, mask: jax.Array) -> jax.Array:
 
 
 # ----------------------------------------------------------------------------- agent
+#: softmax temperature turning Q-values into a search prior: a Q gap of 0.1 is a factor e
+Q_PRIOR_TEMPERATURE = 0.1
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class QPolicy(Policy):
     """:class:`Policy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
@@ -235,6 +238,12 @@ class QPolicy(Policy):
     def value(self, state: Any) -> jax.Array:
         q, _ = self.agent.apply(self.params, state.observation)
         return max_legal_q(q, state.legal_action_mask)
+
+    def prior_logits(self, state: Any) -> jax.Array:
+        """float32[A]: Q / :data:`Q_PRIOR_TEMPERATURE`, a search prior (Q-values lie in [-1, 1],
+        so their plain softmax would be nearly uniform)."""
+        q, _ = self.agent.apply(self.params, state.observation)
+        return q / Q_PRIOR_TEMPERATURE
 
 
 @dataclasses.dataclass(frozen=True)

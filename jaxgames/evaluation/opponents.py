@@ -12,6 +12,8 @@ action id that is legal whenever the game is not over. They are pure functions o
                     ``lax.while_loop`` (one ``env.step`` per iteration; vmappable)
     perfect         tic-tac-toe only: optimal play from value iteration
     <run dir>       a trained agent through ``jaxgames.agents.load_policy``
+    mcts:N:<run dir> the trained agent guiding N simulations of Gumbel MuZero search per move
+                    (:class:`jaxgames.agents.search.SearchPolicy`; AlphaZero-style play)
 
 Search scoring (negamax, always from the point of view of the player to move at the node)::
 
@@ -42,7 +44,7 @@ Policy = Callable[[jax.Array, GameState], jax.Array]
 #: terminal scores are ``reward * (WIN_SCORE - ply)``; heuristics are clipped to WIN_SCORE / 10
 WIN_SCORE = 1e6
 
-VALID_SPECS = ("random", "greedy", "minimax:D", "alphabeta:D", "perfect", "<run directory>")
+VALID_SPECS = ("random", "greedy", "minimax:D", "alphabeta:D", "perfect", "<run directory>", "mcts:N:<run directory>")
 
 
 # ------------------------------------------------------------------ basic policies
@@ -230,10 +232,34 @@ def _parse_builtin(spec: str) -> str | None:
     return name
 
 
+def _parse_search(spec: str) -> tuple[int, str] | None:
+    """(simulations, guide run directory) of an ``mcts:N:<run dir>`` spec, ``None`` for any
+    other spec; ``ValueError`` for a malformed one."""
+    name, _, rest = spec.partition(":")
+    if name != "mcts":
+        return None
+    sims, _, run = rest.partition(":")
+    try:
+        n = int(sims)
+    except ValueError:
+        n = 0
+    if n < 1 or not run:
+        raise ValueError(f"bad opponent spec {spec!r}: use 'mcts:N:<run directory>' with N >= 1 simulations, "
+                         "e.g. 'mcts:16:runs/r6-ppo'")
+    if _parse_builtin(run) is not None or _parse_search(run) is not None:
+        raise ValueError(f"bad opponent spec {spec!r}: the search needs a trained agent's run directory to "
+                         f"guide it, not {run!r}")
+    return n, run
+
+
 def _checked_spec(spec: str, env: Env) -> tuple[str, bool]:
     """(normalised spec, is it built in?) after validating ``spec`` for ``env`` (see
     :func:`check_opponent_spec`)."""
     spec = str(spec).strip()
+    search = _parse_search(spec)
+    if search is not None:
+        n, run = search
+        return f"mcts:{n}:{_checked_spec(run, env)[0]}", False
     builtin = _parse_builtin(spec)
     if builtin is not None:
         if builtin == "perfect" and env.name != "tic_tac_toe":
@@ -271,14 +297,21 @@ def make_opponent(spec: str, env: Env) -> Policy:
     """Build a policy from a spec string.
 
     ``"random"``, ``"greedy"``, ``"minimax:D"``, ``"alphabeta:D"`` (D an integer >= 1),
-    ``"perfect"`` (tic-tac-toe), or the path of a run directory (a trained agent, loaded with
-    ``jaxgames.agents.load_policy``). Raises ``ValueError`` for anything else, listing the
-    valid specs (the checks of :func:`check_opponent_spec`).
+    ``"perfect"`` (tic-tac-toe), the path of a run directory (a trained agent, loaded with
+    ``jaxgames.agents.load_policy``) or ``"mcts:N:<run directory>"`` (that agent guiding N
+    simulations of Gumbel MuZero search per move). Raises ``ValueError`` for anything else,
+    listing the valid specs (the checks of :func:`check_opponent_spec`).
     """
     spec, builtin = _checked_spec(spec, env)
     if not builtin:
         from jaxgames.agents import load_agent
 
+        search = _parse_search(spec)
+        if search is not None:
+            from jaxgames.agents.search import SearchPolicy
+
+            n, run = search
+            return SearchPolicy(env, load_agent(run).policy(), num_simulations=n)
         return load_agent(spec).policy()
     # built-in opponents are cached per (spec, game, options): the same spec gives the same
     # function object, so jitted arenas and batches of it compile once

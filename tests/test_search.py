@@ -1,0 +1,166 @@
+"""Play-time search (jaxgames.agents.search): the mctx tree's sign conventions, legality,
+that search finds what the network misses, and the ``mcts:N:<run>`` opponent spec."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.agents import dqn, ppo
+from jaxgames.agents.common import Agent, MASK_MIN, Policy
+from jaxgames.agents.networks import make_network
+from jaxgames.agents.search import SearchPolicy, make_recurrent_fn, search_batch
+from jaxgames.evaluation import arena, check_opponent_spec, make_opponent
+
+
+def untrained_policy(env, key=jax.random.PRNGKey(0)) -> Policy:
+    agent = Agent(make_network("mlp", env.num_actions, hidden=16, layers=1), tuple(env.observation_shape))
+    return agent.policy(agent.init_params(key))
+
+
+def batch(*states):
+    return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
+
+
+def test_recurrent_fn_rewards_and_discounts_are_from_the_movers_view(ttt):
+    """A winning move pays +1 to the mover and ends the search path (discount 0); an ordinary
+    move hands the turn over (discount -1); a finished game is absorbing."""
+    fn = make_recurrent_fn(ttt, untrained_policy(ttt))
+    win = ttt.from_text("XX.OO.... X")  # X to move; cell 2 wins
+    out, children = fn((), None, jnp.array([2, 8], jnp.int32), batch(win, win))
+    np.testing.assert_allclose(np.asarray(out.reward), [1.0, 0.0])
+    np.testing.assert_allclose(np.asarray(out.discount), [0.0, -1.0])
+    assert float(out.value[0]) == 0.0  # the finished child has no value to add
+    assert bool(children.terminated[0]) and not bool(children.terminated[1])
+    # illegal moves of the child carry the masked minimum, legal ones finite logits
+    assert np.all(np.asarray(out.prior_logits[1])[~np.asarray(children.legal_action_mask[1])] == MASK_MIN)
+    out2, _ = fn((), None, jnp.array([0, 0], jnp.int32), children)  # stepping past the end
+    assert float(out2.reward[0]) == 0.0 and float(out2.discount[0]) == 0.0
+
+
+def test_recurrent_fn_discounts_follow_the_turn_through_reversi_passes():
+    """Reversi, random games: every transition's discount is 0 if the game ended, else -1 if
+    the turn changed hands and +1 if the same player moves again. A reversi ``pass`` is a move
+    that hands the turn over, so it is discounted by -1 like any other (checked to occur)."""
+    env = jaxgames.make("reversi", size=4)
+    fn = make_recurrent_fn(env, untrained_policy(env))
+    step = jax.jit(jax.vmap(env.step))
+    key = jax.random.PRNGKey(3)
+    states = jax.vmap(env.init)(jax.random.split(key, 256))
+    passes = 0
+    for _ in range(16):
+        key, k = jax.random.split(key)
+        logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
+        actions = jax.random.categorical(k, logits).astype(jnp.int32)
+        actions = jnp.where(states.legal_action_mask.any(-1), actions, 0)
+        out, children = fn((), None, actions, states)
+        live = np.asarray(states.legal_action_mask.any(-1))
+        done = np.asarray(children.terminated | children.truncated)
+        same = np.asarray(children.current_player == states.current_player)
+        disc = np.asarray(out.discount)
+        np.testing.assert_array_equal(disc[live & done], 0.0)
+        np.testing.assert_array_equal(disc[live & ~done & same], 1.0)
+        np.testing.assert_array_equal(disc[live & ~done & ~same], -1.0)
+        is_pass = live & ~done & (np.asarray(actions) == env.num_actions - 1)
+        np.testing.assert_array_equal(disc[is_pass], -1.0)
+        passes += int(is_pass.sum())
+        states = step(states, actions)
+    assert passes > 0, "no pass happened in the sampled games"
+
+
+@pytest.mark.parametrize("text, winning", [("XX.OO.... X", 2), ("X.O.XO... X", 8), ("OO.XX.X.. O", 2)])
+def test_search_finds_the_immediate_win_an_untrained_network_misses(ttt, text, winning):
+    state = ttt.from_text(text)
+    guide = untrained_policy(ttt)
+    policy = SearchPolicy(ttt, guide, num_simulations=16)
+    assert int(policy(jax.random.PRNGKey(0), state)) == winning
+    probs = np.asarray(policy.probs(state))
+    assert probs.argmax() == winning and np.all(probs[~np.asarray(state.legal_action_mask)] == 0)
+    assert float(policy.value(state)) > 0.5  # the root value sees the win
+
+
+def test_search_blocks_the_opponents_threat(ttt):
+    """Two plies deep: O threatens the top row; every move but the block loses."""
+    state = ttt.from_text("OO.X....X X")
+    policy = SearchPolicy(ttt, untrained_policy(ttt), num_simulations=64)
+    assert int(policy(jax.random.PRNGKey(0), state)) == 2
+
+
+def test_search_plays_only_legal_moves_and_is_deterministic(key):
+    env = jaxgames.make("reversi", size=6)
+    policy = SearchPolicy(env, untrained_policy(env), num_simulations=4)
+    states = jax.vmap(env.init)(jax.random.split(key, 64))
+    act = jax.jit(jax.vmap(policy))
+    step = jax.jit(jax.vmap(env.step))
+    for i in range(12):  # a dozen plies of 64 games
+        k = jax.random.split(jax.random.fold_in(key, i), 64)
+        a = act(k, states)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(act(k, states)))  # same key, same move
+        live = np.asarray(states.legal_action_mask.any(-1))
+        legal = np.asarray(jnp.take_along_axis(states.legal_action_mask, a[:, None], 1)[:, 0])
+        assert legal[live].all()
+        states = step(states, a)
+
+
+def test_search_beats_its_own_guide(ttt, key):
+    """An untrained network plays about as well as random; the same network guiding 32
+    simulations (which reach the end of most tic-tac-toe games) scores far higher and loses
+    less than half as often."""
+    guide = untrained_policy(ttt)
+    rand = make_opponent("random", ttt)
+    plain = arena(guide, rand, ttt, 400, key)
+    searched = arena(SearchPolicy(ttt, guide, num_simulations=32), rand, ttt, 400, key)
+    print(plain, searched, sep="\n")
+    assert searched.score > plain.score + 0.15
+    assert searched.overall.losses < plain.overall.losses / 2
+    assert searched.score > plain.score + 0.15
+
+
+def test_search_batch_matches_the_single_state_policy(key):
+    env = jaxgames.make("reversi", size=6)
+    guide = untrained_policy(env)
+    states = jax.vmap(env.init)(jax.random.split(key, 3))
+    out = search_batch(env, guide, key, states, num_simulations=8)
+    assert out.action.shape == (3,) and out.action.dtype == jnp.int32
+    assert out.action_weights.shape == (3, env.num_actions)
+    single = SearchPolicy(env, guide, num_simulations=8)
+    assert int(single(key, jax.tree_util.tree_map(lambda x: x[0], states))) == int(out.action[0])
+
+
+def test_bad_search_settings_are_named(ttt):
+    with pytest.raises(ValueError, match="num_simulations"):
+        SearchPolicy(ttt, untrained_policy(ttt), num_simulations=0)
+    with pytest.raises(ValueError, match="max_num_considered_actions"):
+        SearchPolicy(ttt, untrained_policy(ttt), max_num_considered_actions=0)
+
+
+def test_q_network_prior_is_sharpened(ttt, key):
+    """A Q-network's prior is Q / Q_PRIOR_TEMPERATURE (its plain softmax would be near uniform)."""
+    cfg = dqn.default_config("tic_tac_toe", quick=True)
+    algo = dqn.make_algorithm(cfg)
+    policy = algo.agent.policy(algo.params(algo.init(key)))
+    state = ttt.init(key)
+    q, _ = algo.agent.apply(policy.params, state.observation)
+    np.testing.assert_allclose(np.asarray(policy.prior_logits(state)), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6)
+
+
+def test_mcts_opponent_spec(tmp_path, ttt):
+    """``mcts:N:<run>`` validates like a run directory (game checked, no checkpoint restored),
+    names malformed specs, and builds a SearchPolicy around the run's agent."""
+    run = tmp_path / "ttt_run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"algorithm": "ppo", "config": ppo.default_config("tic_tac_toe", quick=True).to_dict()}))
+    assert check_opponent_spec(f"mcts:08:{run}", ttt) == f"mcts:8:{run}"
+    for bad, match in [("mcts:0:" + str(run), "N >= 1"), ("mcts:x:" + str(run), "N >= 1"), ("mcts:8", "N >= 1"),
+                       ("mcts:8:random", "run directory to guide"), ("mcts:8:alphabeta:2", "run directory to guide")]:
+        with pytest.raises(ValueError, match=match):
+            check_opponent_spec(bad, ttt)
+    with pytest.raises(ValueError, match="was trained on"):
+        check_opponent_spec(f"mcts:8:{run}", jaxgames.make("reversi", size=6))
+    from jaxgames.training.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match="no checkpoints"):
+        make_opponent(f"mcts:8:{run}", ttt)
