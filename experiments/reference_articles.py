@@ -193,10 +193,7 @@ def part_shogi(a, out):
 
 def part_reversi8(a, out):
     steps = a.reversi8_steps or (100_000 if a.quick else None)
-    # ent_coef 0.03: the reversi preset's bonus when this part was measured (the preset moved
-    # to 0.1 together with its partner mix, which this part does not use)
-    res, cfg, env, finals, info = train_part("reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out,
-                                             {**SELF_PLAY_ONLY, "ent_coef": 0.03})
+    res, cfg, env, finals, info = train_part("reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out, SELF_PLAY_ONLY)
     rows = [dict(experiment="8x8 reversi PPO", quantity="self-play plies", article="(not stated)",
                  ours=f"{info['env_steps_per_seed']:,}", note=f"train {res.train_seconds:.0f}s (+{res.compile_seconds:.0f}s "
                                                              f"compile), {len(res.seeds)} seed(s)")]

@@ -114,7 +114,7 @@ def test_learning_curves_then_strength_table(tmp_path):
 
     st = str(tmp_path / "st")
     summary = strength_table.main(["--from", out, "--games-per-colour", "6", "--elo-games", "6",
-                                   "--opponents", "random", "--search-sims", "2", "--out", st])
+                                   "--opponents", "random", "--search-sims", "2", "--search-all", "--out", st])
     # each agent is rated as its network alone and as the network guiding 2 simulations of search
     agents = {"ppo:tic_tac_toe_ppo/seed0", "ppo:tic_tac_toe_ppo/seed0+mcts2"}
     assert set(summary["agents"]) == agents
@@ -143,9 +143,12 @@ def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
     st = str(tmp_path / "st")
     summary = strength_table.main(["--from", out, "--games-per-colour", "4", "--elo-games", "2",
                                    "--opponents", "greedy", "--extra-opponents", "alphabeta:3",
-                                   "--extra-games-per-colour", "2", "--search-sims", "0", "--out", st])
+                                   "--extra-games-per-colour", "2", "--search-sims", "1", "--out", st])
     name = "ppo:reversi4x4_ppo/seed0"
-    assert set(summary["agents"]) == {name}  # --search-sims 0: no search rows
+    # without --search-all the search player meets the target opponents only, and no Elo
+    assert set(summary["agents"]) == {name, name + "+mcts1"}
+    assert set(summary["agents"][name + "+mcts1"]) == {"greedy"}
+    assert name + "+mcts1" not in summary["elo"]["reversi:4"] and name in summary["elo"]["reversi:4"]
     assert set(summary["agents"][name]) == {"greedy", "alphabeta:3"}
     assert summary["agents"][name]["alphabeta:3"]["overall"]["games"] == 4
     assert summary["agents"][name]["greedy"]["target"] == ">= 90% as 1st, >= 90% as 2nd"
@@ -213,11 +216,10 @@ def test_ablation_tiny(tmp_path):
     table = open(os.path.join(out, "ablation.md")).read()
     assert "| ppo_6M_steps | ppo | `total_steps=6000000` | random |" in table
     assert os.path.exists(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "curves.csv"))
-    # the study's baseline overrides come first: its PPO variants change the preset it was run on
+    # the variants change the preset, not the learning curves' full-run overrides
     with open(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "config.json")) as f:
         trained = json.load(f)["algorithm_config"]
     assert trained["ent_coef"] == 0.03 and trained["partners"]["random"] == 0.125
-    assert "the study's baseline" in table
     with pytest.raises(SystemExit):
         ablation.main(["--quick", "--variants", "ppo_bigger", "--out", out])
     # a later invocation adds its rows to the table and keeps the earlier ones (in study order)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.agents import dqn, ppo
+from jaxgames.agents import alphazero, dqn, ppo
 from jaxgames.agents.common import selfplay_step
 from jaxgames.agents.games_batch import make_training_games, partner_sizes
 from jaxgames.core import random_action
@@ -102,7 +102,7 @@ def test_unknown_partner_is_named():
         ppo.default_config("reversi", {"size": 6}, partners={"perfect": 0.5})
 
 
-@pytest.mark.parametrize("module", [ppo, dqn])
+@pytest.mark.parametrize("module", [ppo, dqn, alphazero])
 def test_algorithms_train_with_partners(module, key):
     """One chunk of each algorithm with a greedy partner: finite metrics, the partner win/loss
     rates are reported, and the partner block of the env states is learner-to-move."""
@@ -110,6 +110,8 @@ def test_algorithms_train_with_partners(module, key):
                                 partners={"greedy": 0.5}, net={"hidden": 16, "layers": 1}, eval_games=0)
     if module is dqn:
         cfg = cfg.override({"learning_starts": 16, "batch_size": 16, "buffer_size": 512})
+    if module is alphazero:
+        cfg = cfg.override({"num_simulations": 2, "num_steps": 4})
     algo = module.make_algorithm(cfg)
     state = algo.init(key)
     state, metrics = jax.jit(algo.chunk)(state)

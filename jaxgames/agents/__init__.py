@@ -25,6 +25,7 @@ ALGORITHMS: dict[str, str] = {
     "ppo": "jaxgames.agents.ppo",
     "dqn": "jaxgames.agents.dqn",
     "winner_imitation": "jaxgames.agents.winner_imitation",
+    "alphazero": "jaxgames.agents.alphazero",
 }
 
 

@@ -26,10 +26,8 @@ from typing import Any, NamedTuple
 import chex
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 
-from jaxgames import distributed
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
@@ -40,58 +38,28 @@ from jaxgames.agents.common import (
 )
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS, make_training_games
 from jaxgames.agents.networks import make_network
+from jaxgames.agents.rollout_learning import RolloutConfig, make_optimizer, minibatch_epochs
 from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
+from jaxgames.training.config import check_float
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig(TrainConfig):
-    """PPO hyper-parameters (plus the shared :class:`TrainConfig` fields).
+class PPOConfig(RolloutConfig):
+    """PPO hyper-parameters: the rollout fields of :class:`~jaxgames.agents.rollout_learning.RolloutConfig`
+    (num_steps, update_epochs, num_minibatches, gamma, gae_lambda, vf_coef, anneal_lr), the
+    shared :class:`TrainConfig` fields, and
 
-    num_steps:        plies per env per rollout (batch = num_envs * num_steps transitions)
-    update_epochs:    passes over each batch
-    num_minibatches:  minibatches per pass (must divide num_envs * num_steps)
-    gamma, gae_lambda: discount and GAE lambda (negamax form)
     clip_eps:         PPO ratio clipping (also used for the value clipping)
-    ent_coef, vf_coef: entropy bonus and value-loss weights
-    anneal_lr:        linear learning-rate decay to 0 over the run
+    ent_coef:         entropy bonus weight
     """
 
-    num_steps: int = 16
-    update_epochs: int = 4
-    num_minibatches: int = 4
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
     clip_eps: float = 0.2
     ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    anneal_lr: bool = True
 
     def validate(self) -> None:
         super().validate()
-        check_int("num_steps", self.num_steps)
-        check_int("update_epochs", self.update_epochs)
-        check_int("num_minibatches", self.num_minibatches)
-        if (self.num_envs * self.num_steps) % self.num_minibatches:
-            _fail(
-                "num_minibatches",
-                self.num_minibatches,
-                f"must divide num_envs * num_steps = {self.num_envs * self.num_steps}",
-            )
-        check_float("gamma", self.gamma, 0.0, 1.0)
-        check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
         check_float("clip_eps", self.clip_eps, 0.0, 1.0, low_open=True)
         check_float("ent_coef", self.ent_coef, 0.0, float("inf"))
-        check_float("vf_coef", self.vf_coef, 0.0, float("inf"))
-        check_bool("anneal_lr", self.anneal_lr)
-
-    @property
-    def batch_size(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.batch_size
 
 
 Config = PPOConfig
@@ -110,12 +78,12 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     # 5/8 of the games are against the classic players (CLASSIC_PARTNERS): pure self-play
     # plateaued near 75-80% vs greedy and alphabeta:2 on 6x6; with greedy + alphabeta:2 partners
     # 6x6 won ~97-99% of both after 1.5M plies, and random joined after it cost ~2% vs random.
-    # A quarter of the games vs random and a 0.1 entropy bonus (experiments/ablation.py: each
-    # moved 6x6 from ~97.5% to ~98.5% vs random) make 3/4 of the games partner games.
+    # (The 6x6 learning curves add a quarter of the games vs random and entropy 0.1: see
+    # experiments/learning_curves.py FULL_OVERRIDES; on 8x8 that cost 3 points vs alphabeta:2.)
     "reversi": dict(
         network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=32, total_steps=4_000_000,
-        learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.1, gamma=1.0, gae_lambda=0.95,
-        updates_per_chunk=25, eval_games=256, partners={**CLASSIC_PARTNERS, "random": 0.25},
+        learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.03, gamma=1.0, gae_lambda=0.95,
+        updates_per_chunk=25, eval_games=256, partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
         network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, num_steps=32, total_steps=5_000_000,
@@ -186,15 +154,6 @@ def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array
     return total, aux
 
 
-def make_optimizer(config: PPOConfig) -> optax.GradientTransformation:
-    """Adam with global-norm clipping and (optionally) linear learning-rate decay."""
-    lr: Any = config.learning_rate
-    if config.anneal_lr:
-        steps = config.num_updates * config.update_epochs * config.num_minibatches
-        lr = optax.linear_schedule(config.learning_rate, 0.0, steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
-
-
 def make_algorithm(config: PPOConfig) -> Algorithm:
     """PPO as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
     if not isinstance(config, PPOConfig):
@@ -233,29 +192,9 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
             traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda
         )
         flat = jax.tree_util.tree_map(lambda x: x.reshape(n_envs * n_steps, *x.shape[2:]), (traj, advantages, targets))
-
-        def epoch(carry, _):
-            params, opt_state, key = carry
-            key, k_perm = jax.random.split(key)
-            perm = jax.random.permutation(k_perm, n_envs * n_steps)
-            mbs = jax.tree_util.tree_map(
-                lambda x: x[perm].reshape(config.num_minibatches, -1, *x.shape[1:]), flat
-            )
-            mbs = distributed.constrain_data(mbs, axis=1)  # minibatches split over devices (if any)
-
-            def minibatch(carry, mb):
-                params, opt_state = carry
-                batch, adv, tgt = mb
-                grads, aux = jax.grad(lambda p: ppo_loss(agent, p, batch, adv, tgt, config), has_aux=True)(params)
-                upd, opt_state = optimizer.update(grads, opt_state, params)
-                aux["grad_norm"] = optax.tree.norm(grads)
-                return (optax.apply_updates(params, upd), opt_state), aux
-
-            (params, opt_state), aux = jax.lax.scan(minibatch, (params, opt_state), mbs)
-            return (params, opt_state, key), aux
-
-        (params, opt_state, key), aux = jax.lax.scan(
-            epoch, (state.params, state.opt_state, key), None, length=config.update_epochs
+        params, opt_state, key, aux = minibatch_epochs(
+            lambda p, mb: ppo_loss(agent, p, *mb, config), optimizer, state.params, state.opt_state, key, flat,
+            config.update_epochs, config.num_minibatches,
         )
         metrics = {k: v.mean() for k, v in aux.items()}
         metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
