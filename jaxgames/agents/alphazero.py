@@ -34,12 +34,10 @@ from typing import Any, NamedTuple
 import chex
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs, negamax_gae
-from jaxgames.agents.games_batch import CLASSIC_PARTNERS, make_training_games
-from jaxgames.agents.networks import make_network
-from jaxgames.agents.rollout_learning import RolloutConfig, make_optimizer, minibatch_epochs
+from jaxgames.agents.games_batch import CLASSIC_PARTNERS
+from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_chunk, make_setup
 from jaxgames.agents.search import search_batch
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.config import check_float, check_int
@@ -108,15 +106,8 @@ class Transition(NamedTuple):
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
 
 
-@struct.dataclass
-class AlphaZeroState:
-    """Everything that changes during training (checkpointed as one pytree)."""
-
-    params: Any
-    opt_state: Any
-    env_state: Any  # batched game states [num_envs]
-    key: jax.Array  # uint32[2]
-    update: jax.Array  # int32[] updates done
+#: the train state (params, opt_state, env_state, key, update), shared with PPO
+AlphaZeroState = RolloutState
 
 
 def alphazero_loss(agent: Agent, params: Any, batch: Transition, targets: jax.Array, config: AlphaZeroConfig):
@@ -144,18 +135,8 @@ def alphazero_loss(agent: Agent, params: Any, batch: Transition, targets: jax.Ar
 
 def make_algorithm(config: AlphaZeroConfig) -> Algorithm:
     """Gumbel AlphaZero as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    if not isinstance(config, AlphaZeroConfig):
-        raise TypeError(f"make_algorithm expects an AlphaZeroConfig, got {type(config).__name__}")
-    env = config.make_env()
-    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
-    optimizer = make_optimizer(config)
-    n_envs, n_steps = config.num_envs, config.num_steps
-    games = make_training_games(env, n_envs, config.partners)
-
-    def init(key: jax.Array) -> AlphaZeroState:
-        k_params, k_env, k_run = jax.random.split(key, 3)
-        params = agent.init_params(k_params)
-        return AlphaZeroState(params, optimizer.init(params), games.init(k_env), k_run, jnp.int32(0))
+    setup = make_setup(config, AlphaZeroConfig)
+    env, agent, games = setup.env, setup.agent, setup.games
 
     def rollout(params, env_state, key):
         guide = agent.policy(params)
@@ -172,28 +153,20 @@ def make_algorithm(config: AlphaZeroConfig) -> Algorithm:
                            root_value, step.reward, step.done, step.sign)
             return (step.state, key), (t, (step.done, step.outcome[:, 0], step.length))
 
-        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=n_steps)
+        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=config.num_steps)
         return env_state, key, traj, stats
 
     def update(state: AlphaZeroState, _) -> tuple[AlphaZeroState, dict[str, jax.Array]]:
         env_state, key, traj, (done, p0_reward, length) = rollout(state.params, state.env_state, state.key)
         _, last_value = agent.apply(state.params, batch_observation(env_state))
         _, targets = negamax_gae(traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda)
-        flat = jax.tree_util.tree_map(lambda x: x.reshape(n_envs * n_steps, *x.shape[2:]), (traj, targets))
-        params, opt_state, key, aux = minibatch_epochs(
-            lambda p, mb: alphazero_loss(agent, p, *mb, config), optimizer, state.params, state.opt_state, key, flat,
-            config.update_epochs, config.num_minibatches,
-        )
-        metrics = {k: v.mean() for k, v in aux.items()}
+        state, metrics = setup.learn(config, lambda p, mb: alphazero_loss(agent, p, *mb, config), state, env_state,
+                                     key, (traj, targets))
         metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
-        return AlphaZeroState(params, opt_state, env_state, key, state.update + 1), metrics
+        return state, metrics
 
-    def chunk(state: AlphaZeroState) -> tuple[AlphaZeroState, dict[str, jax.Array]]:
-        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
-        return state, jax.tree_util.tree_map(jnp.mean, metrics)
-
-    return Algorithm(name="alphazero", config=config, env=env, agent=agent, init=init, chunk=chunk,
-                     params=lambda s: s.params)
+    return Algorithm(name="alphazero", config=config, env=env, agent=agent, init=setup.init,
+                     chunk=make_chunk(update, config.updates_per_chunk), params=lambda s: s.params)
 
 
 def make_train(config: AlphaZeroConfig):

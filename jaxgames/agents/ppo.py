@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 import chex
 import jax
 import jax.numpy as jnp
-from flax import struct
 
 from jaxgames.agents.common import (
     Agent,
@@ -36,9 +35,8 @@ from jaxgames.agents.common import (
     negamax_gae,
     sample_masked,
 )
-from jaxgames.agents.games_batch import CLASSIC_PARTNERS, make_training_games
-from jaxgames.agents.networks import make_network
-from jaxgames.agents.rollout_learning import RolloutConfig, make_optimizer, minibatch_epochs
+from jaxgames.agents.games_batch import CLASSIC_PARTNERS
+from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_chunk, make_setup
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.config import check_float
 
@@ -113,15 +111,8 @@ class Transition(NamedTuple):
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
 
 
-@struct.dataclass
-class PPOState:
-    """Everything that changes during training (checkpointed as one pytree)."""
-
-    params: Any
-    opt_state: Any
-    env_state: Any  # batched game states [num_envs]
-    key: jax.Array  # uint32[2]
-    update: jax.Array  # int32[] updates done
+#: the train state (params, opt_state, env_state, key, update), shared with Gumbel AlphaZero
+PPOState = RolloutState
 
 
 def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, config: PPOConfig):
@@ -156,19 +147,8 @@ def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array
 
 def make_algorithm(config: PPOConfig) -> Algorithm:
     """PPO as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    if not isinstance(config, PPOConfig):
-        raise TypeError(f"make_algorithm expects a PPOConfig, got {type(config).__name__}")
-    env = config.make_env()
-    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
-    optimizer = make_optimizer(config)
-    n_envs, n_steps = config.num_envs, config.num_steps
-    games = make_training_games(env, n_envs, config.partners)
-
-    def init(key: jax.Array) -> PPOState:
-        k_params, k_env, k_run = jax.random.split(key, 3)
-        params = agent.init_params(k_params)
-        env_state = games.init(k_env)
-        return PPOState(params, optimizer.init(params), env_state, k_run, jnp.int32(0))
+    setup = make_setup(config, PPOConfig)
+    env, agent, games = setup.env, setup.agent, setup.games
 
     def rollout(params, env_state, key):
         def ply(carry, _):
@@ -182,7 +162,7 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
             stats = (out.done, out.outcome[:, 0], out.length)
             return (out.state, key), (t, stats)
 
-        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=n_steps)
+        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=config.num_steps)
         return env_state, key, traj, stats
 
     def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
@@ -191,26 +171,18 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
         advantages, targets = negamax_gae(
             traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda
         )
-        flat = jax.tree_util.tree_map(lambda x: x.reshape(n_envs * n_steps, *x.shape[2:]), (traj, advantages, targets))
-        params, opt_state, key, aux = minibatch_epochs(
-            lambda p, mb: ppo_loss(agent, p, *mb, config), optimizer, state.params, state.opt_state, key, flat,
-            config.update_epochs, config.num_minibatches,
-        )
-        metrics = {k: v.mean() for k, v in aux.items()}
+        state, metrics = setup.learn(config, lambda p, mb: ppo_loss(agent, p, *mb, config), state, env_state, key,
+                                     (traj, advantages, targets))
         metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
-        return PPOState(params, opt_state, env_state, key, state.update + 1), metrics
-
-    def chunk(state: PPOState) -> tuple[PPOState, dict[str, jax.Array]]:
-        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
-        return state, jax.tree_util.tree_map(jnp.mean, metrics)
+        return state, metrics
 
     return Algorithm(
         name="ppo",
         config=config,
         env=env,
         agent=agent,
-        init=init,
-        chunk=chunk,
+        init=setup.init,
+        chunk=make_chunk(update, config.updates_per_chunk),
         params=lambda s: s.params,
     )
 

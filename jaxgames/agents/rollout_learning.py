@@ -3,8 +3,9 @@
 Each update: play ``num_steps`` plies in ``num_envs`` games, build targets with negamax
 TD(lambda) (:func:`jaxgames.agents.common.negamax_gae`), then ``update_epochs`` passes over the
 ``num_envs * num_steps`` transitions in ``num_minibatches`` shuffled minibatches, one Adam step
-each. The config fields, the optimiser and the epoch/minibatch loop live here once; each
-algorithm brings its acting rule and its loss.
+each. The config fields, the train state, the setup (game, network, optimiser, training games),
+the learning step and the chunk loop live here once; each algorithm brings its acting rule, its
+targets and its loss.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ import dataclasses
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
 import optax
+from flax import struct
 
 from jaxgames import distributed
+from jaxgames.agents.common import Agent
+from jaxgames.agents.games_batch import TrainingGames, make_training_games
+from jaxgames.agents.networks import make_network
 from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
 
 
@@ -111,3 +117,63 @@ def minibatch_epochs(
 
     (params, opt_state, key), aux = jax.lax.scan(epoch, (params, opt_state, key), None, length=num_epochs)
     return params, opt_state, key, aux
+
+
+@struct.dataclass
+class RolloutState:
+    """Everything that changes during training (checkpointed as one pytree)."""
+
+    params: Any
+    opt_state: Any
+    env_state: Any  # batched game states [num_envs]
+    key: jax.Array  # uint32[2]
+    update: jax.Array  # int32[] updates done
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutSetup:
+    """The pieces every rollout-then-learn algorithm builds from its config: the game, the
+    network wrapper, the optimiser and the batch of training games (self-play + partners)."""
+
+    env: Any
+    agent: Agent
+    optimizer: optax.GradientTransformation
+    games: TrainingGames
+
+    def init(self, key: jax.Array) -> RolloutState:
+        """Fresh parameters, optimiser state and games: the state before the first update."""
+        k_params, k_env, k_run = jax.random.split(key, 3)
+        params = self.agent.init_params(k_params)
+        return RolloutState(params, self.optimizer.init(params), self.games.init(k_env), k_run, jnp.int32(0))
+
+    def learn(self, config: RolloutConfig, loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
+              state: RolloutState, env_state: Any, key: jax.Array, data: Any) -> tuple[RolloutState, dict[str, jax.Array]]:
+        """One update's learning step: ``data`` (leaves [num_steps, num_envs, ...]) flattened and
+        learned with :func:`minibatch_epochs`; returns the next state (with ``env_state`` and
+        ``key`` from the rollout) and the loss metrics averaged over the minibatches."""
+        flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
+        params, opt_state, key, aux = minibatch_epochs(loss_fn, self.optimizer, state.params, state.opt_state, key,
+                                                       flat, config.update_epochs, config.num_minibatches)
+        return RolloutState(params, opt_state, env_state, key, state.update + 1), {k: v.mean() for k, v in aux.items()}
+
+
+def make_setup(config: RolloutConfig, config_class: type = RolloutConfig) -> RolloutSetup:
+    """:class:`RolloutSetup` of ``config`` (MLP/CNN/ResNet from ``config.network``);
+    ``TypeError`` if ``config`` is not a ``config_class`` (the algorithm's own config)."""
+    if not isinstance(config, config_class):
+        raise TypeError(f"make_algorithm expects a config of type {config_class.__name__}, got {type(config).__name__}")
+    env = config.make_env()
+    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
+    return RolloutSetup(env, agent, make_optimizer(config), make_training_games(env, config.num_envs, config.partners))
+
+
+def make_chunk(update: Callable[[RolloutState, Any], tuple[RolloutState, dict[str, jax.Array]]],
+               updates_per_chunk: int):
+    """``chunk(state) -> (state, metrics)``: ``updates_per_chunk`` updates in one ``lax.scan``,
+    metrics averaged over them (float32[] each)."""
+
+    def chunk(state: RolloutState) -> tuple[RolloutState, dict[str, jax.Array]]:
+        state, metrics = jax.lax.scan(update, state, None, length=updates_per_chunk)
+        return state, jax.tree_util.tree_map(jnp.mean, metrics)
+
+    return chunk
