@@ -140,7 +140,7 @@ def main(argv=None) -> dict:
                    help="also rate each agent guiding this many Gumbel MuZero simulations per move (0: off)")
     p.add_argument("--search-all", action="store_true",
                    help="search players also meet the held-out opponents and join the Elo round robin "
-                        "(about 25 min instead of 12 on the 2-core CPU)")
+                        "(29 min instead of 17 for the full table on the 2-core CPU)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/strength_table")
     p.add_argument("--quick", action="store_true", help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing")
@@ -183,10 +183,10 @@ def main(argv=None) -> dict:
         # network guiding N simulations of Gumbel MuZero search per move ("<name>+mctsN")
         players = {}
         for name in names:
-            players[name] = (name, loaded[name].policy(greedy=True))
+            network = loaded[name].policy(greedy=True)
+            players[name] = (name, network)
             if a.search_sims:
-                guide = loaded[name].policy(greedy=True)
-                players[f"{name}+mcts{a.search_sims}"] = (name, SearchPolicy(env, guide, num_simulations=a.search_sims))
+                players[f"{name}+mcts{a.search_sims}"] = (name, SearchPolicy(env, network, num_simulations=a.search_sims))
         for name, (base, pol) in players.items():
             partners = dict(getattr(loaded[base].config, "partners", {}) or {})
             # search players meet the target opponents (and the held-out ones with --search-all)

@@ -138,13 +138,16 @@ def test_bad_search_settings_are_named(ttt):
 
 
 def test_q_network_prior_is_sharpened(ttt, key):
-    """A Q-network's prior is Q / Q_PRIOR_TEMPERATURE (its plain softmax would be near uniform)."""
+    """A Q-network's prior is Q / Q_PRIOR_TEMPERATURE (its plain softmax would be near uniform),
+    its value the largest legal Q, as policy.value gives it."""
     cfg = dqn.default_config("tic_tac_toe", quick=True)
     algo = dqn.make_algorithm(cfg)
     policy = algo.agent.policy(algo.params(algo.init(key)))
     state = ttt.init(key)
     q, _ = algo.agent.apply(policy.params, state.observation)
-    np.testing.assert_allclose(np.asarray(policy.prior_logits(state)), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6)
+    prior, value = policy.search_outputs(state)
+    np.testing.assert_allclose(np.asarray(prior), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6)
+    np.testing.assert_allclose(float(value), float(policy.value(state)), rtol=1e-6)
 
 
 def test_mcts_opponent_spec(tmp_path, ttt):

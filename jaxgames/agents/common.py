@@ -220,9 +220,10 @@ class Policy:
             return greedy_masked(logits, mask)
         return sample_masked(key, logits, mask)[0]
 
-    def prior_logits(self, state: Any) -> Array:
-        """float32[A]: unmasked move preferences used as a search prior (the policy logits)."""
-        return self.agent.apply(self.params, state.observation)[0]
+    def search_outputs(self, state: Any) -> tuple[Array, Array]:
+        """What a tree search asks of the network at a node, from one forward pass:
+        (unmasked prior logits float32[A] = the policy logits, value float32[] as :meth:`value`)."""
+        return self.agent.apply(self.params, state.observation)
 
     def value(self, state: Any) -> Array:
         """float32[]: estimated outcome for the player to move, in [-1, 1] for tanh heads."""

@@ -239,11 +239,12 @@ class QPolicy(Policy):
         q, _ = self.agent.apply(self.params, state.observation)
         return max_legal_q(q, state.legal_action_mask)
 
-    def prior_logits(self, state: Any) -> jax.Array:
-        """float32[A]: Q / :data:`Q_PRIOR_TEMPERATURE`, a search prior (Q-values lie in [-1, 1],
-        so their plain softmax would be nearly uniform)."""
+    def search_outputs(self, state: Any) -> tuple[jax.Array, jax.Array]:
+        """(prior logits float32[A] = Q / :data:`Q_PRIOR_TEMPERATURE`, value float32[] = the
+        largest legal Q), from one forward pass. Q-values lie in [-1, 1], so their plain softmax
+        would be a nearly uniform prior."""
         q, _ = self.agent.apply(self.params, state.observation)
-        return q / Q_PRIOR_TEMPERATURE
+        return q / Q_PRIOR_TEMPERATURE, max_legal_q(q, state.legal_action_mask)
 
 
 @dataclasses.dataclass(frozen=True)

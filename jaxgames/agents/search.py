@@ -36,8 +36,9 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from jaxgames.agents.common import MASK_MIN, Policy, masked_logits
+from jaxgames.agents.common import Policy, masked_logits
 from jaxgames.core import Env
+from jaxgames.training.config import check_int
 
 Array = jax.Array
 
@@ -46,11 +47,10 @@ def guide_outputs(guide: Policy, states: Any) -> tuple[Array, Array]:
     """The guide's prior logits and value for a batch of states (leading axis B).
 
     -> (prior logits float32[B, A] with illegal moves at the float32 minimum, value float32[B],
-    mover's view). The prior is :meth:`Policy.prior_logits` (the policy head's logits; a
-    Q-network's Q-values divided by a temperature).
+    mover's view), one network call per state: :meth:`Policy.search_outputs` (the policy
+    head's logits and the value head; for a Q-network Q / temperature and the largest legal Q).
     """
-    logits = jax.vmap(guide.prior_logits)(states)
-    value = jax.vmap(guide.value)(states)
+    logits, value = jax.vmap(guide.search_outputs)(states)
     return masked_logits(logits, states.legal_action_mask), value.astype(jnp.float32)
 
 
@@ -120,12 +120,8 @@ class SearchPolicy:
     gumbel_scale: float = 0.0
 
     def __post_init__(self):
-        n = self.num_simulations
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"num_simulations must be an integer >= 1, got {n!r}")
-        m = self.max_num_considered_actions
-        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
-            raise ValueError(f"max_num_considered_actions must be an integer >= 1, got {m!r}")
+        check_int("num_simulations", self.num_simulations)
+        check_int("max_num_considered_actions", self.max_num_considered_actions)
 
     @property
     def greedy(self) -> bool:
@@ -137,10 +133,8 @@ class SearchPolicy:
                             self.max_num_considered_actions, self.gumbel_scale)
 
     def __call__(self, key: Array, state: Any) -> Array:
-        out = self._search(key, state)
-        # a finished root has no legal move: fall back to the guide's (legal-if-any) choice
-        fallback = self.guide(key, state)
-        return jnp.where(state.legal_action_mask.any(), out.action[0], fallback).astype(jnp.int32)
+        # a finished root has no legal move and gets an arbitrary action (stepping it is a no-op)
+        return self._search(key, state).action[0].astype(jnp.int32)
 
     def value(self, state: Any) -> Array:
         """float32[]: the searched value of the move the search picks (its Q at the root, mover's
@@ -155,4 +149,4 @@ class SearchPolicy:
         return jnp.where(state.legal_action_mask, out.action_weights[0], 0.0)
 
 
-__all__ = ["SearchPolicy", "guide_outputs", "make_recurrent_fn", "search_batch", "MASK_MIN"]
+__all__ = ["SearchPolicy", "guide_outputs", "make_recurrent_fn", "search_batch"]
