@@ -34,22 +34,32 @@ PARTNERS_RANDOM_QUARTER = "partners={'random': 0.25, 'greedy': 0.25, 'alphabeta:
 #: study name -> (game, env steps per seed, {variant: (algorithm, [KEY=VALUE overrides])});
 #: a ``total_steps=N`` override trains that variant longer than the study's default
 STUDIES: dict[str, tuple[str, int, dict[str, tuple[str, list[str]]]]] = {
-    "reversi6_vs_random": ("reversi:6", 3_000_000, {
-        "ppo_preset": ("ppo", []),
-        "ppo_6M_steps": ("ppo", ["total_steps=6000000"]),
-        "ppo_random_share_0.25": ("ppo", [PARTNERS_RANDOM_QUARTER]),
-        "ppo_random_share_0.25_hidden_512": ("ppo", [PARTNERS_RANDOM_QUARTER, "net={'hidden': 512, 'layers': 3}"]),
-        "ppo_random_share_0.25_ent_0.005": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.005"]),
-        "ppo_random_share_0.25_ent_0.1": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.1"]),
-        "ppo_ent_0.1": ("ppo", ["ent_coef=0.1"]),
-        # the three single changes that reached 98% in one run, together (the 6x6 PPO learning
-        # curves use this configuration: learning_curves.FULL_OVERRIDES)
-        "ppo_6M_random_share_0.25_ent_0.1": ("ppo", ["total_steps=6000000", PARTNERS_RANDOM_QUARTER, "ent_coef=0.1"]),
-        # do the greedy / alphabeta:2 partners cost robustness against random?
-        "ppo_partners_random_only_0.5": ("ppo", ["partners={'random': 0.5}"]),
-        "dqn_preset": ("dqn", []),
-        "dqn_2_gradient_steps": ("dqn", ["gradient_steps=2"]),
-    }),
+    "reversi6_vs_random": (
+        "reversi:6",
+        3_000_000,
+        {
+            "ppo_preset": ("ppo", []),
+            "ppo_6M_steps": ("ppo", ["total_steps=6000000"]),
+            "ppo_random_share_0.25": ("ppo", [PARTNERS_RANDOM_QUARTER]),
+            "ppo_random_share_0.25_hidden_512": (
+                "ppo",
+                [PARTNERS_RANDOM_QUARTER, "net={'hidden': 512, 'layers': 3}"],
+            ),
+            "ppo_random_share_0.25_ent_0.005": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.005"]),
+            "ppo_random_share_0.25_ent_0.1": ("ppo", [PARTNERS_RANDOM_QUARTER, "ent_coef=0.1"]),
+            "ppo_ent_0.1": ("ppo", ["ent_coef=0.1"]),
+            # the three single changes that reached 98% in one run, together (the 6x6 PPO learning
+            # curves use this configuration: learning_curves.FULL_OVERRIDES)
+            "ppo_6M_random_share_0.25_ent_0.1": (
+                "ppo",
+                ["total_steps=6000000", PARTNERS_RANDOM_QUARTER, "ent_coef=0.1"],
+            ),
+            # do the greedy / alphabeta:2 partners cost robustness against random?
+            "ppo_partners_random_only_0.5": ("ppo", ["partners={'random': 0.5}"]),
+            "dqn_preset": ("dqn", []),
+            "dqn_2_gradient_steps": ("dqn", ["gradient_steps=2"]),
+        },
+    ),
 }
 
 
@@ -57,14 +67,23 @@ def parse_args(argv=None):
     """Command-line arguments, with the chosen study's game, variants and step count attached."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--study", default="reversi6_vs_random", choices=sorted(STUDIES))
-    p.add_argument("--variants", nargs="+", default=None, help="a subset of the study's variants (default: all)")
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        default=None,
+        help="a subset of the study's variants (default: all)",
+    )
     p.add_argument("--seeds", type=int, default=1, help="seeds per variant (trained in one vmap)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--evals", type=int, default=3, help="evaluation points during training")
-    p.add_argument("--eval-games", type=int, default=2000, help="games per opponent and seed (half per colour)")
+    p.add_argument(
+        "--eval-games", type=int, default=2000, help="games per opponent and seed (half per colour)"
+    )
     p.add_argument("--opponents", nargs="+", default=["random"])
     p.add_argument("--out", default=None, help="default runs/ablation/<study>")
-    p.add_argument("--quick", action="store_true", help="the algorithms' quick presets, 20k steps, 64 games")
+    p.add_argument(
+        "--quick", action="store_true", help="the algorithms' quick presets, 20k steps, 64 games"
+    )
     a = p.parse_args(argv)
     game, steps, variants = STUDIES[a.study]
     unknown = sorted(set(a.variants or []) - set(variants))
@@ -81,10 +100,29 @@ def parse_args(argv=None):
 
 def run_variant(a, variant: str, algo: str, overrides: list[str]) -> dict:
     """One learning-curves run of ``variant`` into ``<out>/<variant>/``; its summary dict."""
-    argv = ["--games", a.game, "--algos", algo, "--seeds", str(a.seeds),
-            "--seed", str(a.seed), "--evals", str(a.evals), "--eval-games", str(a.eval_games),
-            "--total-steps", str(a.steps), "--budget-minutes", "0", "--no-save-runs",
-            "--out", os.path.join(a.out, variant), "--opponents", *a.opponents]
+    argv = [
+        "--games",
+        a.game,
+        "--algos",
+        algo,
+        "--seeds",
+        str(a.seeds),
+        "--seed",
+        str(a.seed),
+        "--evals",
+        str(a.evals),
+        "--eval-games",
+        str(a.eval_games),
+        "--total-steps",
+        str(a.steps),
+        "--budget-minutes",
+        "0",
+        "--no-save-runs",
+        "--out",
+        os.path.join(a.out, variant),
+        "--opponents",
+        *a.opponents,
+    ]
     argv += ["--quick"] if a.quick else []
     argv += ["--set", *overrides] if overrides else []
     lc = learning_curves.parse_args(argv)
@@ -98,18 +136,30 @@ def run_variant(a, variant: str, algo: str, overrides: list[str]) -> dict:
 
 def final_rows(a, variant: str, overrides: list[str], summary: dict) -> list[dict]:
     """Per opponent: the final evaluation's W/D/L rates per colour (summed over seeds)."""
-    rows = read_csv(os.path.join(a.out, variant, f"{summary['label']}_{summary['algorithm']}", "curves.csv"))
+    rows = read_csv(
+        os.path.join(a.out, variant, f"{summary['label']}_{summary['algorithm']}", "curves.csv")
+    )
     last = max(int(r["chunk"]) for r in rows)
     out = []
     for opp in a.opponents:
         sel = [r for r in rows if int(r["chunk"]) == last and r["opponent"] == opp]
-        row = dict(variant=variant, algorithm=summary["algorithm"], overrides="; ".join(overrides) or "-",
-                   opponent=opp, env_steps=summary["env_steps_per_seed"], seeds=len(summary["seeds"]),
-                   train_minutes=round(summary["train_seconds"] / 60, 2))
+        row = dict(
+            variant=variant,
+            algorithm=summary["algorithm"],
+            overrides="; ".join(overrides) or "-",
+            opponent=opp,
+            env_steps=summary["env_steps_per_seed"],
+            seeds=len(summary["seeds"]),
+            train_minutes=round(summary["train_seconds"] / 60, 2),
+        )
         for side in ("first", "second"):
-            games = sum(int(r[f"win_{side}"]) + int(r[f"draw_{side}"]) + int(r[f"loss_{side}"]) for r in sel)
+            games = sum(
+                int(r[f"win_{side}"]) + int(r[f"draw_{side}"]) + int(r[f"loss_{side}"]) for r in sel
+            )
             for what in ("win", "draw", "loss"):
-                row[f"{what}_rate_{side}"] = sum(int(r[f"{what}_{side}"]) for r in sel) / max(games, 1)
+                row[f"{what}_rate_{side}"] = sum(int(r[f"{what}_{side}"]) for r in sel) / max(
+                    games, 1
+                )
             row[f"games_{side}"] = games
         out.append(row)
     return out
@@ -128,29 +178,45 @@ def earlier_rows(a) -> list[dict]:
     for r in read_csv(path):
         if r["variant"] in a.variant_sets:
             continue
-        rows.append({k: int(v) if k in _INT_FIELDS else float(v) if k.endswith("rate_first") or
-                     k.endswith("rate_second") or k == "train_minutes" else v for k, v in r.items()})
+        rows.append(
+            {
+                k: int(v)
+                if k in _INT_FIELDS
+                else float(v)
+                if k.endswith("rate_first") or k.endswith("rate_second") or k == "train_minutes"
+                else v
+                for k, v in r.items()
+            }
+        )
     return rows
 
 
 def ordered(a, rows: list[dict]) -> list[dict]:
     """Rows in the study's variant order (unknown variants last), opponents in the given order."""
     order = list(STUDIES[a.study][2])
-    return sorted(rows, key=lambda r: order.index(r["variant"]) if r["variant"] in order else len(order))
+    return sorted(
+        rows, key=lambda r: order.index(r["variant"]) if r["variant"] in order else len(order)
+    )
 
 
 def write_table(a, rows: list[dict]) -> str:
     """``<out>/ablation.md``: one markdown row per (variant, opponent) of ``rows``. Returns its path."""
-    lines = [f"# Ablation {a.study}: {a.game}, greedy policy, final evaluation of each variant", "",
-             "| variant | algorithm | overrides | opponent | env steps | seeds | games per colour | "
-             "win as 1st | win as 2nd | loss (both) | training |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Ablation {a.study}: {a.game}, greedy policy, final evaluation of each variant",
+        "",
+        "| variant | algorithm | overrides | opponent | env steps | seeds | games per colour | "
+        "win as 1st | win as 2nd | loss (both) | training |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        loss = (r["loss_rate_first"] * r["games_first"] + r["loss_rate_second"] * r["games_second"]) / max(
-            r["games_first"] + r["games_second"], 1)
-        lines.append(f"| {r['variant']} | {r['algorithm']} | `{r['overrides']}` | {r['opponent']} | {r['env_steps']:,} | "
-                     f"{r['seeds']} | {r['games_first']} | {r['win_rate_first']:.1%} | {r['win_rate_second']:.1%} | "
-                     f"{loss:.1%} | {r['train_minutes']:.1f} min |")
+        loss = (
+            r["loss_rate_first"] * r["games_first"] + r["loss_rate_second"] * r["games_second"]
+        ) / max(r["games_first"] + r["games_second"], 1)
+        lines.append(
+            f"| {r['variant']} | {r['algorithm']} | `{r['overrides']}` | {r['opponent']} | {r['env_steps']:,} | "
+            f"{r['seeds']} | {r['games_first']} | {r['win_rate_first']:.1%} | {r['win_rate_second']:.1%} | "
+            f"{loss:.1%} | {r['train_minutes']:.1f} min |"
+        )
     path = os.path.join(a.out, "ablation.md")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -167,7 +233,9 @@ def main(argv=None) -> list[dict]:
         rows += final_rows(a, variant, overrides, summary)
         table = ordered(a, kept + rows)
         write_csv(os.path.join(a.out, "ablation.csv"), table)
-        path = write_table(a, table)  # rewritten after every variant: an interrupted study keeps its rows
+        path = write_table(
+            a, table
+        )  # rewritten after every variant: an interrupted study keeps its rows
     print(open(path).read())
     print(f"wrote {path} and ablation.csv ({time.time() - t0:.0f}s)")
     return rows

@@ -79,7 +79,10 @@ def uniform_legal_action(seed: jax.Array, t: jax.Array, legal_action_mask: jax.A
     """
     batch, num_actions = legal_action_mask.shape
     games = jnp.arange(batch, dtype=jnp.uint32)
-    r = fmix32(seed ^ fmix32(t.astype(jnp.uint32) * jnp.uint32(0x9E3779B9) + games * jnp.uint32(0x632BE5AB)))
+    r = fmix32(
+        seed
+        ^ fmix32(t.astype(jnp.uint32) * jnp.uint32(0x9E3779B9) + games * jnp.uint32(0x632BE5AB))
+    )
     cols = [legal_action_mask[:, i].astype(jnp.uint32) for i in range(num_actions)]
     count = sum(cols[1:], cols[0])
     k = ((r >> 16) * count) >> 16
@@ -91,7 +94,9 @@ def uniform_legal_action(seed: jax.Array, t: jax.Array, legal_action_mask: jax.A
     return jnp.minimum(action, num_actions - 1)
 
 
-def rollout(init: Callable, step_autoreset: Callable, batch: int, steps: int, mesh=None) -> Callable:
+def rollout(
+    init: Callable, step_autoreset: Callable, batch: int, steps: int, mesh=None
+) -> Callable:
     """jit(key -> int32[] games finished) playing ``steps`` plies of ``batch`` games.
 
     mesh: a ``jaxgames.distributed.make_mesh`` mesh to split the games over (``None``: default device).
@@ -129,7 +134,9 @@ def rollout(init: Callable, step_autoreset: Callable, batch: int, steps: int, me
 
         first = uniform_legal_action(seed, jnp.int32(0), state.legal_action_mask)
         finished = jnp.zeros(batch, jnp.int32)
-        (_, _, finished), done = jax.lax.scan(body, (state, first, finished), jnp.arange(steps, dtype=jnp.int32))
+        (_, _, finished), done = jax.lax.scan(
+            body, (state, first, finished), jnp.arange(steps, dtype=jnp.int32)
+        )
         return done.sum() + finished.sum()
 
     return jax.jit(run)
@@ -145,7 +152,9 @@ def jaxgames_rollout(env, batch: int, steps: int, mesh=None) -> Callable:
     return rollout(env.init, step, batch, steps, mesh)
 
 
-def pgx_rollout(env_id: str, batch: int, steps: int, native_autoreset: bool = False, mesh=None) -> Callable:
+def pgx_rollout(
+    env_id: str, batch: int, steps: int, native_autoreset: bool = False, mesh=None
+) -> Callable:
     """:func:`rollout` for ``pgx.make(env_id)``. By default the auto-reset is written exactly like
     :func:`jaxgames.step_autoreset` (step, then select a fresh ``init(key)`` where done);
     ``native_autoreset`` uses ``pgx.experimental.auto_reset`` instead (it also splits a key per
@@ -202,11 +211,18 @@ def plot(rows: list[dict], out: str) -> None:
     many = len({d for _, _, d in series}) > 1
     markers = "os^Dvx*"
     for game, impl, dev in series:
-        pts = sorted((r["batch"], r["steps_per_s"]) for r in rows
-                     if (r["game"], r["impl"], r.get("devices", 1)) == (game, impl, dev))
-        ax.plot(*zip(*pts), marker=markers[dev % len(markers)] if many else "o", color=colors[game],
-                linestyle="-" if impl == "jaxgames" else "--",
-                label=f"{game} ({impl}{f', {dev} dev' if many else ''})")
+        pts = sorted(
+            (r["batch"], r["steps_per_s"])
+            for r in rows
+            if (r["game"], r["impl"], r.get("devices", 1)) == (game, impl, dev)
+        )
+        ax.plot(
+            *zip(*pts),
+            marker=markers[dev % len(markers)] if many else "o",
+            color=colors[game],
+            linestyle="-" if impl == "jaxgames" else "--",
+            label=f"{game} ({impl}{f', {dev} dev' if many else ''})",
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch size (games in parallel)")
@@ -223,19 +239,33 @@ def plot(rows: list[dict], out: str) -> None:
 def main(argv: list[str] | None = None) -> list[dict]:
     """Run the benchmark; returns the CSV rows (dicts)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--games", nargs="+", default=DEFAULT_GAMES, help="name or name:size, e.g. reversi:6")
+    ap.add_argument(
+        "--games", nargs="+", default=DEFAULT_GAMES, help="name or name:size, e.g. reversi:6"
+    )
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=DEFAULT_BATCHES)
     ap.add_argument("--steps", type=int, default=200, help="plies per measured run (one lax.scan)")
     ap.add_argument("--out", default="runs/throughput")
     ap.add_argument("--no-pgx", action="store_true", help="skip pgx even if installed")
-    ap.add_argument("--pgx-native-autoreset", action="store_true",
-                    help="use pgx.experimental.auto_reset for pgx (default: the same select-based reset as jaxgames)")
+    ap.add_argument(
+        "--pgx-native-autoreset",
+        action="store_true",
+        help="use pgx.experimental.auto_reset for pgx (default: the same select-based reset as jaxgames)",
+    )
     ap.add_argument("--no-plot", action="store_true")
-    ap.add_argument("--quick", action="store_true", help=f"batches {QUICK_BATCHES}, 50 steps, 2 repeats")
-    ap.add_argument("--repeats", type=int, default=3, help="measured runs per point; the best is kept")
+    ap.add_argument(
+        "--quick", action="store_true", help=f"batches {QUICK_BATCHES}, 50 steps, 2 repeats"
+    )
+    ap.add_argument(
+        "--repeats", type=int, default=3, help="measured runs per point; the best is kept"
+    )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--devices", nargs="+", type=int, default=None,
-                    help="device counts to compare (one subprocess each; forced host devices on CPU), e.g. 1 2 4")
+    ap.add_argument(
+        "--devices",
+        nargs="+",
+        type=int,
+        default=None,
+        help="device counts to compare (one subprocess each; forced host devices on CPU), e.g. 1 2 4",
+    )
     ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.quick:
@@ -256,14 +286,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump({**vars(args), "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
-                   "jax": jax.__version__}, f, indent=2)
+        json.dump(
+            {
+                **vars(args),
+                "backend": jax.default_backend(),
+                "devices": [str(d) for d in jax.devices()],
+                "jax": jax.__version__,
+            },
+            f,
+            indent=2,
+        )
 
     rows: list[dict] = []
     for spec in args.games:
         name, options = parse_game(spec)
         if name not in jaxgames.registered_games():
-            print(f"skipping {spec}: not registered (have {jaxgames.registered_games()})", file=sys.stderr)
+            print(
+                f"skipping {spec}: not registered (have {jaxgames.registered_games()})",
+                file=sys.stderr,
+            )
             continue
         env = jaxgames.make(name, **options)
         label = name + (f"{options['size']}x{options['size']}" if "size" in options else "")
@@ -279,14 +320,33 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 continue
             impls = [("jaxgames", lambda: jaxgames_rollout(env, batch, args.steps, mesh))]
             if pgx_id:
-                impls.append(("pgx", lambda: pgx_rollout(pgx_id, batch, args.steps, args.pgx_native_autoreset, mesh)))
+                impls.append(
+                    (
+                        "pgx",
+                        lambda: pgx_rollout(
+                            pgx_id, batch, args.steps, args.pgx_native_autoreset, mesh
+                        ),
+                    )
+                )
             for impl, build in impls:
                 compile_s, seconds, done = measure(build(), args.seed, args.repeats)
-                row = dict(game=label, impl=impl, batch=batch, devices=n_dev, steps_per_s=batch * args.steps / seconds,
-                           compile_s=compile_s, seconds=seconds, steps=args.steps, games_finished=done)
+                row = dict(
+                    game=label,
+                    impl=impl,
+                    batch=batch,
+                    devices=n_dev,
+                    steps_per_s=batch * args.steps / seconds,
+                    compile_s=compile_s,
+                    seconds=seconds,
+                    steps=args.steps,
+                    games_finished=done,
+                )
                 rows.append(row)
-                print(f"{label:>14} {impl:>8} batch {batch:>6} x{n_dev} dev: {row['steps_per_s']:>14,.0f} steps/s "
-                      f"(compile {compile_s:.1f}s, run {seconds:.3f}s, {done} games finished)", flush=True)
+                print(
+                    f"{label:>14} {impl:>8} batch {batch:>6} x{n_dev} dev: {row['steps_per_s']:>14,.0f} steps/s "
+                    f"(compile {compile_s:.1f}s, run {seconds:.3f}s, {done} games finished)",
+                    flush=True,
+                )
 
     with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
@@ -298,8 +358,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(f"\n{'game':>14} {'batch':>6} {'jaxgames steps/s':>17} {'pgx steps/s':>14} {'ratio':>7}")
     for game in dict.fromkeys(r["game"] for r in rows):
         for batch in args.batch_sizes:
-            jg = [r["steps_per_s"] for r in rows if (r["game"], r["impl"], r["batch"]) == (game, "jaxgames", batch)]
-            px = [r["steps_per_s"] for r in rows if (r["game"], r["impl"], r["batch"]) == (game, "pgx", batch)]
+            jg = [
+                r["steps_per_s"]
+                for r in rows
+                if (r["game"], r["impl"], r["batch"]) == (game, "jaxgames", batch)
+            ]
+            px = [
+                r["steps_per_s"]
+                for r in rows
+                if (r["game"], r["impl"], r["batch"]) == (game, "pgx", batch)
+            ]
             if jg:
                 ratio = f"{jg[0] / px[0]:6.1f}x" if px else "      -"
                 pxs = f"{px[0]:14,.0f}" if px else f"{'-':>14}"
@@ -315,9 +383,17 @@ def scaling_rows(rows: list[dict]) -> list[dict]:
     for r in rows:
         b = base.get((r["game"], r["impl"], r["batch"]))
         eff = r["steps_per_s"] / (r["devices"] * b) if b else float("nan")
-        out.append(dict(game=r["game"], impl=r["impl"], batch=r["batch"], devices=r["devices"],
-                        steps_per_s=r["steps_per_s"], speedup=r["steps_per_s"] / b if b else float("nan"),
-                        efficiency=eff))
+        out.append(
+            dict(
+                game=r["game"],
+                impl=r["impl"],
+                batch=r["batch"],
+                devices=r["devices"],
+                steps_per_s=r["steps_per_s"],
+                speedup=r["steps_per_s"] / b if b else float("nan"),
+                efficiency=eff,
+            )
+        )
     return out
 
 
@@ -331,14 +407,31 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     for n in args.devices:
         sub_out = os.path.join(args.out, f"devices{n}")
-        cmd = [sys.executable, os.path.abspath(__file__), "--games", *args.games,
-               "--batch-sizes", *map(str, args.batch_sizes), "--steps", str(args.steps),
-               "--repeats", str(args.repeats), "--seed", str(args.seed), "--out", sub_out,
-               "--no-plot", "--child-devices", str(n)]
+        cmd = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--games",
+            *args.games,
+            "--batch-sizes",
+            *map(str, args.batch_sizes),
+            "--steps",
+            str(args.steps),
+            "--repeats",
+            str(args.repeats),
+            "--seed",
+            str(args.seed),
+            "--out",
+            sub_out,
+            "--no-plot",
+            "--child-devices",
+            str(n),
+        ]
         cmd += ["--no-pgx"] if args.no_pgx else []
         cmd += ["--pgx-native-autoreset"] if args.pgx_native_autoreset else []
         env = dict(os.environ)
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}").strip()
+        env["XLA_FLAGS"] = (
+            env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}"
+        ).strip()
         print(f"=== {n} device(s) ===", flush=True)
         proc = subprocess.run(cmd, env=env)
         if proc.returncode:
@@ -346,8 +439,18 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
             continue
         with open(os.path.join(sub_out, "throughput.csv")) as f:
             for r in csv.DictReader(f):
-                rows.append({k: (v if k in ("game", "impl") else float(v) if "." in v or "e" in v else int(v))
-                             for k, v in r.items()})
+                rows.append(
+                    {
+                        k: (
+                            v
+                            if k in ("game", "impl")
+                            else float(v)
+                            if "." in v or "e" in v
+                            else int(v)
+                        )
+                        for k, v in r.items()
+                    }
+                )
     with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
         w.writeheader()
@@ -361,11 +464,17 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
         json.dump({**vars(args), "jax": jax.__version__}, f, indent=2)
     if rows and not args.no_plot:
         plot(rows, args.out)
-    print(f"\n{'game':>14} {'impl':>8} {'batch':>6} {'devices':>7} {'steps/s':>14} {'speedup':>8} {'efficiency':>10}")
+    print(
+        f"\n{'game':>14} {'impl':>8} {'batch':>6} {'devices':>7} {'steps/s':>14} {'speedup':>8} {'efficiency':>10}"
+    )
     for r in scaling:
-        print(f"{r['game']:>14} {r['impl']:>8} {r['batch']:>6} {r['devices']:>7} {r['steps_per_s']:14,.0f} "
-              f"{r['speedup']:7.2f}x {r['efficiency']:10.2f}")
-    print(f"\nwrote {args.out}/throughput.csv, scaling.csv (efficiency = steps/s(n) / (n * steps/s(1)))")
+        print(
+            f"{r['game']:>14} {r['impl']:>8} {r['batch']:>6} {r['devices']:>7} {r['steps_per_s']:14,.0f} "
+            f"{r['speedup']:7.2f}x {r['efficiency']:10.2f}"
+        )
+    print(
+        f"\nwrote {args.out}/throughput.csv, scaling.csv (efficiency = steps/s(n) / (n * steps/s(1)))"
+    )
     return rows
 
 

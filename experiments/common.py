@@ -32,7 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:  # scripts run as `python experiments/x.py` import jaxgames from the checkout
+if (
+    ROOT not in sys.path
+):  # scripts run as `python experiments/x.py` import jaxgames from the checkout
     sys.path.insert(0, ROOT)
 
 from jaxgames.agents import algorithm_module  # noqa: E402
@@ -40,13 +42,19 @@ from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
 from jaxgames.training.driver import CONFIG_FILE, config_record  # noqa: E402
 
+
 # ----------------------------------------------------------------------------- files
 def prepare_out(out: str, config: dict[str, Any]) -> str:
     """Create ``out`` and write ``out/config.json`` (``config`` plus backend, jax version, time).
     Returns ``out``."""
     os.makedirs(out, exist_ok=True)
-    record = {**config, "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
-              "jax": jax.__version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    record = {
+        **config,
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+        "jax": jax.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     write_json(os.path.join(out, "config.json"), record)
     return out
 
@@ -96,8 +104,23 @@ def write_jsonl(path: str, records: Sequence[dict[str, Any]]) -> str:
 
 
 # ----------------------------------------------------------------------------- statistics
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-         10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042}
+_T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    12: 2.179,
+    15: 2.131,
+    20: 2.086,
+    25: 2.060,
+    30: 2.042,
+}
 
 
 def t_quantile_975(df: int) -> float:
@@ -136,10 +159,18 @@ def pyplot():
     return plt
 
 
-def plot_band(ax, x: np.ndarray, values: np.ndarray, label: str, color=None, style: str = "-", alpha: float = 0.2):
+def plot_band(
+    ax,
+    x: np.ndarray,
+    values: np.ndarray,
+    label: str,
+    color=None,
+    style: str = "-",
+    alpha: float = 0.2,
+):
     """Seed mean of ``values`` float[seeds, T] against ``x`` float[T] with its 95% band."""
     mu, lo, hi = mean_band(values)
-    line, = ax.plot(x, mu, style, color=color, label=label, marker="o", ms=2.5)
+    (line,) = ax.plot(x, mu, style, color=color, label=label, marker="o", ms=2.5)
     if np.asarray(values).shape[0] > 1:
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=alpha, lw=0)
     return line
@@ -160,11 +191,17 @@ def save_figure(fig, stem: str) -> list[str]:
 #: targets of issue 8 (final greedy agents): opponent -> (what, threshold)
 #: "win_first"/"win_second"/"win_all": minimum win rate; "no_losses": zero losses
 TARGETS = {
-    "tic_tac_toe": {"random": [("win_first", 0.95), ("win_second", 0.75)], "greedy": [("no_losses", 0)],
-                    "alphabeta:2": [("no_losses", 0)], "perfect": [("no_losses", 0)]},
+    "tic_tac_toe": {
+        "random": [("win_first", 0.95), ("win_second", 0.75)],
+        "greedy": [("no_losses", 0)],
+        "alphabeta:2": [("no_losses", 0)],
+        "perfect": [("no_losses", 0)],
+    },
     # the issue's thresholds, required of each colour separately (the stricter reading)
-    "default": {opp: [("win_first", thr), ("win_second", thr)]
-                for opp, thr in (("random", 0.98), ("greedy", 0.90), ("alphabeta:2", 0.75))},
+    "default": {
+        opp: [("win_first", thr), ("win_second", thr)]
+        for opp, thr in (("random", 0.98), ("greedy", 0.90), ("alphabeta:2", 0.75))
+    },
 }
 
 
@@ -187,13 +224,20 @@ def parse_game(spec: str) -> tuple[str, dict[str, Any], str]:
         try:
             n = int(size)
         except ValueError:
-            raise ValueError(f"bad game spec {spec!r}: use a name or name:size, e.g. reversi:6") from None
+            raise ValueError(
+                f"bad game spec {spec!r}: use a name or name:size, e.g. reversi:6"
+            ) from None
         return name, {"size": n}, f"{name}{n}x{n}"
     return name, {}, name
 
 
-def make_config(algorithm: str, game: str, options: dict[str, Any], quick: bool,
-                overrides: dict[str, Any] | Sequence[str] = ()) -> Any:
+def make_config(
+    algorithm: str,
+    game: str,
+    options: dict[str, Any],
+    quick: bool,
+    overrides: dict[str, Any] | Sequence[str] = (),
+) -> Any:
     """The algorithm's per-game default config (``quick`` preset if asked) with ``overrides``
     (a mapping or ``--key=value`` strings) applied."""
     cfg = algorithm_module(algorithm).default_config(game, options, quick=quick)
@@ -223,7 +267,9 @@ def make_seed_evaluator(agent, env, opponent: Callable, n_games: int, max_plies:
     game_ids = jnp.where(i < first, i, i - first)
 
     def one(params, key):
-        total, _ = play_games(agent.policy(params, greedy=True), opponent, env, a_player, key, 0, max_plies, game_ids)
+        total, _ = play_games(
+            agent.policy(params, greedy=True), opponent, env, a_player, key, 0, max_plies, game_ids
+        )
         mine = total[i, a_player]
         theirs = total[i, 1 - a_player]
         return jnp.sign(mine - theirs).astype(jnp.int8)
@@ -237,7 +283,11 @@ def outcome_counts(outcomes: np.ndarray, a_player: np.ndarray) -> dict[str, np.n
     """outcomes int8[S, G], a_player int[G] -> counts int[S] keyed ``{win,draw,loss}_{first,second,all}``
     and ``games_{first,second,all}``."""
     out = {}
-    for side, sel in (("first", a_player == 0), ("second", a_player == 1), ("all", np.ones_like(a_player, bool))):
+    for side, sel in (
+        ("first", a_player == 0),
+        ("second", a_player == 1),
+        ("all", np.ones_like(a_player, bool)),
+    ):
         o = outcomes[:, sel]
         out[f"win_{side}"] = (o > 0).sum(1)
         out[f"draw_{side}"] = (o == 0).sum(1)
@@ -269,9 +319,17 @@ class SeedTraining:
     steps_per_chunk: int
 
 
-def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: dict[str, Callable],
-                eval_games: int, eval_every: int = 1, echo: Callable[[str], None] = print,
-                eval_at_start: bool = True, time_budget_s: float | None = None) -> SeedTraining:
+def train_seeds(
+    algorithm: str,
+    config: Any,
+    seeds: Sequence[int],
+    opponents: dict[str, Callable],
+    eval_games: int,
+    eval_every: int = 1,
+    echo: Callable[[str], None] = print,
+    eval_at_start: bool = True,
+    time_budget_s: float | None = None,
+) -> SeedTraining:
     """Train ``algorithm`` with ``config`` for every seed at once (``vmap``) and evaluate the
     greedy policies against ``opponents`` (name -> policy) every ``eval_every`` chunks, at the
     start (untrained, if ``eval_at_start``) and at the end. ``eval_games`` games per
@@ -288,7 +346,10 @@ def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: di
     state = jax.block_until_ready(jax.vmap(algo.init)(keys))
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
-    evaluators = {name: make_seed_evaluator(algo.agent, algo.env, pol, eval_games) for name, pol in opponents.items()}
+    evaluators = {
+        name: make_seed_evaluator(algo.agent, algo.env, pol, eval_games)
+        for name, pol in opponents.items()
+    }
     params_of = jax.jit(jax.vmap(algo.params))
     eval_key = jax.random.PRNGKey(0x5EED)
     rows: list[dict[str, Any]] = []
@@ -303,21 +364,30 @@ def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: di
         for name, fn in evaluators.items():
             counts = outcome_counts(np.asarray(fn(params, ekeys)), fn.a_player)
             for j, s in enumerate(seeds):
-                row = dict(chunk=k, env_steps=k * algo.steps_per_chunk, train_seconds=round(train_s, 3),
-                           seed=s, opponent=name)
+                row = dict(
+                    chunk=k,
+                    env_steps=k * algo.steps_per_chunk,
+                    train_seconds=round(train_s, 3),
+                    seed=s,
+                    opponent=name,
+                )
                 for side in ("first", "second", "all"):
                     g = int(counts[f"games_{side}"][j])
                     for what in ("win", "draw", "loss"):
                         row[f"{what}_{side}"] = int(counts[f"{what}_{side}"][j])
                     for what in ("win", "draw", "loss"):
-                        row[f"{what}_rate_{side}"] = row[f"{what}_{side}"] / g if g else float("nan")
+                        row[f"{what}_rate_{side}"] = (
+                            row[f"{what}_{side}"] / g if g else float("nan")
+                        )
                 rows.append(row)
             w = counts["win_all"] / counts["games_all"]
             lo = counts["loss_all"] / counts["games_all"]
             summary.append(f"{name} win {w.mean():.2f} loss {lo.mean():.2f}")
         eval_s += time.perf_counter() - t
-        echo(f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} steps {k * algo.steps_per_chunk:,} "
-             f"train {train_s:.1f}s | " + "; ".join(summary))
+        echo(
+            f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} steps {k * algo.steps_per_chunk:,} "
+            f"train {train_s:.1f}s | " + "; ".join(summary)
+        )
 
     if eval_at_start and evaluators:
         evaluate(0, 0.0)
@@ -337,9 +407,22 @@ def train_seeds(algorithm: str, config: Any, seeds: Sequence[int], opponents: di
         if over:
             echo(f"  time budget {time_budget_s:.0f}s reached after chunk {k}/{algo.num_chunks}")
             break
-    metrics = {n: np.stack([m[n] for m in metric_log]) for n in (metric_log[0] if metric_log else {})}
-    return SeedTraining(algorithm, config, seeds, rows, state, metrics, compile_s, train_s, eval_s, done,
-                        algo.steps_per_chunk)
+    metrics = {
+        n: np.stack([m[n] for m in metric_log]) for n in (metric_log[0] if metric_log else {})
+    }
+    return SeedTraining(
+        algorithm,
+        config,
+        seeds,
+        rows,
+        state,
+        metrics,
+        compile_s,
+        train_s,
+        eval_s,
+        done,
+        algo.steps_per_chunk,
+    )
 
 
 def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
@@ -355,10 +438,15 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
             shutil.rmtree(d)
         os.makedirs(d)
         cfg = result.config.override({"seed": s})
-        write_json(os.path.join(d, CONFIG_FILE), {**config_record(result.algorithm, cfg),
-                                                  "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                                                  "trained_by": "experiments/common.py train_seeds (vmapped seeds)",
-                                                  "chunks_done": result.num_chunks})
+        write_json(
+            os.path.join(d, CONFIG_FILE),
+            {
+                **config_record(result.algorithm, cfg),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "trained_by": "experiments/common.py train_seeds (vmapped seeds)",
+                "chunks_done": result.num_chunks,
+            },
+        )
         store = CheckpointStore(os.path.join(d, "checkpoints"), keep=1)
         try:
             store.save(result.num_chunks, jax.tree_util.tree_map(lambda x: x[j], result.state))
@@ -368,7 +456,9 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
     return dirs
 
 
-def curve_arrays(rows: Sequence[dict[str, Any]], opponent: str, column: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def curve_arrays(
+    rows: Sequence[dict[str, Any]], opponent: str, column: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """From :attr:`SeedTraining.rows` (or curves.csv rows): (env_steps float[T], train_seconds
     float[T], values float[seeds, T]) of ``column`` against ``opponent``."""
     sel = [r for r in rows if r["opponent"] == opponent]

@@ -56,16 +56,22 @@ DEFAULT_ALGOS = ["ppo", "dqn"]
 #: env steps per seed of the full runs, chosen so that 3 seeds in one vmap train in <= ~12
 #: minutes on the 2-core CPU (games not listed use the algorithm's preset ``total_steps``)
 FULL_STEPS = {
-    ("reversi6x6", "ppo"): 6_000_000, ("reversi6x6", "dqn"): 3_000_000,
-    ("reversi8x8", "ppo"): 5_000_000, ("reversi8x8", "dqn"): 3_000_000,
-    ("animal_shogi", "ppo"): 2_500_000, ("animal_shogi", "dqn"): 2_000_000,
+    ("reversi6x6", "ppo"): 6_000_000,
+    ("reversi6x6", "dqn"): 3_000_000,
+    ("reversi8x8", "ppo"): 5_000_000,
+    ("reversi8x8", "dqn"): 3_000_000,
+    ("animal_shogi", "ppo"): 2_500_000,
+    ("animal_shogi", "dqn"): 2_000_000,
 }
 #: config overrides of the full runs (like FULL_STEPS: not with --quick or --total-steps; --set
 #: wins). Reversi 6x6 PPO: a quarter of the games vs random and entropy 0.1, the combination
 #: that reached 99.0% / 98.2% vs random in experiments/ablation.py (the preset: ~97.5%); on 8x8
 #: the same change cost 3 points vs alphabeta:2 (88.8% vs 92.0%), so the preset keeps its values
 FULL_OVERRIDES = {
-    ("reversi6x6", "ppo"): {"ent_coef": 0.1, "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25}},
+    ("reversi6x6", "ppo"): {
+        "ent_coef": 0.1,
+        "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25},
+    },
 }
 OPPONENTS = ["random", "greedy", "alphabeta:2"]
 
@@ -75,7 +81,9 @@ def opponents_for(game: str) -> list[str]:
     return OPPONENTS + (["perfect"] if game == "tic_tac_toe" else [])
 
 
-def plot_curves(rows, opponents, title: str, stem: str, n_seeds: int, game: str | None = None) -> list[str]:
+def plot_curves(
+    rows, opponents, title: str, stem: str, n_seeds: int, game: str | None = None
+) -> list[str]:
     """A grid: one column per opponent; top row vs env steps, bottom row vs training wall
     clock. Win rate (solid) and loss rate (dotted) of the greedy policy over both colours,
     seed mean with a 95% band; the win-rate target of ``game`` (if any) as a dashed line."""
@@ -99,7 +107,9 @@ def plot_curves(rows, opponents, title: str, stem: str, n_seeds: int, game: str 
     axes[0, 0].set_ylabel("rate, both colours")
     axes[1, 0].set_ylabel("rate, both colours")
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"{title}: greedy policy, mean of {n_seeds} seeds (trained at once), 95% band", fontsize=10)
+    fig.suptitle(
+        f"{title}: greedy policy, mean of {n_seeds} seeds (trained at once), 95% band", fontsize=10
+    )
     fig.tight_layout()
     return save_figure(fig, stem)
 
@@ -110,8 +120,13 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
 
     game, options, label = parse_game(game_spec)
     full = not (a.quick or a.total_steps)  # the full runs' steps and overrides
-    cfg = make_config(algo, game, options, a.quick, {**(FULL_OVERRIDES.get((label, algo), {}) if full else {}),
-                                                      **dict(a.overrides)})
+    cfg = make_config(
+        algo,
+        game,
+        options,
+        a.quick,
+        {**(FULL_OVERRIDES.get((label, algo), {}) if full else {}), **dict(a.overrides)},
+    )
     steps = a.total_steps or (FULL_STEPS.get((label, algo)) if full else None)
     if steps:
         cfg = cfg.override({"total_steps": steps})
@@ -121,38 +136,89 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
     opponents = {name: make_opponent(name, env) for name in opp_names}
     seeds = list(range(a.seed, a.seed + a.seeds))
     out = os.path.join(a.out, f"{label}_{algo}")
-    prepare_out(out, dict(script="learning_curves.py", game=game_spec, algorithm=algo, seeds=seeds,
-                          opponents=opp_names, eval_games=a.eval_games, quick=a.quick,
-                          algorithm_config=cfg.to_dict()))
-    echo(f"== {label} {algo}: {len(seeds)} seeds x {cfg.total_steps:,} steps, opponents {opp_names}")
+    prepare_out(
+        out,
+        dict(
+            script="learning_curves.py",
+            game=game_spec,
+            algorithm=algo,
+            seeds=seeds,
+            opponents=opp_names,
+            eval_games=a.eval_games,
+            quick=a.quick,
+            algorithm_config=cfg.to_dict(),
+        ),
+    )
+    echo(
+        f"== {label} {algo}: {len(seeds)} seeds x {cfg.total_steps:,} steps, opponents {opp_names}"
+    )
     t0 = time.time()
-    res = train_seeds(algo, cfg, seeds, opponents, a.eval_games, echo=echo,
-                      time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None)
+    res = train_seeds(
+        algo,
+        cfg,
+        seeds,
+        opponents,
+        a.eval_games,
+        echo=echo,
+        time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None,
+    )
     write_csv(os.path.join(out, "curves.csv"), res.rows)
     final = {}
     last = [r for r in res.rows if r["chunk"] == res.num_chunks]
     for opp in opp_names:
         sel = [r for r in last if r["opponent"] == opp]
         entry = {}
-        for col in ("win_rate_first", "win_rate_second", "win_rate_all", "loss_rate_all", "draw_rate_all"):
+        for col in (
+            "win_rate_first",
+            "win_rate_second",
+            "win_rate_all",
+            "loss_rate_all",
+            "draw_rate_all",
+        ):
             mu, lo, hi = mean_band(np.array([[r[col]] for r in sel]))
             entry[col] = dict(mean=float(mu[0]), ci95=[float(lo[0]), float(hi[0])])
         entry["losses_total"] = int(sum(r["loss_all"] for r in sel))
         entry["games_total"] = int(sum(r["win_all"] + r["draw_all"] + r["loss_all"] for r in sel))
         final[opp] = entry
     run_dirs = save_seed_runs(res, out) if not a.no_save_runs else []
-    summary = dict(game=game_spec, label=label, algorithm=algo, seeds=seeds, env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
-                   chunks=res.num_chunks, compile_seconds=res.compile_seconds, train_seconds=res.train_seconds,
-                   eval_seconds=res.eval_seconds, total_seconds=time.time() - t0, final=final, run_dirs=run_dirs,
-                   steps_per_second_all_seeds=len(seeds) * res.num_chunks * res.steps_per_chunk / max(res.train_seconds, 1e-9))
+    summary = dict(
+        game=game_spec,
+        label=label,
+        algorithm=algo,
+        seeds=seeds,
+        env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
+        chunks=res.num_chunks,
+        compile_seconds=res.compile_seconds,
+        train_seconds=res.train_seconds,
+        eval_seconds=res.eval_seconds,
+        total_seconds=time.time() - t0,
+        final=final,
+        run_dirs=run_dirs,
+        steps_per_second_all_seeds=len(seeds)
+        * res.num_chunks
+        * res.steps_per_chunk
+        / max(res.train_seconds, 1e-9),
+    )
     write_json(os.path.join(out, "summary.json"), summary)
     if not a.no_plot:
-        plot_curves(res.rows, opp_names, f"{algo.upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds),
-                    game)
-    echo(f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, eval {res.eval_seconds:.1f}s; "
-         + "; ".join(f"{o}: win {final[o]['win_rate_all']['mean']:.1%} loss {final[o]['loss_rate_all']['mean']:.1%}"
-                     for o in opp_names))
-    echo(f"   wrote {out}/ (config.json, curves.csv, summary.json, learning_curves.png/.pdf, seed*/)")
+        plot_curves(
+            res.rows,
+            opp_names,
+            f"{algo.upper()} on {label}",
+            os.path.join(out, "learning_curves"),
+            len(seeds),
+            game,
+        )
+    echo(
+        f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, eval {res.eval_seconds:.1f}s; "
+        + "; ".join(
+            f"{o}: win {final[o]['win_rate_all']['mean']:.1%} loss {final[o]['loss_rate_all']['mean']:.1%}"
+            for o in opp_names
+        )
+    )
+    echo(
+        f"   wrote {out}/ (config.json, curves.csv, summary.json, learning_curves.png/.pdf, seed*/)"
+    )
     return summary
 
 
@@ -164,32 +230,70 @@ def replot(out: str) -> None:
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
     game, _, label = parse_game(cfg["game"])
-    plot_curves(rows, opps, f"{cfg['algorithm'].upper()} on {label}", os.path.join(out, "learning_curves"), len(seeds), game)
+    plot_curves(
+        rows,
+        opps,
+        f"{cfg['algorithm'].upper()} on {label}",
+        os.path.join(out, "learning_curves"),
+        len(seeds),
+        game,
+    )
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--games", nargs="+", default=None,
-                   help=f"names or name:size, e.g. reversi:6 (default {' '.join(DEFAULT_GAMES)}; "
-                        f"with --quick {' '.join(QUICK_GAMES)})")
+    p.add_argument(
+        "--games",
+        nargs="+",
+        default=None,
+        help=f"names or name:size, e.g. reversi:6 (default {' '.join(DEFAULT_GAMES)}; "
+        f"with --quick {' '.join(QUICK_GAMES)})",
+    )
     p.add_argument("--algos", nargs="+", default=DEFAULT_ALGOS)
     p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--evals", type=int, default=8, help="evaluation points during training (about)")
-    p.add_argument("--eval-games", type=int, default=200, help="games per opponent and seed (half per colour)")
-    p.add_argument("--total-steps", type=int, default=None, help="env steps per seed (default: the algorithm's)")
-    p.add_argument("--set", dest="overrides", nargs="*", default=[], metavar="KEY=VALUE",
-                   help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64")
-    p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list (all games)")
-    p.add_argument("--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)")
+    p.add_argument(
+        "--eval-games", type=int, default=200, help="games per opponent and seed (half per colour)"
+    )
+    p.add_argument(
+        "--total-steps",
+        type=int,
+        default=None,
+        help="env steps per seed (default: the algorithm's)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64",
+    )
+    p.add_argument(
+        "--opponents", nargs="+", default=None, help="override the opponent list (all games)"
+    )
+    p.add_argument(
+        "--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)"
+    )
     p.add_argument("--out", default="runs/learning_curves")
-    p.add_argument("--quick", action="store_true",
-                   help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), the algorithms' quick presets, "
-                        "3 seeds, 4 evaluations x 64 games")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), the algorithms' quick presets, "
+        "3 seeds, 4 evaluations x 64 games",
+    )
     p.add_argument("--no-plot", action="store_true")
-    p.add_argument("--replot", nargs="+", default=None, metavar="DIR",
-                   help="only redraw the figures of existing <game>_<algo> folders from their curves.csv")
-    p.add_argument("--no-save-runs", action="store_true", help="do not write the seed<k>/ run directories")
+    p.add_argument(
+        "--replot",
+        nargs="+",
+        default=None,
+        metavar="DIR",
+        help="only redraw the figures of existing <game>_<algo> folders from their curves.csv",
+    )
+    p.add_argument(
+        "--no-save-runs", action="store_true", help="do not write the seed<k>/ run directories"
+    )
     a = p.parse_args(argv)
     if a.games is None:
         a.games = QUICK_GAMES if a.quick else DEFAULT_GAMES
@@ -215,8 +319,15 @@ def write_index(out: str) -> str:
             with open(path) as f:
                 s = json.load(f)
             summaries.append(s)
-            runs.append(dict(game=s["game"], label=s["label"], algorithm=s["algorithm"], dir=os.path.join(out, name),
-                             run_dirs=s["run_dirs"]))
+            runs.append(
+                dict(
+                    game=s["game"],
+                    label=s["label"],
+                    algorithm=s["algorithm"],
+                    dir=os.path.join(out, name),
+                    run_dirs=s["run_dirs"],
+                )
+            )
     write_summary_table(out, summaries)
     return write_json(os.path.join(out, "index.json"), dict(runs=runs))
 
@@ -228,9 +339,12 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
     opps: list[str] = []
     for s in summaries:
         opps += [o for o in s["final"] if o not in opps]
-    lines = ["| game | algorithm | seeds | env steps per seed | training (all seeds) | "
-             + " | ".join(f"vs {o}: win (loss)" for o in opps) + " |",
-             "|---|---|---|---|---|" + "---|" * len(opps)]
+    lines = [
+        "| game | algorithm | seeds | env steps per seed | training (all seeds) | "
+        + " | ".join(f"vs {o}: win (loss)" for o in opps)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(opps),
+    ]
     for s in summaries:
         cells = []
         for o in opps:
@@ -240,8 +354,10 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
                 continue
             w, (lo, hi) = f["win_rate_all"]["mean"], f["win_rate_all"]["ci95"]
             cells.append(f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%})")
-        lines.append(f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | {s['env_steps_per_seed']:,} | "
-                     f"{s['train_seconds'] / 60:.1f} min | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | {s['env_steps_per_seed']:,} | "
+            f"{s['train_seconds'] / 60:.1f} min | " + " | ".join(cells) + " |"
+        )
     path = os.path.join(out, "summary.md")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

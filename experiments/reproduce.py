@@ -32,9 +32,28 @@ from experiments.common import prepare_out, write_json  # noqa: E402
 
 #: (step, module, arguments of the full run); --quick appends "--quick" (and quick outputs)
 STEPS = [
-    ("throughput", "benchmark_throughput", ["--games", "reversi:8", "reversi:6", "animal_shogi", "tic_tac_toe",
-                                            "--batch-sizes", "1", "16", "256", "1024", "4096", "16384",
-                                            "--steps", "100", "--repeats", "2"]),
+    (
+        "throughput",
+        "benchmark_throughput",
+        [
+            "--games",
+            "reversi:8",
+            "reversi:6",
+            "animal_shogi",
+            "tic_tac_toe",
+            "--batch-sizes",
+            "1",
+            "16",
+            "256",
+            "1024",
+            "4096",
+            "16384",
+            "--steps",
+            "100",
+            "--repeats",
+            "2",
+        ],
+    ),
     ("learning_curves", "learning_curves", []),
     ("strength_table", "strength_table", ["--from", "runs/learning_curves"]),
     ("reference_articles", "reference_articles", []),
@@ -60,16 +79,26 @@ def arguments(step: str, argv: list[str], quick: bool) -> list[str]:
 def publish(dest: str, runs: str = "runs") -> list[str]:
     """Copy the README's figures and tables from ``runs`` into ``dest`` (flat names such as
     ``learning_curves_reversi6x6_ppo.png``). Missing inputs are skipped. Returns the copies."""
-    wanted = [("throughput/throughput.png", "throughput.png"),
-              ("strength_table/table.md", "strength_table.md"), ("strength_table/strength.png", "strength.png"),
-              ("reference_articles/report.md", "reference_articles.md"), ("reproduce/timings.md", "timings.md"),
-              ("learning_curves/summary.md", "learning_curves_summary.md"),
-              # not a reproduce step (a 33-minute study), published when it has been run
-              ("ablation/reversi6_vs_random/ablation.md", "ablation_reversi6_vs_random.md")]
-    wanted += [(os.path.relpath(f, runs), f"learning_curves_{os.path.basename(os.path.dirname(f))}.png")
-               for f in sorted(glob.glob(os.path.join(runs, "learning_curves", "*", "learning_curves.png")))]
-    wanted += [(os.path.relpath(f, runs), os.path.basename(f))
-               for f in sorted(glob.glob(os.path.join(runs, "strength_table", "elo_*.png")))]
+    wanted = [
+        ("throughput/throughput.png", "throughput.png"),
+        ("strength_table/table.md", "strength_table.md"),
+        ("strength_table/strength.png", "strength.png"),
+        ("reference_articles/report.md", "reference_articles.md"),
+        ("reproduce/timings.md", "timings.md"),
+        ("learning_curves/summary.md", "learning_curves_summary.md"),
+        # not a reproduce step (a 33-minute study), published when it has been run
+        ("ablation/reversi6_vs_random/ablation.md", "ablation_reversi6_vs_random.md"),
+    ]
+    wanted += [
+        (os.path.relpath(f, runs), f"learning_curves_{os.path.basename(os.path.dirname(f))}.png")
+        for f in sorted(
+            glob.glob(os.path.join(runs, "learning_curves", "*", "learning_curves.png"))
+        )
+    ]
+    wanted += [
+        (os.path.relpath(f, runs), os.path.basename(f))
+        for f in sorted(glob.glob(os.path.join(runs, "strength_table", "elo_*.png")))
+    ]
     os.makedirs(dest, exist_ok=True)
     copied = []
     for src, name in wanted:
@@ -83,12 +112,24 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="each script's --quick mode, outputs under runs/quick/")
-    p.add_argument("--only", nargs="+", choices=STEP_NAMES, default=None, help="run only these steps")
-    p.add_argument("--out", default=None, help="where timings go (default runs/reproduce or runs/quick/reproduce)")
-    p.add_argument("--publish", default=None, metavar="DIR",
-                   help="copy the README's figures/tables there afterwards (default: docs/results for a full run "
-                        "of every step; 'none' to skip)")
+    p.add_argument(
+        "--quick", action="store_true", help="each script's --quick mode, outputs under runs/quick/"
+    )
+    p.add_argument(
+        "--only", nargs="+", choices=STEP_NAMES, default=None, help="run only these steps"
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="where timings go (default runs/reproduce or runs/quick/reproduce)",
+    )
+    p.add_argument(
+        "--publish",
+        default=None,
+        metavar="DIR",
+        help="copy the README's figures/tables there afterwards (default: docs/results for a full run "
+        "of every step; 'none' to skip)",
+    )
     a = p.parse_args(argv)
     out = a.out or os.path.join("runs", "quick" if a.quick else "", "reproduce")
     prepare_out(out, dict(script="reproduce.py", quick=a.quick, only=a.only))
@@ -106,13 +147,29 @@ def main(argv=None) -> dict:
         except (Exception, SystemExit) as e:  # keep going: one broken step must not hide the others
             status = f"failed: {type(e).__name__}: {e}"
             traceback.print_exc()
-        timings.append(dict(step=step, command=f"python experiments/{module}.py {' '.join(args)}",
-                            seconds=round(time.time() - t0, 1), status=status))
-        write_json(os.path.join(out, "timings.json"), dict(steps=timings, total_seconds=round(time.time() - t_all, 1)))
+        timings.append(
+            dict(
+                step=step,
+                command=f"python experiments/{module}.py {' '.join(args)}",
+                seconds=round(time.time() - t0, 1),
+                status=status,
+            )
+        )
+        write_json(
+            os.path.join(out, "timings.json"),
+            dict(steps=timings, total_seconds=round(time.time() - t_all, 1)),
+        )
     total = time.time() - t_all
-    lines = [f"# Reproduction timings ({'quick' if a.quick else 'full'})", "", "| step | command | wall clock | status |",
-             "|---|---|---|---|"]
-    lines += [f"| {t['step']} | `{t['command']}` | {t['seconds'] / 60:.1f} min | {t['status']} |" for t in timings]
+    lines = [
+        f"# Reproduction timings ({'quick' if a.quick else 'full'})",
+        "",
+        "| step | command | wall clock | status |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {t['step']} | `{t['command']}` | {t['seconds'] / 60:.1f} min | {t['status']} |"
+        for t in timings
+    ]
     lines += ["", f"Total: {total / 60:.1f} min.", ""]
     with open(os.path.join(out, "timings.md"), "w") as f:
         f.write("\n".join(lines))

@@ -35,6 +35,7 @@ import jax  # noqa: E402
 from experiments.common import fmt_rate, prepare_out, pyplot, save_figure, targets_for, write_csv  # noqa: E402
 from experiments.learning_curves import opponents_for  # noqa: E402
 
+
 def check_targets(game: str, opponent: str, result) -> tuple[str, bool | None]:
     """(target text, met?) for an :class:`~jaxgames.evaluation.ArenaResult`; (``"-"``, None) if
     the pairing has no target."""
@@ -47,7 +48,11 @@ def check_targets(game: str, opponent: str, result) -> tuple[str, bool | None]:
             texts.append("no losses")
             ok &= result.overall.losses == 0
         else:
-            rec = {"win_first": result.as_first, "win_second": result.as_second, "win_all": result.overall}[what]
+            rec = {
+                "win_first": result.as_first,
+                "win_second": result.as_second,
+                "win_all": result.overall,
+            }[what]
             side = {"win_first": " as 1st", "win_second": " as 2nd", "win_all": ""}[what]
             texts.append(f">= {thr:.0%}{side}")
             ok &= rec.win_rate >= thr
@@ -63,12 +68,20 @@ def find_agents(a) -> list[tuple[str, str]]:
     dirs: list[str] = []
     if a.runs:
         for d in a.runs:
-            if os.path.exists(os.path.join(d, "config.json")) and os.path.isdir(os.path.join(d, "checkpoints")):
+            if os.path.exists(os.path.join(d, "config.json")) and os.path.isdir(
+                os.path.join(d, "checkpoints")
+            ):
                 dirs.append(d)
             else:  # a learning_curves <game>_<algo> folder: its seed<k>/ run directories
-                seeds = sorted(x for x in os.listdir(d) if x.startswith("seed")) if os.path.isdir(d) else []
+                seeds = (
+                    sorted(x for x in os.listdir(d) if x.startswith("seed"))
+                    if os.path.isdir(d)
+                    else []
+                )
                 if not seeds:
-                    raise ValueError(f"{d!r} is neither a run directory nor a learning_curves folder with seed*/ runs")
+                    raise ValueError(
+                        f"{d!r} is neither a run directory nor a learning_curves folder with seed*/ runs"
+                    )
                 dirs += [os.path.join(d, s) for s in (seeds if a.all_seeds else seeds[:1])]
     else:
         index = os.path.join(a.from_dir, "index.json")
@@ -76,7 +89,16 @@ def find_agents(a) -> list[tuple[str, str]]:
             from experiments import learning_curves
 
             print(f"no {index}: training agents with learning_curves.py first")
-            argv = ["--games", *a.games, "--algos", *a.algos, "--out", a.from_dir, "--seeds", str(a.seeds)]
+            argv = [
+                "--games",
+                *a.games,
+                "--algos",
+                *a.algos,
+                "--out",
+                a.from_dir,
+                "--seeds",
+                str(a.seeds),
+            ]
             learning_curves.main(argv + (["--quick"] if a.quick else []) + list(a.lc_args))
         with open(index) as f:
             runs = json.load(f)["runs"]
@@ -121,29 +143,69 @@ def plot_strength(rows, stem: str) -> list[str]:
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", nargs="*", default=None, help="run directories (or learning_curves <game>_<algo> folders)")
-    p.add_argument("--from", dest="from_dir", default="runs/learning_curves", help="learning_curves.py output")
-    p.add_argument("--all-seeds", action="store_true", help="every seed is an agent (default: the first seed)")
-    p.add_argument("--games", nargs="+", default=["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"],
-                   help="games to train agents for when none exist (and to keep, with --only-games)")
-    p.add_argument("--only-games", dest="games_filter", action="store_true", help="keep only --games from the index")
+    p.add_argument(
+        "--runs",
+        nargs="*",
+        default=None,
+        help="run directories (or learning_curves <game>_<algo> folders)",
+    )
+    p.add_argument(
+        "--from", dest="from_dir", default="runs/learning_curves", help="learning_curves.py output"
+    )
+    p.add_argument(
+        "--all-seeds", action="store_true", help="every seed is an agent (default: the first seed)"
+    )
+    p.add_argument(
+        "--games",
+        nargs="+",
+        default=["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"],
+        help="games to train agents for when none exist (and to keep, with --only-games)",
+    )
+    p.add_argument(
+        "--only-games",
+        dest="games_filter",
+        action="store_true",
+        help="keep only --games from the index",
+    )
     p.add_argument("--algos", nargs="+", default=["ppo", "dqn"])
     p.add_argument("--seeds", type=int, default=3, help="seeds when training agents first")
-    p.add_argument("--lc-args", nargs="*", default=[], help="extra learning_curves.py arguments when training first")
+    p.add_argument(
+        "--lc-args",
+        nargs="*",
+        default=[],
+        help="extra learning_curves.py arguments when training first",
+    )
     p.add_argument("--games-per-colour", type=int, default=1000)
-    p.add_argument("--elo-games", type=int, default=400, help="games per pairing in the round robin")
+    p.add_argument(
+        "--elo-games", type=int, default=400, help="games per pairing in the round robin"
+    )
     p.add_argument("--opponents", nargs="+", default=None, help="override the opponent list")
-    p.add_argument("--extra-opponents", nargs="*", default=["alphabeta:3"],
-                   help="held-out opponents (reversi, animal shogi): no target, not in the Elo round robin")
+    p.add_argument(
+        "--extra-opponents",
+        nargs="*",
+        default=["alphabeta:3"],
+        help="held-out opponents (reversi, animal shogi): no target, not in the Elo round robin",
+    )
     p.add_argument("--extra-games-per-colour", type=int, default=250)
-    p.add_argument("--search-sims", type=int, default=16,
-                   help="also rate each agent guiding this many Gumbel MuZero simulations per move (0: off)")
-    p.add_argument("--search-all", action="store_true",
-                   help="search players also meet the held-out opponents and join the Elo round robin "
-                        "(29 min instead of 17 for the full table on the 2-core CPU)")
+    p.add_argument(
+        "--search-sims",
+        type=int,
+        default=16,
+        help="also rate each agent guiding this many Gumbel MuZero simulations per move (0: off)",
+    )
+    p.add_argument(
+        "--search-all",
+        action="store_true",
+        help="search players also meet the held-out opponents and join the Elo round robin "
+        "(29 min instead of 17 for the full table on the 2-core CPU)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/strength_table")
-    p.add_argument("--quick", action="store_true", help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing",
+    )
     a = p.parse_args(argv)
     if a.search_sims < 0:
         p.error(f"--search-sims must be >= 0, got {a.search_sims}")
@@ -154,20 +216,41 @@ def main(argv=None) -> dict:
     import jaxgames  # noqa: F401
     from jaxgames.agents import load_agent
     from jaxgames.agents.search import SearchPolicy
-    from jaxgames.evaluation import arena, bradley_terry, make_opponent, plot_ratings, round_robin, write_ratings_csv
+    from jaxgames.evaluation import (
+        arena,
+        bradley_terry,
+        make_opponent,
+        plot_ratings,
+        round_robin,
+        write_ratings_csv,
+    )
 
     agents = find_agents(a)
     if not agents:
         raise SystemExit("no agents found")
-    prepare_out(a.out, dict(script="strength_table.py", agents=dict(agents), games_per_colour=a.games_per_colour,
-                            elo_games=a.elo_games, search_sims=a.search_sims, search_all=a.search_all, seed=a.seed,
-                            quick=a.quick))
+    prepare_out(
+        a.out,
+        dict(
+            script="strength_table.py",
+            agents=dict(agents),
+            games_per_colour=a.games_per_colour,
+            elo_games=a.elo_games,
+            search_sims=a.search_sims,
+            search_all=a.search_all,
+            seed=a.seed,
+            quick=a.quick,
+        ),
+    )
     key = jax.random.PRNGKey(a.seed)
     t0 = time.time()
     loaded = {name: load_agent(d) for name, d in agents}
     by_game: dict[str, list[str]] = {}
     for name, ag in loaded.items():
-        gl = ag.config.game + ("".join(f":{v}" for v in ag.config.game_options.values()) if ag.config.game_options else "")
+        gl = ag.config.game + (
+            "".join(f":{v}" for v in ag.config.game_options.values())
+            if ag.config.game_options
+            else ""
+        )
         by_game.setdefault(gl, []).append(name)
 
     rows, md_rows, summary = [], [], {"agents": {}, "elo": {}}
@@ -186,7 +269,10 @@ def main(argv=None) -> dict:
             network = loaded[name].policy(greedy=True)
             players[name] = (name, network)
             if a.search_sims:
-                players[f"{name}+mcts{a.search_sims}"] = (name, SearchPolicy(env, network, num_simulations=a.search_sims))
+                players[f"{name}+mcts{a.search_sims}"] = (
+                    name,
+                    SearchPolicy(env, network, num_simulations=a.search_sims),
+                )
         for name, (base, pol) in players.items():
             partners = dict(getattr(loaded[base].config, "partners", {}) or {})
             # search players meet the target opponents (and the held-out ones with --search-all)
@@ -197,58 +283,105 @@ def main(argv=None) -> dict:
                 target, met = check_targets(game, o, r)
                 share = partners.get(o, 0.0)
                 seen = f"yes ({share * 100:g}% of games)" if share else "no"
-                summary["agents"].setdefault(name, {})[o] = dict(r.to_dict(), target=target, met=met)
+                summary["agents"].setdefault(name, {})[o] = dict(
+                    r.to_dict(), target=target, met=met
+                )
                 for colour, rec in (("first", r.as_first), ("second", r.as_second)):
                     lo, hi = rec.ci("win")
-                    rows.append(dict(game=gl, agent=name, opponent=o, colour=colour, wins=rec.wins, draws=rec.draws,
-                                     losses=rec.losses, games=rec.games, win_rate=rec.win_rate, win_lo=lo, win_hi=hi,
-                                     draw_rate=rec.draw_rate, loss_rate=rec.loss_rate, target=target,
-                                     met="" if met is None else met, training_partner_share=share))
-                md_rows.append(f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
-                               f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
-                               f"{fmt_rate(r.overall.losses, r.overall.games)} | {target} | "
-                               f"{'-' if met is None else ('yes' if met else '**NO**')} |")
+                    rows.append(
+                        dict(
+                            game=gl,
+                            agent=name,
+                            opponent=o,
+                            colour=colour,
+                            wins=rec.wins,
+                            draws=rec.draws,
+                            losses=rec.losses,
+                            games=rec.games,
+                            win_rate=rec.win_rate,
+                            win_lo=lo,
+                            win_hi=hi,
+                            draw_rate=rec.draw_rate,
+                            loss_rate=rec.loss_rate,
+                            target=target,
+                            met="" if met is None else met,
+                            training_partner_share=share,
+                        )
+                    )
+                md_rows.append(
+                    f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
+                    f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
+                    f"{fmt_rate(r.overall.losses, r.overall.games)} | {target} | "
+                    f"{'-' if met is None else ('yes' if met else '**NO**')} |"
+                )
                 print(md_rows[-1], flush=True)
         # Elo: all agents of this game and its opponents
-        elo_players = {**{n: pol for n, (b, pol) in players.items() if n == b or a.search_all}, **opp_pols}
+        elo_players = {
+            **{n: pol for n, (b, pol) in players.items() if n == b or a.search_all},
+            **opp_pols,
+        }
         matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000))
         ratings = bradley_terry(matches, anchor="random" if "random" in elo_players else None)
         tag = gl.replace(":", "")
         write_ratings_csv(ratings, matches, os.path.join(a.out, f"elo_{tag}.csv"))
         for ext in ("png", "pdf"):
-            plot_ratings(ratings, os.path.join(a.out, f"elo_{tag}.{ext}"), title=f"{gl}: Elo (random = 0)")
+            plot_ratings(
+                ratings, os.path.join(a.out, f"elo_{tag}.{ext}"), title=f"{gl}: Elo (random = 0)"
+            )
         summary["elo"][gl] = ratings
 
     write_csv(os.path.join(a.out, "table.csv"), rows)
     plot_strength(rows, os.path.join(a.out, "strength"))
-    lines = [f"# Strength of the final agents ({a.games_per_colour} games per colour, greedy agents)", "",
-             "W/D/L from the agent's side; win rates with 95% Wilson intervals. Targets from issue 8;",
-             "a target that is not met is marked **NO** (the opponents are never lowered).", "",
-             "'training partner': the agent met this opponent in training (its config's `partners`,",
-             "a share of the training games); the arena games here are new games (other random numbers).",
-             f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; reversi and animal shogi) were never",
-             f"training partners; they have no target and {a.extra_games_per_colour} games per colour.", "",
-             *([f"`<agent>+mcts{a.search_sims}`: the same network playing with play-time search, {a.search_sims} "
+    lines = [
+        f"# Strength of the final agents ({a.games_per_colour} games per colour, greedy agents)",
+        "",
+        "W/D/L from the agent's side; win rates with 95% Wilson intervals. Targets from issue 8;",
+        "a target that is not met is marked **NO** (the opponents are never lowered).",
+        "",
+        "'training partner': the agent met this opponent in training (its config's `partners`,",
+        "a share of the training games); the arena games here are new games (other random numbers).",
+        f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; reversi and animal shogi) were never",
+        f"training partners; they have no target and {a.extra_games_per_colour} games per colour.",
+        "",
+        *(
+            [
+                f"`<agent>+mcts{a.search_sims}`: the same network playing with play-time search, {a.search_sims} "
                 "simulations of Gumbel MuZero (mctx) per move over the real game, the network as prior and "
                 "leaf value (`jaxgames.agents.search.SearchPolicy`, deterministic). The network-only rows "
                 "are the agents as trained; the search rows are those agents as AlphaZero-style players"
-                + (" (also vs the held-out opponents and in the Elo tables)." if a.search_all else
-                   " (vs the target opponents; `--search-all` adds the held-out ones and the Elo tables)."), ""]
-               if a.search_sims else []),
-             "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
-             "|---|---|---|---|---|---|---|---|---|---|---|", *md_rows, ""]
+                + (
+                    " (also vs the held-out opponents and in the Elo tables)."
+                    if a.search_all
+                    else " (vs the target opponents; `--search-all` adds the held-out ones and the Elo tables)."
+                ),
+                "",
+            ]
+            if a.search_sims
+            else []
+        ),
+        "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *md_rows,
+        "",
+    ]
     for gl, ratings in summary["elo"].items():
-        lines += [f"## Elo, {gl} (Bradley-Terry over a round robin of {a.elo_games} games per pairing, random = 0)", "",
-                  "| rank | player | Elo |", "|---|---|---|"]
+        lines += [
+            f"## Elo, {gl} (Bradley-Terry over a round robin of {a.elo_games} games per pairing, random = 0)",
+            "",
+            "| rank | player | Elo |",
+            "|---|---|---|",
+        ]
         lines += [f"| {k} | {n} | {e:+.0f} |" for k, (n, e) in enumerate(ratings.items(), 1)]
         lines.append("")
-    lines.append(f"Agents: " + ", ".join(f"`{n}` = {d}" for n, d in agents))
+    lines.append("Agents: " + ", ".join(f"`{n}` = {d}" for n, d in agents))
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     summary["seconds"] = time.time() - t0
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2, default=str)
-    print(f"wrote {a.out}/table.md, table.csv, strength.png/.pdf, elo_*.csv/.png/.pdf ({summary['seconds']:.0f}s)")
+    print(
+        f"wrote {a.out}/table.md, table.csv, strength.png/.pdf, elo_*.csv/.png/.pdf ({summary['seconds']:.0f}s)"
+    )
     return summary
 
 

@@ -50,11 +50,20 @@ def main(argv=None):
     if a.quick:
         a.games, a.seeds, a.points, a.eval_games, a.envs = 6000, 2, 6, 500, 128
 
-    cfg = TabularQConfig(total_games=a.games, num_envs=a.envs, epsilon=a.epsilon, lr=a.lr,
-                         gamma=a.gamma, eval_points=a.points, eval_games=a.eval_games)
+    cfg = TabularQConfig(
+        total_games=a.games,
+        num_envs=a.envs,
+        epsilon=a.epsilon,
+        lr=a.lr,
+        gamma=a.gamma,
+        eval_points=a.points,
+        eval_games=a.eval_games,
+    )
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump(dict(dataclasses.asdict(cfg), seeds=a.seeds, seed=a.seed, window=a.window), f, indent=2)
+        json.dump(
+            dict(dataclasses.asdict(cfg), seeds=a.seeds, seed=a.seed, window=a.window), f, indent=2
+        )
 
     train = jax.jit(jax.vmap(make_train(cfg)))
     keys = jax.random.split(jax.random.PRNGKey(a.seed), a.seeds)
@@ -64,7 +73,9 @@ def main(argv=None):
     t0 = time.time()
     out = jax.block_until_ready(train(keys))
     t_run = time.time() - t0
-    print(f"{a.seeds} seeds x ~{a.games} games ({a.envs} at once): compile {t_compile:.1f}s, run {t_run:.1f}s")
+    print(
+        f"{a.seeds} seeds x ~{a.games} games ({a.envs} at once): compile {t_compile:.1f}s, run {t_run:.1f}s"
+    )
 
     ev = {k: np.asarray(v) for k, v in out.evals.items()}  # [seeds, points]
     n_eval = 2 * (a.eval_games // 2)
@@ -72,16 +83,28 @@ def main(argv=None):
     win = ev["wins"] / n_eval
     with open(os.path.join(a.out, "evals.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["games", "win_mean", "win_std", "win_x_mean", "win_o_mean", "draw_mean", "loss_mean"]
-                   + [f"win_seed{s}" for s in range(a.seeds)])
+        w.writerow(
+            ["games", "win_mean", "win_std", "win_x_mean", "win_o_mean", "draw_mean", "loss_mean"]
+            + [f"win_seed{s}" for s in range(a.seeds)]
+        )
         for j in range(len(games)):
-            w.writerow([int(games[j]), f"{win[:, j].mean():.4f}", f"{win[:, j].std():.4f}",
-                        f"{(ev['x_wins'][:, j] / (n_eval // 2)).mean():.4f}",
-                        f"{(ev['o_wins'][:, j] / (n_eval // 2)).mean():.4f}",
-                        f"{(ev['draws'][:, j] / n_eval).mean():.4f}", f"{(ev['losses'][:, j] / n_eval).mean():.4f}"]
-                       + [f"{x:.4f}" for x in win[:, j]])
+            w.writerow(
+                [
+                    int(games[j]),
+                    f"{win[:, j].mean():.4f}",
+                    f"{win[:, j].std():.4f}",
+                    f"{(ev['x_wins'][:, j] / (n_eval // 2)).mean():.4f}",
+                    f"{(ev['o_wins'][:, j] / (n_eval // 2)).mean():.4f}",
+                    f"{(ev['draws'][:, j] / n_eval).mean():.4f}",
+                    f"{(ev['losses'][:, j] / n_eval).mean():.4f}",
+                ]
+                + [f"{x:.4f}" for x in win[:, j]]
+            )
 
-    curves = [learning_curve({k: np.asarray(v[s]) for k, v in out.curve.items()}, a.window) for s in range(a.seeds)]
+    curves = [
+        learning_curve({k: np.asarray(v[s]) for k, v in out.curve.items()}, a.window)
+        for s in range(a.seeds)
+    ]
     m = min(len(c[0]) for c in curves)
     tg = curves[0][0][:m]
     tw = np.stack([c[1][:m] for c in curves])
@@ -96,13 +119,23 @@ def main(argv=None):
             return None
         j = int(np.argmin(np.abs(games - g)))
         k = int(ev["wins"][:, j].sum())
-        return dict(games=float(games[j]), greedy_win=float(win[:, j].mean()),
-                    ci95=wilson_interval(k, n_eval * a.seeds))
+        return dict(
+            games=float(games[j]),
+            greedy_win=float(win[:, j].mean()),
+            ci95=wilson_interval(k, n_eval * a.seeds),
+        )
 
-    summary = dict(compile_s=t_compile, run_s=t_run, at_10k=at(10_000), at_20k=at(20_000), at_30k=at(30_000),
-                   final=at(games[-1]), final_train_win=float(tw[:, -1].mean()),
-                   final_x_win=float((ev["x_wins"][:, -1] / (n_eval // 2)).mean()),
-                   final_o_win=float((ev["o_wins"][:, -1] / (n_eval // 2)).mean()))
+    summary = dict(
+        compile_s=t_compile,
+        run_s=t_run,
+        at_10k=at(10_000),
+        at_20k=at(20_000),
+        at_30k=at(30_000),
+        final=at(games[-1]),
+        final_train_win=float(tw[:, -1].mean()),
+        final_x_win=float((ev["x_wins"][:, -1] / (n_eval // 2)).mean()),
+        final_o_win=float((ev["o_wins"][:, -1] / (n_eval // 2)).mean()),
+    )
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(json.dumps(summary, indent=2))
@@ -117,10 +150,23 @@ def plot(games, win, tg, tw, a, stem):
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     mu, sd = win.mean(0), win.std(0)
-    ax.plot(games, mu, "o-", ms=3, color="tab:blue", label=f"greedy table vs random (mean of {a.seeds} seeds)")
+    ax.plot(
+        games,
+        mu,
+        "o-",
+        ms=3,
+        color="tab:blue",
+        label=f"greedy table vs random (mean of {a.seeds} seeds)",
+    )
     ax.fill_between(games, mu - sd, mu + sd, color="tab:blue", alpha=0.2)
-    ax.plot(tg, tw.mean(0), "-", color="tab:orange", lw=1,
-            label=f"training games, epsilon={a.epsilon} (window {a.window})")
+    ax.plot(
+        tg,
+        tw.mean(0),
+        "-",
+        color="tab:orange",
+        lw=1,
+        label=f"training games, epsilon={a.epsilon} (window {a.window})",
+    )
     ax.plot(*zip(*ARTICLE), "s--", color="k", label="Godot article (numbers from its text)")
     ax.axhline(0.4365, color="gray", ls=":", lw=1, label="random vs random (0.437)")
     ax.set_xlabel("games played (per seed)")

@@ -32,7 +32,9 @@ from jaxgames.evaluation.opponents import make_opponent
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=20_000, help="games of perfect vs random")
-    p.add_argument("--rr-games", type=int, default=4000, help="games per pairing of the round robin")
+    p.add_argument(
+        "--rr-games", type=int, default=4000, help="games per pairing of the round robin"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/value_iteration")
     p.add_argument("--quick", action="store_true")
@@ -51,8 +53,13 @@ def main(argv=None):
     for name, kw in [("zero_sum", {}), ("cpp_article", ARTICLE_CPP)]:
         t0 = time.time()
         vt = value_iteration(**kw)
-        summary[name] = dict(settings=kw, sweeps=vt.iterations, seconds=time.time() - t0,
-                             start_value_x=vt.value("......... X", 0), start_value_o=vt.value("......... X", 1))
+        summary[name] = dict(
+            settings=kw,
+            sweeps=vt.iterations,
+            seconds=time.time() - t0,
+            start_value_x=vt.value("......... X", 0),
+            start_value_o=vt.value("......... X", 1),
+        )
     print(json.dumps(summary, indent=2))
 
     key = jax.random.PRNGKey(a.seed)
@@ -64,14 +71,20 @@ def main(argv=None):
 
     specs = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
     t0 = time.time()
-    matches = round_robin({s: make_opponent(s, env) for s in specs}, env, a.rr_games, jax.random.fold_in(key, 1))
+    matches = round_robin(
+        {s: make_opponent(s, env) for s in specs}, env, a.rr_games, jax.random.fold_in(key, 1)
+    )
     ratings = bradley_terry(matches, anchor="random")
     summary["round_robin_s"] = time.time() - t0
     summary["elo"] = ratings
     summary["matches"] = [m.__dict__ for m in matches]
     write_ratings_csv(ratings, matches, os.path.join(a.out, "ratings.csv"))
     for ext in ("png", "pdf"):
-        plot_ratings(ratings, os.path.join(a.out, f"elo.{ext}"), title="tic-tac-toe opponents (Elo, random = 0)")
+        plot_ratings(
+            ratings,
+            os.path.join(a.out, f"elo.{ext}"),
+            title="tic-tac-toe opponents (Elo, random = 0)",
+        )
     for m in matches:
         print(f"{m.a:>12} vs {m.b:<12} W {m.wins:6d} D {m.draws:6d} L {m.losses:6d}")
     print("Elo:", {k: round(v) for k, v in ratings.items()})

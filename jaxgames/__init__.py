@@ -1,9 +1,9 @@
 """jaxgames: board games as pure JAX functions, and agents that learn them on device.
 
-    import jaxgames
-    env = jaxgames.make("reversi", size=6)
-    state = env.init(key)
-    state = env.step(state, action)
+import jaxgames
+env = jaxgames.make("reversi", size=6)
+state = env.init(key)
+state = env.step(state, action)
 """
 
 from jaxgames.core import (

@@ -54,7 +54,9 @@ def perft(env: Env, depth: int, state: GameState | None = None, chunk: int = 409
         for lo in range(0, size, chunk):
             part = jax.tree_util.tree_map(lambda x: x[lo : lo + chunk], frontier)
             legal = np.asarray(part.legal_action_mask).reshape(-1)
-            kids = jax.tree_util.tree_map(lambda x: np.asarray(x).reshape(-1, *x.shape[2:])[legal], expand(part))
+            kids = jax.tree_util.tree_map(
+                lambda x: np.asarray(x).reshape(-1, *x.shape[2:])[legal], expand(part)
+            )
             parts.append(kids)
         kids = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs), *parts)
         done = np.asarray(kids.terminated | kids.truncated)

@@ -64,18 +64,28 @@ def _train(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     config = module.default_config(args.game, game_options, quick=args.quick).override(overrides)
-    name = args.run_name or default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
+    name = args.run_name or default_run_name(
+        args.algorithm, args.game, game_options, config.seed, args.quick
+    )
     run_dir = os.path.join(args.runs_dir, name)
     print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
-    summary = run_training(args.algorithm, config, run_dir, progress=not args.no_progress, devices=args.devices)
+    summary = run_training(
+        args.algorithm, config, run_dir, progress=not args.no_progress, devices=args.devices
+    )
     last = summary.last
     if "eval/win_first" in last:
         print(
             "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, as second {:.3f}/{:.3f}/{:.3f}".format(
-                *(last[f"eval/{o}_{s}"] for s in ("first", "second") for o in ("win", "draw", "loss"))
+                *(
+                    last[f"eval/{o}_{s}"]
+                    for s in ("first", "second")
+                    for o in ("win", "draw", "loss")
+                )
             )
         )
-    print(f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)")
+    print(
+        f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
+    )
     print(f"load it with: jaxgames.agents.load_policy({run_dir!r})")
     return 0
 
@@ -95,23 +105,42 @@ def add_train_command(subparsers) -> None:
             "(dashes or underscores; dict fields with --net.hidden=64).",
         )
         p.add_argument("--game", default="tic_tac_toe", help="game name (default tic_tac_toe)")
-        p.add_argument("--size", type=int, default=None, help="board size option of the game (e.g. reversi)")
-        p.add_argument("--game-option", action="append", metavar="NAME=VALUE", help="other game option")
+        p.add_argument(
+            "--size", type=int, default=None, help="board size option of the game (e.g. reversi)"
+        )
+        p.add_argument(
+            "--game-option", action="append", metavar="NAME=VALUE", help="other game option"
+        )
         p.add_argument("--seed", type=int, default=None)
-        p.add_argument("--total-steps", type=int, default=None, help="environment steps to train for")
-        p.add_argument("--run-name", default=None, help="run directory name (default from game/algorithm/seed)")
-        p.add_argument("--runs-dir", default="runs", help="parent directory of runs (default runs/)")
+        p.add_argument(
+            "--total-steps", type=int, default=None, help="environment steps to train for"
+        )
+        p.add_argument(
+            "--run-name", default=None, help="run directory name (default from game/algorithm/seed)"
+        )
+        p.add_argument(
+            "--runs-dir", default="runs", help="parent directory of runs (default runs/)"
+        )
         p.add_argument("--quick", action="store_true", help="short demo preset")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
-        p.add_argument("--devices", default="all", metavar="N|all",
-                       help="devices to split the games over (default all; num_envs must be a multiple)")
-        p.add_argument("--distributed", action="store_true",
-                       help="multi-host: call jax.distributed.initialize() first (run the same command on every host)")
+        p.add_argument(
+            "--devices",
+            default="all",
+            metavar="N|all",
+            help="devices to split the games over (default all; num_envs must be a multiple)",
+        )
+        p.add_argument(
+            "--distributed",
+            action="store_true",
+            help="multi-host: call jax.distributed.initialize() first (run the same command on every host)",
+        )
         p.set_defaults(func=_train)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="jaxgames", description="Board games in JAX and agents trained on device.")
+    parser = argparse.ArgumentParser(
+        prog="jaxgames", description="Board games in JAX and agents trained on device."
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for spec in COMMANDS.values():
         module, fn = spec.split(":")
@@ -129,7 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
-        print("\ninterrupted; rerun the same command to resume from the last checkpoint", file=sys.stderr)
+        print(
+            "\ninterrupted; rerun the same command to resume from the last checkpoint",
+            file=sys.stderr,
+        )
         return 130
     except ValueError as e:  # includes CheckpointError and RunNotFoundError
         print(f"error: {e}", file=sys.stderr)

@@ -175,7 +175,10 @@ class Env(abc.ABC):
 
     def describe_legal(self, state: GameState) -> str:
         """Human-readable list of legal actions: ``"5 (c2), 7 (b3)"``."""
-        return ", ".join(f"{a} ({self.action_to_text(state, a)})" for a in self.legal_actions(state)) or "none"
+        return (
+            ", ".join(f"{a} ({self.action_to_text(state, a)})" for a in self.legal_actions(state))
+            or "none"
+        )
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.config.items())

@@ -46,7 +46,8 @@ from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 #: name of the mesh axis the batch of games is split over
 DATA = "data"
@@ -67,7 +68,9 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
         try:
             devices = int(devices)
         except ValueError:
-            raise ValueError(f"invalid devices={devices!r}: must be 'all' or a positive integer") from None
+            raise ValueError(
+                f"invalid devices={devices!r}: must be 'all' or a positive integer"
+            ) from None
     if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
         n = int(devices)
         if n == 0:
@@ -80,7 +83,9 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
         return list(available[:n])
     devices = list(devices)
     if not devices or not all(isinstance(d, jax.Device) for d in devices):
-        raise ValueError(f"invalid devices={devices!r}: expected 'all', a count, or a list of jax.Device")
+        raise ValueError(
+            f"invalid devices={devices!r}: expected 'all', a count, or a list of jax.Device"
+        )
     return devices
 
 
@@ -172,7 +177,9 @@ def shard_batch(tree: Any, mesh: Mesh) -> Any:
     n = mesh_size(mesh)
     for leaf in jax.tree_util.tree_leaves(tree):
         if np.ndim(leaf) == 0 or np.shape(leaf)[0] % n:
-            raise ValueError(f"cannot split a leaf of shape {np.shape(leaf)} over {n} devices on its leading axis")
+            raise ValueError(
+                f"cannot split a leaf of shape {np.shape(leaf)} over {n} devices on its leading axis"
+            )
     return jax.device_put(tree, batch_sharding(mesh))
 
 
@@ -180,7 +187,9 @@ def constrain_batch(tree: Any, mesh: Mesh) -> Any:
     """Inside ``jit``: ask for ``tree``'s leading axis to be split over ``'data'``
     (``jax.lax.with_sharding_constraint``); leaves of rank 0 are left alone."""
     sh = batch_sharding(mesh)
-    return jax.tree_util.tree_map(lambda x: jax.lax.with_sharding_constraint(x, sh) if np.ndim(x) else x, tree)
+    return jax.tree_util.tree_map(
+        lambda x: jax.lax.with_sharding_constraint(x, sh) if np.ndim(x) else x, tree
+    )
 
 
 def constrain_data(tree: Any, axis: int = 0) -> Any:
@@ -254,7 +263,9 @@ def host_local_to_global(local_tree: Any, mesh: Mesh) -> Any:
     returns global arrays ``[B_local * num_processes, ...]`` split over ``'data'``
     (``jax.make_array_from_process_local_data``). On one host it equals :func:`shard_batch`."""
     sh = batch_sharding(mesh)
-    return jax.tree_util.tree_map(lambda x: jax.make_array_from_process_local_data(sh, np.asarray(x)), local_tree)
+    return jax.tree_util.tree_map(
+        lambda x: jax.make_array_from_process_local_data(sh, np.asarray(x)), local_tree
+    )
 
 
 def is_primary() -> bool:
@@ -262,8 +273,11 @@ def is_primary() -> bool:
     return jax.process_index() == 0
 
 
-def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None) -> None:
+def initialize(
+    coordinator_address: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+) -> None:
     """Join a multi-host run: ``jax.distributed.initialize`` (call before anything touches
     devices, on every host). Arguments default to ``JAX_COORDINATOR_ADDRESS``,
     ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` or to the cluster's auto-detection (TPU pods,

@@ -87,11 +87,15 @@ def make_policy(spec: str, env: Any) -> Policy:
         try:
             from jaxgames.agents import load_policy
         except ImportError as e:
-            raise ValueError(f"agent {spec!r} is a run directory, but jaxgames.agents.load_policy is not "
-                             f"available ({e})") from None
+            raise ValueError(
+                f"agent {spec!r} is a run directory, but jaxgames.agents.load_policy is not "
+                f"available ({e})"
+            ) from None
         return load_policy(spec)
-    raise ValueError(f"agent {spec!r} needs jaxgames.evaluation, which is not installed; "
-                     "available here: 'random', 'human' or a run directory")
+    raise ValueError(
+        f"agent {spec!r} needs jaxgames.evaluation, which is not installed; "
+        "available here: 'random', 'human' or a run directory"
+    )
 
 
 def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
@@ -129,13 +133,17 @@ class Tally:
         """One line, e.g. ``session: X won 2, O won 1, drawn 0 | you 2, agent random 1, drawn 0``."""
         w = [sum(g[0] == p for g in self.games) for p in (0, 1)]
         d = sum(g[0] == -1 for g in self.games)
-        line = f"session ({len(self.games)} game{'s' * (len(self.games) != 1)}): " \
-               f"{names[0]} won {w[0]}, {names[1]} won {w[1]}, drawn {d}"
+        line = (
+            f"session ({len(self.games)} game{'s' * (len(self.games) != 1)}): "
+            f"{names[0]} won {w[0]}, {names[1]} won {w[1]}, drawn {d}"
+        )
         vs = [g for g in self.games if g[1] is not None]
         if agent is not None and vs:
             you = sum(g[0] == g[1] for g in vs)
             them = sum(g[0] not in (-1, g[1]) for g in vs)
-            line += f" | you won {you}, agent {agent} won {them}, drawn {sum(g[0] == -1 for g in vs)}"
+            line += (
+                f" | you won {you}, agent {agent} won {them}, drawn {sum(g[0] == -1 for g in vs)}"
+            )
         return line
 
 
@@ -154,9 +162,19 @@ class TerminalGame:
     :meth:`run` plays until ``quit`` or end of input and returns an exit code.
     """
 
-    def __init__(self, env: Any, agent: str = "random", human: int = 0, *, hint: str | None = None, seed: int = 0,
-                 stdin: TextIO | None = None, stdout: TextIO | None = None, legal: bool = False,
-                 numbers: bool = False) -> None:
+    def __init__(
+        self,
+        env: Any,
+        agent: str = "random",
+        human: int = 0,
+        *,
+        hint: str | None = None,
+        seed: int = 0,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        legal: bool = False,
+        numbers: bool = False,
+    ) -> None:
         self.env = env
         self.names = render.side_names(env)
         self.two_humans = agent == "human"
@@ -228,8 +246,16 @@ class TerminalGame:
 
     def show(self) -> None:
         human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
-        self.say(render.text(self.state, self.env, history=self.moves, legal=self.legal and human,
-                             numbers=self.numbers, flip=self.flip))
+        self.say(
+            render.text(
+                self.state,
+                self.env,
+                history=self.moves,
+                legal=self.legal and human,
+                numbers=self.numbers,
+                flip=self.flip,
+            )
+        )
         if not _is_over(self.state) and human:
             only = render.legal_moves(self.state, self.env)
             if len(only) == 1:  # e.g. a forced pass in reversi
@@ -251,8 +277,10 @@ class TerminalGame:
                 self.new_game(start if first else None)
                 if first and moves:
                     for mv in moves:
-                        self.push(int(self.env.text_to_action(self.state, mv)), self.is_human(
-                            int(self.state.current_player)))
+                        self.push(
+                            int(self.env.text_to_action(self.state, mv)),
+                            self.is_human(int(self.state.current_player)),
+                        )
                 first = False
                 answer = self.play_one()
                 if answer == "quit":
@@ -304,11 +332,17 @@ class TerminalGame:
             if winner == -1:
                 what = "a draw"
             else:
-                who = "" if self.two_humans else (" (you)" if winner == self.human else f" (agent {self.agent_name})")
+                who = (
+                    ""
+                    if self.two_humans
+                    else (" (you)" if winner == self.human else f" (agent {self.agent_name})")
+                )
                 what = f"{self.names[winner]} wins{who}"
             self.say(f"game over: {what}, {result}")
             self.say(self.tally.summary(self.names, self.agent_name))
-        line = self.ask("new game? y = yes, s = swap colours, n = quit (or undo, save FILE)> ").strip()
+        line = self.ask(
+            "new game? y = yes, s = swap colours, n = quit (or undo, save FILE)> "
+        ).strip()
         word = line.split()[0].lower() if line else ""
         if word in ("y", "yes", "new"):
             return "new"
@@ -383,7 +417,9 @@ class TerminalGame:
                 self.say(msg)
             return
         if not bool(self.state.legal_action_mask[action]):
-            self.say(f"illegal move {text!r}; legal: {' '.join(render.legal_moves(self.state, self.env))}")
+            self.say(
+                f"illegal move {text!r}; legal: {' '.join(render.legal_moves(self.state, self.env))}"
+            )
             return
         self.push(action, True)
         self.show()
@@ -438,7 +474,9 @@ class TerminalGame:
         if not path:
             self.say("usage: save FILE")
             return
-        record = records.new_record(self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed))
+        record = records.new_record(
+            self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed)
+        )
         records.save(path, record)
         self.say(f"saved {len(self.moves)} moves to {path}")
 
@@ -447,20 +485,35 @@ class TerminalGame:
 REPLAY_HELP = "Enter or n = next move, b = back, 0..N = go to move N, e = end, s = start, q = quit"
 
 
-def replay_session(record: records.GameRecord, env: Any, states: list[Any], *, stdin: TextIO | None = None,
-                   stdout: TextIO | None = None, auto: bool = False, legal: bool = False,
-                   numbers: bool = False, flip: bool = False) -> int:
+def replay_session(
+    record: records.GameRecord,
+    env: Any,
+    states: list[Any],
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    auto: bool = False,
+    legal: bool = False,
+    numbers: bool = False,
+    flip: bool = False,
+) -> int:
     """Step through a validated record (``states`` from :func:`jaxgames.records.replay`).
 
     ``auto``: print every position and return without asking. Returns an exit code."""
     out = stdout or sys.stdout
     say = lambda s="": (out.write(s + "\n"), out.flush())  # noqa: E731
     names = render.side_names(env)
-    say(f"{env!r}: {names[0]} = {record.players[0]}, {names[1]} = {record.players[1]}, "
-        f"{record.date or 'no date'}, result {record.result}, {len(record.moves)} moves")
+    say(
+        f"{env!r}: {names[0]} = {record.players[0]}, {names[1]} = {record.players[1]}, "
+        f"{record.date or 'no date'}, result {record.result}, {len(record.moves)} moves"
+    )
 
     def show(i: int) -> None:
-        say(render.text(states[i], env, history=record.moves[:i], legal=legal, numbers=numbers, flip=flip))
+        say(
+            render.text(
+                states[i], env, history=record.moves[:i], legal=legal, numbers=numbers, flip=flip
+            )
+        )
 
     i = 0
     show(i)
@@ -540,17 +593,38 @@ def _game_options(args: argparse.Namespace) -> dict[str, Any]:
 def _add_play_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="tic_tac_toe", help="game name (default: tic_tac_toe)")
     p.add_argument("--size", type=int, default=None, help="board size (reversi)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="other jaxgames.make option (repeatable)")
-    p.add_argument("--agent", default="random",
-                   help="opponent: random, greedy, alphabeta:D, perfect, a run directory, or human (default: random)")
-    p.add_argument("--color", "--colour", dest="color", default="first",
-                   help="your side: first/black/x/sente or second/white/o/gote (default: first)")
-    p.add_argument("--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)")
+    p.add_argument(
+        "--option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="other jaxgames.make option (repeatable)",
+    )
+    p.add_argument(
+        "--agent",
+        default="random",
+        help="opponent: random, greedy, alphabeta:D, perfect, a run directory, or human (default: random)",
+    )
+    p.add_argument(
+        "--color",
+        "--colour",
+        dest="color",
+        default="first",
+        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
+    )
+    p.add_argument(
+        "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)"
+    )
     p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
     p.add_argument("--numbers", action="store_true", help="start with move numbers on")
-    p.add_argument("--load", metavar="FILE", default=None,
-                   help="continue the game saved in FILE (its game and options replace --game/--size/--option)")
+    p.add_argument(
+        "--load",
+        metavar="FILE",
+        default=None,
+        help="continue the game saved in FILE (its game and options replace --game/--size/--option)",
+    )
 
 
 def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
@@ -559,10 +633,14 @@ def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--legal", action="store_true", help="mark legal moves")
     p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
     p.add_argument("--flip", action="store_true", help="show the board turned round")
-    p.add_argument("--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg")
+    p.add_argument(
+        "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
+    )
 
 
-def run_play(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+def run_play(
+    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
     import jaxgames
 
@@ -577,15 +655,26 @@ def run_play(args: argparse.Namespace, stdin: TextIO | None = None, stdout: Text
             start, moves = states[0], record.moves
         else:
             env = jaxgames.make(args.game, **_game_options(args))
-        game = TerminalGame(env, args.agent, COLORS[color], hint=args.hint, seed=args.seed, stdin=stdin,
-                            stdout=stdout, legal=args.legal, numbers=args.numbers)
+        game = TerminalGame(
+            env,
+            args.agent,
+            COLORS[color],
+            hint=args.hint,
+            seed=args.seed,
+            stdin=stdin,
+            stdout=stdout,
+            legal=args.legal,
+            numbers=args.numbers,
+        )
     except (ValueError, OSError) as e:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 2
     return game.run(start, moves)
 
 
-def run_replay(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+def run_replay(
+    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns 2."""
     try:
         record = records.load(args.file, validate=False)
@@ -594,20 +683,40 @@ def run_replay(args: argparse.Namespace, stdin: TextIO | None = None, stdout: Te
             os.makedirs(args.svg, exist_ok=True)
             for i, st in enumerate(states):
                 with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
-                    f.write(render.svg(st, env, history=record.moves[:i], legal=args.legal, numbers=args.numbers,
-                                       flip=args.flip))
+                    f.write(
+                        render.svg(
+                            st,
+                            env,
+                            history=record.moves[:i],
+                            legal=args.legal,
+                            numbers=args.numbers,
+                            flip=args.flip,
+                        )
+                    )
     except (ValueError, OSError) as e:
         print(f"error: {_one_line(e)}", file=sys.stderr)
         return 2
-    return replay_session(record, env, states, stdin=stdin, stdout=stdout, auto=args.auto, legal=args.legal,
-                          numbers=args.numbers, flip=args.flip)
+    return replay_session(
+        record,
+        env,
+        states,
+        stdin=stdin,
+        stdout=stdout,
+        auto=args.auto,
+        legal=args.legal,
+        numbers=args.numbers,
+        flip=args.flip,
+    )
 
 
 def add_play_subcommands(subparsers: Any) -> None:
     """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
     ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
-    p = subparsers.add_parser("play", help="play a game in the terminal against an agent or a human",
-                              description=__doc__.split("\n\n")[0])
+    p = subparsers.add_parser(
+        "play",
+        help="play a game in the terminal against an agent or a human",
+        description=__doc__.split("\n\n")[0],
+    )
     _add_play_arguments(p)
     p.set_defaults(func=run_play)
     r = subparsers.add_parser("replay", help="step through a saved game record")
@@ -615,11 +724,15 @@ def add_play_subcommands(subparsers: Any) -> None:
     r.set_defaults(func=run_replay)
 
 
-def main(argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+def main(
+    argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     """``python -m jaxgames.play [play] OPTIONS`` or ``python -m jaxgames.play replay FILE``;
     returns the exit code. ``stdin``/``stdout``: streams for the session (default: terminal)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="python -m jaxgames.play", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxgames.play", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command")
     add_play_subcommands(sub)
     if not argv or argv[0] not in ("play", "replay", "-h", "--help"):

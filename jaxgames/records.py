@@ -72,7 +72,11 @@ class GameRecord:
 
     def _where(self, key: str, index: int | None = None) -> str:
         src = self.lines.get("source", "<record>")
-        line = self.lines["moves"][index] if index is not None and "moves" in self.lines else self.lines.get(key)
+        line = (
+            self.lines["moves"][index]
+            if index is not None and "moves" in self.lines
+            else self.lines.get(key)
+        )
         return f"{src}:{line}: " if line else f"{src}: "
 
 
@@ -90,14 +94,27 @@ def winner_of(result: str) -> int | None:
     return {"1-0": 0, "0-1": 1, "1/2-1/2": -1}.get(result)
 
 
-def new_record(env: Any, moves: Sequence[str], players: Sequence[str], *, final_state: Any = None,
-               start: str | None = None, date: str | None = None, **extra: str) -> GameRecord:
+def new_record(
+    env: Any,
+    moves: Sequence[str],
+    players: Sequence[str],
+    *,
+    final_state: Any = None,
+    start: str | None = None,
+    date: str | None = None,
+    **extra: str,
+) -> GameRecord:
     """A record of a game played in ``env`` (result from ``final_state`` if given, else ``*``)."""
     if date is None:
         date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return GameRecord(
-        game=env.name, options=dict(env.config), players=(str(players[0]), str(players[1])), moves=list(moves),
-        date=date, result="*" if final_state is None else result_of(final_state), start=start,
+        game=env.name,
+        options=dict(env.config),
+        players=(str(players[0]), str(players[1])),
+        moves=list(moves),
+        date=date,
+        result="*" if final_state is None else result_of(final_state),
+        start=start,
         extra={k: str(v) for k, v in extra.items()},
     )
 
@@ -139,8 +156,10 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
                 continue
             m = _HEADER.fullmatch(line)
             if not m:
-                raise RecordError(f"{source}:{no}: expected a header line 'key: value' (then a blank line and "
-                                  f"the moves), got {line!r}")
+                raise RecordError(
+                    f"{source}:{no}: expected a header line 'key: value' (then a blank line and "
+                    f"the moves), got {line!r}"
+                )
             key = m.group(1).lower()
             if key in fields:
                 raise RecordError(f"{source}:{no}: header {key!r} given twice")
@@ -157,17 +176,28 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
     try:
         options = json.loads(fields.get("options", "{}") or "{}")
     except json.JSONDecodeError as e:
-        raise RecordError(f"{source}:{lines['options']}: options must be a JSON object: {e}") from None
+        raise RecordError(
+            f"{source}:{lines['options']}: options must be a JSON object: {e}"
+        ) from None
     if not isinstance(options, dict):
-        raise RecordError(f"{source}:{lines['options']}: options must be a JSON object like {{\"size\": 8}}")
+        raise RecordError(
+            f'{source}:{lines["options"]}: options must be a JSON object like {{"size": 8}}'
+        )
     result = fields.get("result", "*") or "*"
     if result not in RESULTS:
-        raise RecordError(f"{source}:{lines['result']}: unknown result {result!r}; use one of {', '.join(RESULTS)}")
+        raise RecordError(
+            f"{source}:{lines['result']}: unknown result {result!r}; use one of {', '.join(RESULTS)}"
+        )
     return GameRecord(
-        game=fields["game"], options=options,
-        players=(fields.get("player0", "?"), fields.get("player1", "?")), moves=moves,
-        date=fields.get("date", ""), result=result, start=fields.get("start"),
-        extra={k: v for k, v in fields.items() if k not in _KNOWN}, lines=lines,
+        game=fields["game"],
+        options=options,
+        players=(fields.get("player0", "?"), fields.get("player1", "?")),
+        moves=moves,
+        date=fields.get("date", ""),
+        result=result,
+        start=fields.get("start"),
+        extra={k: v for k, v in fields.items() if k not in _KNOWN},
+        lines=lines,
     )
 
 
@@ -199,19 +229,25 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
     for i, mv in enumerate(record.moves):
         where = record._where("moves", i)
         if bool(state.terminated) or bool(state.truncated):
-            raise RecordError(f"{where}move {i + 1} {mv!r}: the game is already over ({result_of(state)})")
+            raise RecordError(
+                f"{where}move {i + 1} {mv!r}: the game is already over ({result_of(state)})"
+            )
         try:
             action = int(env.text_to_action(state, mv))
         except ValueError as e:
             raise RecordError(f"{where}move {i + 1} {mv!r}: {e}") from None
         if not 0 <= action < env.num_actions or not bool(state.legal_action_mask[action]):
-            raise RecordError(f"{where}move {i + 1} {mv!r}: illegal here; legal: {env.describe_legal(state)}")
+            raise RecordError(
+                f"{where}move {i + 1} {mv!r}: illegal here; legal: {env.describe_legal(state)}"
+            )
         state = jax.device_get(step(state, action))
         states.append(state)
     final = result_of(state)
     if record.result != "*" and record.result != final:
-        raise RecordError(f"{record._where('result')}result {record.result!r} does not match the moves, "
-                          f"which end in {final!r}")
+        raise RecordError(
+            f"{record._where('result')}result {record.result!r} does not match the moves, "
+            f"which end in {final!r}"
+        )
     return env, states
 
 

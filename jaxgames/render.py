@@ -64,7 +64,9 @@ class BoardView:
 
     def pieces(self, player: int | None = None) -> int:
         """Number of pieces on the board (of ``player`` if given)."""
-        return sum(o is not None and (player is None or o == player) for row in self.owners for o in row)
+        return sum(
+            o is not None and (player is None or o == player) for row in self.owners for o in row
+        )
 
 
 def _grid_view(game: str, text: str, empty: str, side_chars: str) -> BoardView:
@@ -76,7 +78,7 @@ def _grid_view(game: str, text: str, empty: str, side_chars: str) -> BoardView:
     n = math.isqrt(len(board))
     if n * n != len(board) or set(board) - set(empty + "XO"):
         raise ValueError(f"cannot render {game} position {text!r}: not a square board of {empty}XO")
-    rows = [board[r * n:(r + 1) * n] for r in range(n)]
+    rows = [board[r * n : (r + 1) * n] for r in range(n)]
     cells = tuple(tuple(None if c == empty else c for c in row) for row in rows)
     owners = tuple(tuple(None if c == empty else "XO".index(c) for c in row) for row in rows)
     return BoardView(game, n, n, cells, owners, side_chars.index(side), notation=text)
@@ -94,7 +96,9 @@ def _animal_shogi_view(text: str) -> BoardView:
     """``gle/1c1/1C1/ELG b - 1``: ranks 1..4 from the top, uppercase = sente (player 0)."""
     parts = text.split()
     if len(parts) != 4 or parts[1] not in ("b", "w"):
-        raise ValueError(f"cannot render animal_shogi position {text!r}: expected 'board side hands move'")
+        raise ValueError(
+            f"cannot render animal_shogi position {text!r}: expected 'board side hands move'"
+        )
     board, side, hands, move = parts
     cells, owners = [], []
     for rank in board.split("/"):
@@ -105,18 +109,28 @@ def _animal_shogi_view(text: str) -> BoardView:
             elif ch.lower() in "lgech":
                 row.append(ch)
             else:
-                raise ValueError(f"cannot render animal_shogi position {text!r}: unknown piece {ch!r}")
+                raise ValueError(
+                    f"cannot render animal_shogi position {text!r}: unknown piece {ch!r}"
+                )
         cells.append(tuple(row))
         owners.append(tuple(None if c is None else (0 if c.isupper() else 1) for c in row))
     if len(cells) != 4 or any(len(r) != 3 for r in cells):
-        raise ValueError(f"cannot render animal_shogi position {text!r}: the board must be 3 files x 4 ranks")
+        raise ValueError(
+            f"cannot render animal_shogi position {text!r}: the board must be 3 files x 4 ranks"
+        )
     in_hand: tuple[list[str], list[str]] = ([], [])
     if hands != "-":
         for count, piece in re.findall(r"(\d*)([A-Za-z])", hands):
             in_hand[0 if piece.isupper() else 1].extend([piece] * int(count or 1))
     return BoardView(
-        "animal_shogi", 4, 3, tuple(cells), tuple(owners), 0 if side == "b" else 1,
-        hands=(tuple(in_hand[0]), tuple(in_hand[1])), move_number=int(move) if move.isdigit() else None,
+        "animal_shogi",
+        4,
+        3,
+        tuple(cells),
+        tuple(owners),
+        0 if side == "b" else 1,
+        hands=(tuple(in_hand[0]), tuple(in_hand[1])),
+        move_number=int(move) if move.isdigit() else None,
         notation=text,
     )
 
@@ -156,7 +170,9 @@ def board_view(state: Any, env: Any) -> BoardView:
 
     Raises ``ValueError`` if no renderer knows the game (see :data:`VIEWS`)."""
     if env.name not in VIEWS:
-        raise ValueError(f"no board renderer for game {env.name!r}; renderers exist for: {', '.join(sorted(VIEWS))}")
+        raise ValueError(
+            f"no board renderer for game {env.name!r}; renderers exist for: {', '.join(sorted(VIEWS))}"
+        )
     return VIEWS[env.name](env.to_text(state))
 
 
@@ -181,7 +197,10 @@ def move_numbers(history: Sequence[str]) -> dict[tuple[int, int], int]:
 
 def legal_moves(state: Any, env: Any) -> list[str]:
     """Notation of every legal move in ``state`` (in action order)."""
-    return [env.action_to_text(state, int(a)) for a in np.flatnonzero(np.asarray(state.legal_action_mask))]
+    return [
+        env.action_to_text(state, int(a))
+        for a in np.flatnonzero(np.asarray(state.legal_action_mask))
+    ]
 
 
 def _is_over(state: Any) -> bool:
@@ -242,7 +261,9 @@ def text(
         lines.append(header.rstrip())
         for r in rows:
             row = "".join(
-                ("[" if (r, c) == last_sq else " ") + f"{contents[r, c]:^{w}}" + ("]" if (r, c) == last_sq else " ")
+                ("[" if (r, c) == last_sq else " ")
+                + f"{contents[r, c]:^{w}}"
+                + ("]" if (r, c) == last_sq else " ")
                 for c in cols
             )
             lines.append(f"{r + 1:>{lw}}  {row}".rstrip())
@@ -250,7 +271,9 @@ def text(
             lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
         if env.name == "reversi":
             lines.append(f"discs: {names[0]} (X) {view.pieces(0)}, {names[1]} (O) {view.pieces(1)}")
-    if last_move:  # players alternate in every game (a pass is a move), so the mover is the other side
+    if (
+        last_move
+    ):  # players alternate in every game (a pass is a move), so the mover is the other side
         ply = f"{len(history)}. " if history else ""
         lines.append(f"last move: {ply}{last_move} ({names[1 - int(state.current_player)]})")
     if legal and moves:
@@ -338,8 +361,17 @@ _STYLE = {  # game -> (board fill, grid colour)
 _ANIMALS = {"l": "lion", "g": "giraffe", "e": "elephant", "c": "chick", "h": "hen"}
 
 
-def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: float, number: int | None,
-           cls: str = "piece", flip: bool = False) -> _Group:
+def _piece(
+    view: BoardView,
+    symbol: str,
+    owner: int,
+    cx: float,
+    cy: float,
+    s: float,
+    number: int | None,
+    cls: str = "piece",
+    flip: bool = False,
+) -> _Group:
     """One piece of ``view.game`` centred on (cx, cy) in a cell of side ``s`` (lettered pieces
     face their owner: upside down for the player at the top)."""
     items: list = []
@@ -351,25 +383,47 @@ def _piece(view: BoardView, symbol: str, owner: int, cx: float, cy: float, s: fl
     elif view.game == "tic_tac_toe":
         d = 0.3 * s
         if owner == 0:
-            items += [_Line(cx - d, cy - d, cx + d, cy + d, "#c0392b", 0.1 * s),
-                      _Line(cx - d, cy + d, cx + d, cy - d, "#c0392b", 0.1 * s)]
+            items += [
+                _Line(cx - d, cy - d, cx + d, cy + d, "#c0392b", 0.1 * s),
+                _Line(cx - d, cy + d, cx + d, cy - d, "#c0392b", 0.1 * s),
+            ]
         else:
             items.append(_Circle(cx, cy, 0.32 * s, "none", "#2c3e8f", 0.1 * s))
     else:  # animal shogi and anything with lettered pieces
         a = 0.4 * s
-        items.append(_Rect(cx - a, cy - a, 2 * a, 2 * a, "#fff8e6" if owner == 0 else "#e8e0d0", "#5a4020", 1.5))
-        items.append(_Text(cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True))
+        items.append(
+            _Rect(
+                cx - a, cy - a, 2 * a, 2 * a, "#fff8e6" if owner == 0 else "#e8e0d0", "#5a4020", 1.5
+            )
+        )
+        items.append(
+            _Text(
+                cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True
+            )
+        )
     if number is not None:  # on a disc: centred; on marks and lettered pieces: in the cell's corner
         if view.game == "reversi":
             items.append(_Text(cx, cy, str(number), 0.34 * s, ink, 0.0, True, "number"))
         else:
-            items.append(_Text(cx + 0.3 * s, cy - 0.33 * s, str(number), 0.22 * s, "#000", 0.0, True, "number"))
+            items.append(
+                _Text(
+                    cx + 0.3 * s, cy - 0.33 * s, str(number), 0.22 * s, "#000", 0.0, True, "number"
+                )
+            )
     name = _ANIMALS.get(symbol.lower(), symbol) if view.game == "animal_shogi" else symbol
     return _Group(cls, tuple(items), (("data-owner", str(owner)), ("data-piece", name)))
 
 
-def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, legal: bool, numbers: bool,
-           cell: float, flip: bool = False) -> tuple[float, float, list]:
+def _scene(
+    state: Any,
+    env: Any,
+    history: Sequence[str],
+    last_move: str | None,
+    legal: bool,
+    numbers: bool,
+    cell: float,
+    flip: bool = False,
+) -> tuple[float, float, list]:
     """Display list of one position: (width, height, items)."""
     view = board_view(state, env)
 
@@ -388,16 +442,22 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
     ox, oy = m, m + hand_h
     width = ox + view.cols * cell + m
     height = oy + view.rows * cell + m + hand_h + 0.45 * cell
-    items: list = [_Rect(0, 0, width, height, "#ffffff", cls="background"),
-                   _Rect(ox, oy, view.cols * cell, view.rows * cell, fill, grid_ink, 2.0, "board")]
+    items: list = [
+        _Rect(0, 0, width, height, "#ffffff", cls="background"),
+        _Rect(ox, oy, view.cols * cell, view.rows * cell, fill, grid_ink, 2.0, "board"),
+    ]
     for c in range(view.cols):
         items.append(_Text(x(c), oy - 0.25 * cell, FILES[c], 0.3 * cell, "#333", cls="coord"))
     for r in range(view.rows):
         items.append(_Text(0.5 * m, y(r), str(r + 1), 0.3 * cell, "#333", cls="coord"))
     for k in range(1, view.cols):
-        items.append(_Line(ox + k * cell, oy, ox + k * cell, oy + view.rows * cell, grid_ink, 1.5, "grid"))
+        items.append(
+            _Line(ox + k * cell, oy, ox + k * cell, oy + view.rows * cell, grid_ink, 1.5, "grid")
+        )
     for k in range(1, view.rows):
-        items.append(_Line(ox, oy + k * cell, ox + view.cols * cell, oy + k * cell, grid_ink, 1.5, "grid"))
+        items.append(
+            _Line(ox, oy + k * cell, ox + view.cols * cell, oy + k * cell, grid_ink, 1.5, "grid")
+        )
     if view.game == "reversi" and view.rows >= 8 and view.rows % 4 == 0:  # the four star points
         q = view.rows // 4
         for r, c in ((q, q), (q, 3 * q), (3 * q, q), (3 * q, 3 * q)):
@@ -405,13 +465,31 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
     last = move_squares(last_move)
     for k, (r, c) in enumerate(last):  # origin square faint, destination strong
         strong = k == len(last) - 1
-        items.append(_Rect(x(c) - 0.5 * cell + 2, y(r) - 0.5 * cell + 2, cell - 4, cell - 4,
-                           "#ffd54f" if strong else "#fff3c4", cls="last-move" if strong else "last-move-from"))
+        items.append(
+            _Rect(
+                x(c) - 0.5 * cell + 2,
+                y(r) - 0.5 * cell + 2,
+                cell - 4,
+                cell - 4,
+                "#ffd54f" if strong else "#fff3c4",
+                cls="last-move" if strong else "last-move-from",
+            )
+        )
     for r in range(view.rows):
         for c in range(view.cols):
             if view.cells[r][c] is not None:
-                items.append(_piece(view, view.cells[r][c], view.owners[r][c], x(c), y(r), cell, nums.get((r, c)),
-                                    flip=flip))
+                items.append(
+                    _piece(
+                        view,
+                        view.cells[r][c],
+                        view.owners[r][c],
+                        x(c),
+                        y(r),
+                        cell,
+                        nums.get((r, c)),
+                        flip=flip,
+                    )
+                )
     if legal and not _is_over(state):
         for mv in legal_moves(state, env):
             sq = move_squares(mv)
@@ -422,8 +500,19 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
         top = 0 if flip else 1
         for player, y0 in ((top, 0.0), (1 - top, oy + view.rows * cell + 0.3 * m)):
             for i, p in enumerate(view.hands[player]):
-                items.append(_piece(view, p, player, ox + (i + 0.35) * 0.7 * cell, y0 + 0.35 * cell, 0.7 * cell,
-                                    None, "hand-piece", flip))
+                items.append(
+                    _piece(
+                        view,
+                        p,
+                        player,
+                        ox + (i + 0.35) * 0.7 * cell,
+                        y0 + 0.35 * cell,
+                        0.7 * cell,
+                        None,
+                        "hand-piece",
+                        flip,
+                    )
+                )
     names = side_names(env)
     if _is_over(state):
         status = "game over"
@@ -441,20 +530,28 @@ def _scene(state: Any, env: Any, history: Sequence[str], last_move: str | None, 
 def _svg_item(it: Any) -> str:
     cls = f' class="{it.cls}"' if getattr(it, "cls", "") else ""
     if isinstance(it, _Rect):
-        return (f'<rect{cls} x="{it.x:.1f}" y="{it.y:.1f}" width="{it.w:.1f}" height="{it.h:.1f}" '
-                f'fill="{it.fill}" stroke="{it.stroke}" stroke-width="{it.width}"/>')
+        return (
+            f'<rect{cls} x="{it.x:.1f}" y="{it.y:.1f}" width="{it.w:.1f}" height="{it.h:.1f}" '
+            f'fill="{it.fill}" stroke="{it.stroke}" stroke-width="{it.width}"/>'
+        )
     if isinstance(it, _Circle):
-        return (f'<circle{cls} cx="{it.cx:.1f}" cy="{it.cy:.1f}" r="{it.r:.1f}" fill="{it.fill}" '
-                f'stroke="{it.stroke}" stroke-width="{it.width:.1f}"/>')
+        return (
+            f'<circle{cls} cx="{it.cx:.1f}" cy="{it.cy:.1f}" r="{it.r:.1f}" fill="{it.fill}" '
+            f'stroke="{it.stroke}" stroke-width="{it.width:.1f}"/>'
+        )
     if isinstance(it, _Line):
-        return (f'<line{cls} x1="{it.x1:.1f}" y1="{it.y1:.1f}" x2="{it.x2:.1f}" y2="{it.y2:.1f}" '
-                f'stroke="{it.stroke}" stroke-width="{it.width:.1f}" stroke-linecap="round"/>')
+        return (
+            f'<line{cls} x1="{it.x1:.1f}" y1="{it.y1:.1f}" x2="{it.x2:.1f}" y2="{it.y2:.1f}" '
+            f'stroke="{it.stroke}" stroke-width="{it.width:.1f}" stroke-linecap="round"/>'
+        )
     if isinstance(it, _Text):
         rot = f' transform="rotate({it.rotate:g} {it.x:.1f} {it.y:.1f})"' if it.rotate else ""
         bold = ' font-weight="bold"' if it.bold else ""
-        return (f'<text{cls} x="{it.x:.1f}" y="{it.y:.1f}" font-size="{it.size:.1f}" fill="{it.fill}"{bold}'
-                f' text-anchor="middle" dominant-baseline="central" font-family="sans-serif"{rot}>'
-                f"{escape(it.s)}</text>")
+        return (
+            f'<text{cls} x="{it.x:.1f}" y="{it.y:.1f}" font-size="{it.size:.1f}" fill="{it.fill}"{bold}'
+            f' text-anchor="middle" dominant-baseline="central" font-family="sans-serif"{rot}>'
+            f"{escape(it.s)}</text>"
+        )
     if isinstance(it, _Group):
         attrs = "".join(f" {k}={quoteattr(v)}" for k, v in it.attrs)
         return f'<g class="{it.cls}"{attrs}>' + "".join(_svg_item(x) for x in it.items) + "</g>"
@@ -480,10 +577,12 @@ def svg(
     """
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
-            f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
-            f"{body}\n</svg>\n")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
+        f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
+        f"{body}\n</svg>\n"
+    )
 
 
 def svg_game(
@@ -501,7 +600,9 @@ def svg_game(
     the last one are drawn, ``columns`` per row, each titled with the move that led to it.
     Each panel is a nested ``<svg class="panel">``."""
     if len(states) != len(moves) + 1:
-        raise ValueError(f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves")
+        raise ValueError(
+            f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves"
+        )
     if every < 1 or columns < 1:
         raise ValueError(f"every and columns must be >= 1, got every={every}, columns={columns}")
     picks = sorted(set(range(0, len(states), every)) | {len(states) - 1})
@@ -513,13 +614,21 @@ def svg_game(
         width, height = max(width, w), max(height, h)
     head = 0.7 * cell
     rows = -(-len(panels) // columns)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
-           f'height="{rows * (height + head):.0f}" viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
-           f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>"]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
+        f'height="{rows * (height + head):.0f}" viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
+        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
+    ]
     for k, (w, h, title, items) in enumerate(panels):
         x, y = (k % columns) * width, (k // columns) * (height + head)
-        out.append(_svg_item(_Text(x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption")))
-        out.append(f'<svg class="panel" x="{x:.1f}" y="{y + head:.1f}" width="{w:.1f}" height="{h:.1f}">')
+        out.append(
+            _svg_item(
+                _Text(x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption")
+            )
+        )
+        out.append(
+            f'<svg class="panel" x="{x:.1f}" y="{y + head:.1f}" width="{w:.1f}" height="{h:.1f}">'
+        )
         out.extend(_svg_item(it) for it in items)
         out.append("</svg>")
     return "\n".join(out) + "\n</svg>\n"
@@ -536,19 +645,49 @@ def _draw_matplotlib(ax: Any, items: Sequence[Any], px: float) -> None:
         if isinstance(it, _Group):
             _draw_matplotlib(ax, it.items, px)
         elif isinstance(it, _Rect):
-            ax.add_patch(patches.Rectangle((it.x, it.y), it.w, it.h, facecolor=it.fill,
-                                           edgecolor=None if it.stroke == "none" else it.stroke,
-                                           linewidth=0 if it.stroke == "none" else it.width * px))
+            ax.add_patch(
+                patches.Rectangle(
+                    (it.x, it.y),
+                    it.w,
+                    it.h,
+                    facecolor=it.fill,
+                    edgecolor=None if it.stroke == "none" else it.stroke,
+                    linewidth=0 if it.stroke == "none" else it.width * px,
+                )
+            )
         elif isinstance(it, _Circle):
-            ax.add_patch(patches.Circle((it.cx, it.cy), it.r, facecolor=it.fill,
-                                        edgecolor=None if it.stroke == "none" else it.stroke,
-                                        linewidth=0 if it.stroke == "none" else it.width * px))
+            ax.add_patch(
+                patches.Circle(
+                    (it.cx, it.cy),
+                    it.r,
+                    facecolor=it.fill,
+                    edgecolor=None if it.stroke == "none" else it.stroke,
+                    linewidth=0 if it.stroke == "none" else it.width * px,
+                )
+            )
         elif isinstance(it, _Line):
-            ax.add_line(Line2D([it.x1, it.x2], [it.y1, it.y2], color=it.stroke, linewidth=it.width * px,
-                               solid_capstyle="round"))
+            ax.add_line(
+                Line2D(
+                    [it.x1, it.x2],
+                    [it.y1, it.y2],
+                    color=it.stroke,
+                    linewidth=it.width * px,
+                    solid_capstyle="round",
+                )
+            )
         elif isinstance(it, _Text):
-            ax.text(it.x, it.y, it.s, fontsize=it.size * px, color=it.fill, rotation=it.rotate,
-                    ha="center", va="center", fontweight="bold" if it.bold else "normal", family="sans-serif")
+            ax.text(
+                it.x,
+                it.y,
+                it.s,
+                fontsize=it.size * px,
+                color=it.fill,
+                rotation=it.rotate,
+                ha="center",
+                va="center",
+                fontweight="bold" if it.bold else "normal",
+                family="sans-serif",
+            )
 
 
 def png(
@@ -576,9 +715,21 @@ def png(
         try:
             import cairosvg  # type: ignore[import-not-found]
         except ImportError:
-            raise RuntimeError("render.png needs matplotlib (pip install matplotlib) or cairosvg") from None
-        data = cairosvg.svg2png(bytestring=svg(state, env, history=history, last_move=last_move, legal=legal,
-                                               numbers=numbers, flip=flip, cell=cell).encode())
+            raise RuntimeError(
+                "render.png needs matplotlib (pip install matplotlib) or cairosvg"
+            ) from None
+        data = cairosvg.svg2png(
+            bytestring=svg(
+                state,
+                env,
+                history=history,
+                last_move=last_move,
+                legal=legal,
+                numbers=numbers,
+                flip=flip,
+                cell=cell,
+            ).encode()
+        )
     else:
         fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
         FigureCanvasAgg(fig)

@@ -65,8 +65,12 @@ class Game:
 
     # -------------------------------------------------------------- helpers
     def key(self):
-        return (tuple(sorted(self.board.items())), tuple(sorted(self.hands[0].items())),
-                tuple(sorted(self.hands[1].items())), self.turn)
+        return (
+            tuple(sorted(self.board.items())),
+            tuple(sorted(self.hands[0].items())),
+            tuple(sorted(self.hands[1].items())),
+            self.turn,
+        )
 
     def sfen(self) -> str:
         rows = []
@@ -100,7 +104,9 @@ class Game:
     @classmethod
     def lion_attacked(cls, board, owner) -> bool:
         lion = next(sq for sq, (o, k) in board.items() if o == owner and k == "L")
-        return any(lion in cls.targets(board, sq, o, k) for sq, (o, k) in board.items() if o != owner)
+        return any(
+            lion in cls.targets(board, sq, o, k) for sq, (o, k) in board.items() if o != owner
+        )
 
     def successors(self):
         """Yield (text, board, hands) for every legal move of the side to move."""
@@ -170,9 +176,12 @@ def perft(game: Game, depth: int) -> int:
     total = 0
     for text in sorted(game.legal_moves()):
         child = Game.__new__(Game)
-        child.__dict__ = {**game.__dict__, "board": dict(game.board),
-                          "hands": [Counter(game.hands[0]), Counter(game.hands[1])],
-                          "seen": Counter(game.seen)}
+        child.__dict__ = {
+            **game.__dict__,
+            "board": dict(game.board),
+            "hands": [Counter(game.hands[0]), Counter(game.hands[1])],
+            "seen": Counter(game.seen),
+        }
         child.play(text)
         total += perft(child, depth - 1)
     return total

@@ -28,7 +28,13 @@ class RefReversi:
 
     def copy(self) -> "RefReversi":
         g = RefReversi.__new__(RefReversi)
-        g.n, g.player, g.passed, g.done, g.rewards = self.n, self.player, self.passed, self.done, self.rewards
+        g.n, g.player, g.passed, g.done, g.rewards = (
+            self.n,
+            self.player,
+            self.passed,
+            self.done,
+            self.rewards,
+        )
         g.board = [row[:] for row in self.board]
         return g
 

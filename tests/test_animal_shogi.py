@@ -17,7 +17,10 @@ import reference_animal_shogi as ref  # noqa: E402
 
 START = "gle/1c1/1C1/ELG b - 1"
 #: TEXT[player][action] move text (pure Python), for fast comparisons
-TEXT = [[A.action_text(a, p) if A.action_parts(a, p)[1] >= 0 else None for a in range(132)] for p in (0, 1)]
+TEXT = [
+    [A.action_text(a, p) if A.action_parts(a, p)[1] >= 0 else None for a in range(132)]
+    for p in (0, 1)
+]
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,11 @@ def test_shapes_dtypes_under_vmap_and_jit_equivalence(env, step):
     keys = jax.random.split(jax.random.PRNGKey(1), 5)
     s = jax.jit(jax.vmap(env.init))(keys)
     assert s.board.shape == (5, 12) and s.board.dtype == jnp.int32
-    assert s.hand.shape == (5, 2, 3) and s.history.shape == (5, 256, 2) and s.history.dtype == jnp.uint32
+    assert (
+        s.hand.shape == (5, 2, 3)
+        and s.history.shape == (5, 256, 2)
+        and s.history.dtype == jnp.uint32
+    )
     assert s.legal_action_mask.shape == (5, 132) and s.legal_action_mask.dtype == jnp.bool_
     assert s.observation.shape == (5, 4, 3, 24) and s.observation.dtype == jnp.float32
     assert s.rewards.shape == (5, 2) and s.rewards.dtype == jnp.float32
@@ -77,7 +84,9 @@ def test_shapes_dtypes_under_vmap_and_jit_equivalence(env, step):
     single = step(env.init(keys[0]), jnp.int32(94))  # vmap(jit) == jit(vmap)
     for a, b in zip(jax.tree_util.tree_leaves(single), jax.tree_util.tree_leaves(batched)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b)[3])
-    out = jax.jit(jax.vmap(lambda st, a, k: jaxgames.step_autoreset(env, st, a, k)))(s, actions, keys)
+    out = jax.jit(jax.vmap(lambda st, a, k: jaxgames.step_autoreset(env, st, a, k)))(
+        s, actions, keys
+    )
     assert out.state.step_count.shape == (5,)
 
 
@@ -297,9 +306,20 @@ def rollout(env, n_games, seed, length):
         key, k = jax.random.split(key)
         a = jaxgames.random_action(k, s.legal_action_mask)
         nxt = jax.vmap(env.step)(s, a)
-        rec = dict(board=s.board, hand=s.hand, player=s.current_player, mask=s.legal_action_mask, action=a,
-                   done=s.terminated | s.truncated, n=s.step_count, term=nxt.terminated, trunc=nxt.truncated,
-                   winner=nxt.winner, rewards=nxt.rewards, reps=nxt.repetitions)
+        rec = dict(
+            board=s.board,
+            hand=s.hand,
+            player=s.current_player,
+            mask=s.legal_action_mask,
+            action=a,
+            done=s.terminated | s.truncated,
+            n=s.step_count,
+            term=nxt.terminated,
+            trunc=nxt.truncated,
+            winner=nxt.winner,
+            rewards=nxt.rewards,
+            reps=nxt.repetitions,
+        )
         return (nxt, key), rec
 
     @jax.jit
@@ -443,16 +463,27 @@ def test_against_pgx():
         a = jaxgames.random_action(k, s.legal_action_mask)
         nxt = jax.vmap(env.step)(s, a)
         pnxt = jax.vmap(penv.step)(ps, perm[a])
-        rec = dict(mask=s.legal_action_mask, pmask=ps.legal_action_mask[:, perm], done=s.terminated | s.truncated,
-                   term=nxt.terminated, trunc=nxt.truncated, winner=nxt.winner, reps=nxt.repetitions,
-                   pterm=pnxt.terminated, prew=pnxt.rewards, pfirst=ps.current_player ^ ps._turn,
-                   prep=pnxt._rep_history[:, 0])
+        rec = dict(
+            mask=s.legal_action_mask,
+            pmask=ps.legal_action_mask[:, perm],
+            done=s.terminated | s.truncated,
+            term=nxt.terminated,
+            trunc=nxt.truncated,
+            winner=nxt.winner,
+            reps=nxt.repetitions,
+            pterm=pnxt.terminated,
+            prew=pnxt.rewards,
+            pfirst=ps.current_player ^ ps._turn,
+            prep=pnxt._rep_history[:, 0],
+        )
         return (nxt, pnxt, key), rec
 
     @jax.jit
     def run(key):
         keys = jax.random.split(key, n_games)
-        return jax.lax.scan(body, (jax.vmap(env.init)(keys), jax.vmap(penv.init)(keys), key), None, length=length)[1]
+        return jax.lax.scan(
+            body, (jax.vmap(env.init)(keys), jax.vmap(penv.init)(keys), key), None, length=length
+        )[1]
 
     tr = jax.tree_util.tree_map(np.asarray, run(jax.random.PRNGKey(7)))
     compared = ended = 0
@@ -460,7 +491,9 @@ def test_against_pgx():
         for t in range(length):
             if tr["done"][t, g]:
                 break
-            np.testing.assert_array_equal(tr["mask"][t, g], tr["pmask"][t, g], err_msg=f"game {g} ply {t}")
+            np.testing.assert_array_equal(
+                tr["mask"][t, g], tr["pmask"][t, g], err_msg=f"game {g} ply {t}"
+            )
             compared += 1
             if tr["reps"][t, g] >= 2 or tr["prep"][t, g] >= 2:
                 break  # pgx's repetition hash misses some repeats: stop at a claimed draw
@@ -468,7 +501,9 @@ def test_against_pgx():
             prew = tr["prew"][t, g][[first, 1 - first]]
             if tr["term"][t, g]:
                 assert tr["pterm"][t, g]
-                np.testing.assert_array_equal(prew, [1.0, -1.0] if tr["winner"][t, g] == 0 else [-1.0, 1.0])
+                np.testing.assert_array_equal(
+                    prew, [1.0, -1.0] if tr["winner"][t, g] == 0 else [-1.0, 1.0]
+                )
                 ended += 1
             elif tr["trunc"][t, g]:
                 assert tr["pterm"][t, g] and not prew.any()  # pgx: terminated draw at 256

@@ -26,7 +26,9 @@ def random_rollout(env, key, batch, steps):
     def body(carry, _):
         state, key = carry
         key, k_act, k_reset = jax.random.split(key, 3)
-        action = jax.vmap(jaxgames.random_action)(jax.random.split(k_act, batch), state.legal_action_mask)
+        action = jax.vmap(jaxgames.random_action)(
+            jax.random.split(k_act, batch), state.legal_action_mask
+        )
         out = jax.vmap(jaxgames.step_autoreset, in_axes=(None, 0, 0, 0))(
             env, state, action, jax.random.split(k_reset, batch)
         )
@@ -42,7 +44,10 @@ def test_fields_shapes_and_dtypes_under_vmap(name, opts):
     state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 5))
     assert isinstance(state, GameState)
     assert state.current_player.shape == (5,) and state.current_player.dtype == jnp.int32
-    assert state.legal_action_mask.shape == (5, env.num_actions) and state.legal_action_mask.dtype == jnp.bool_
+    assert (
+        state.legal_action_mask.shape == (5, env.num_actions)
+        and state.legal_action_mask.dtype == jnp.bool_
+    )
     assert state.rewards.shape == (5, 2) and state.rewards.dtype == jnp.float32
     assert state.terminated.shape == (5,) and state.terminated.dtype == jnp.bool_
     assert state.truncated.shape == (5,) and state.truncated.dtype == jnp.bool_
@@ -71,8 +76,10 @@ def test_jit_matches_eager_and_rewards_are_zero_sum(name, opts):
     for t in (0, 7, 23):
         s = jax.tree_util.tree_map(lambda x: x[t, 3], states)
         eager = env.step(s, actions[t, 3])
-        jitted = jax.tree_util.tree_map(lambda x: x[3], jax.vmap(jax.jit(env.step))(
-            jax.tree_util.tree_map(lambda x: x[t], states), actions[t]))
+        jitted = jax.tree_util.tree_map(
+            lambda x: x[3],
+            jax.vmap(jax.jit(env.step))(jax.tree_util.tree_map(lambda x: x[t], states), actions[t]),
+        )
         for a, b in zip(jax.tree_util.tree_leaves(eager), jax.tree_util.tree_leaves(jitted)):
             np.testing.assert_array_equal(a, b)
 
@@ -120,7 +127,9 @@ def test_text_round_trip_along_random_games(name, opts):
 @pytest.mark.parametrize("name,opts", CASES)
 def test_autoreset_keeps_final_rewards_and_restarts(name, opts):
     env = jaxgames.make(name, **opts)
-    _, (states, _, outs) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(env, jax.random.PRNGKey(3), 16, 60)
+    _, (states, _, outs) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(
+        env, jax.random.PRNGKey(3), 16, 60
+    )
     done = np.asarray(outs.terminated | outs.truncated)
     if not done.any():
         pytest.skip("no game finished in 60 random plies")
@@ -129,7 +138,7 @@ def test_autoreset_keeps_final_rewards_and_restarts(name, opts):
     restarted = jax.tree_util.tree_map(lambda x: x[t, b], outs.state)
     assert env.to_text(restarted) == env.to_text(start)
     assert not bool(restarted.terminated)
-    decisive = (np.abs(np.asarray(outs.rewards)).sum(-1) > 0)
+    decisive = np.abs(np.asarray(outs.rewards)).sum(-1) > 0
     assert set(np.flatnonzero(decisive.ravel())) <= set(np.flatnonzero(done.ravel()))
 
 

@@ -1,7 +1,6 @@
 """Arena: Wilson intervals, known random-play rates, colour symmetry, openings."""
 
 import jax
-import numpy as np
 import pytest
 
 from jaxgames.evaluation.arena import Record, arena, wilson_interval
@@ -10,7 +9,12 @@ from jaxgames.evaluation.opponents import make_opponent
 
 @pytest.mark.parametrize(
     "k, n, low, high",
-    [(0, 10, 0.0, 0.2775), (5, 10, 0.2366, 0.7634), (10, 10, 0.7225, 1.0), (81, 263, 0.2553, 0.3662)],
+    [
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (10, 10, 0.7225, 1.0),
+        (81, 263, 0.2553, 0.3662),
+    ],
 )
 def test_wilson_known_values(k, n, low, high):
     lo, hi = wilson_interval(k, n)

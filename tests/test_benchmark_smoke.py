@@ -10,7 +10,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def load_benchmark():
-    spec = importlib.util.spec_from_file_location("benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py"))
+    spec = importlib.util.spec_from_file_location(
+        "benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -19,12 +21,30 @@ def load_benchmark():
 def test_benchmark_main_tiny(tmp_path):
     bench = load_benchmark()
     out = tmp_path / "throughput"
-    rows = bench.main(["--games", "reversi:4", "tic_tac_toe", "no_such_game", "--batch-sizes", "2",
-                       "--steps", "3", "--out", str(out), "--no-pgx"])
-    assert {(r["game"], r["impl"]) for r in rows} == {("reversi4x4", "jaxgames"), ("tic_tac_toe", "jaxgames")}
+    rows = bench.main(
+        [
+            "--games",
+            "reversi:4",
+            "tic_tac_toe",
+            "no_such_game",
+            "--batch-sizes",
+            "2",
+            "--steps",
+            "3",
+            "--out",
+            str(out),
+            "--no-pgx",
+        ]
+    )
+    assert {(r["game"], r["impl"]) for r in rows} == {
+        ("reversi4x4", "jaxgames"),
+        ("tic_tac_toe", "jaxgames"),
+    }
     with open(out / "throughput.csv") as f:
         table = list(csv.DictReader(f))
-    assert len(table) == 2 and all(float(r["steps_per_s"]) > 0 and float(r["compile_s"]) > 0 for r in table)
+    assert len(table) == 2 and all(
+        float(r["steps_per_s"]) > 0 and float(r["compile_s"]) > 0 for r in table
+    )
     assert (out / "throughput.png").exists() and (out / "throughput.pdf").exists()
 
 

@@ -7,12 +7,32 @@ import sys
 
 from jaxgames import cli
 
-TINY = ["--total-steps=128", "--num-envs=8", "--num-steps=4", "--num-minibatches=2", "--update-epochs=1",
-        "--updates-per-chunk=2", "--eval-games=4", "--net.hidden=8", "--net.layers=1", "--no-progress"]
+TINY = [
+    "--total-steps=128",
+    "--num-envs=8",
+    "--num-steps=4",
+    "--num-minibatches=2",
+    "--update-epochs=1",
+    "--updates-per-chunk=2",
+    "--eval-games=4",
+    "--net.hidden=8",
+    "--net.layers=1",
+    "--no-progress",
+]
 
 
 def test_train_ppo_then_resume_then_clash(tmp_path, capsys):
-    args = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "3", "--runs-dir", str(tmp_path), *TINY]
+    args = [
+        "train",
+        "ppo",
+        "--game",
+        "tic_tac_toe",
+        "--seed",
+        "3",
+        "--runs-dir",
+        str(tmp_path),
+        *TINY,
+    ]
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     run_dir = os.path.join(str(tmp_path), "tic_tac_toe-ppo-seed3")
@@ -43,15 +63,33 @@ def test_bad_values_and_unknown_fields(tmp_path, capsys):
 def test_module_entry_point_help():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": root}
-    out = subprocess.run([sys.executable, "-m", "jaxgames.cli", "train", "ppo", "--help"], capture_output=True,
-                         text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxgames.cli", "train", "ppo", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0 and "--quick" in out.stdout and "--total-steps" in out.stdout
 
 
 def test_eval_command(capsys, tmp_path):
     out = tmp_path / "r.json"
-    code = cli.main(["eval", "--game", "tic_tac_toe", "--a", "perfect", "--b", "random", "--games", "200",
-                     "--json", str(out)])
+    code = cli.main(
+        [
+            "eval",
+            "--game",
+            "tic_tac_toe",
+            "--a",
+            "perfect",
+            "--b",
+            "random",
+            "--games",
+            "200",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "A as first" in text and "loss 0.0%" in text

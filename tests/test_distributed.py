@@ -26,7 +26,9 @@ def _leaves_equal(a, b) -> bool:
     import numpy as np
 
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    return len(la) == len(lb) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(
+        np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb)
+    )
 
 
 def _is_split(x, n: int) -> bool:
@@ -50,9 +52,12 @@ def check_rollout(game: str, options: dict) -> None:
         def ply(carry, k):
             s = carry
             k_act, k_reset = jax.random.split(k)
-            act = jax.vmap(jaxgames.random_action)(jax.random.split(k_act, batch), s.legal_action_mask)
+            act = jax.vmap(jaxgames.random_action)(
+                jax.random.split(k_act, batch), s.legal_action_mask
+            )
             out = jax.vmap(lambda st, a, kk: jaxgames.step_autoreset(env, st, a, kk))(
-                s, act, jax.random.split(k_reset, batch))
+                s, act, jax.random.split(k_reset, batch)
+            )
             return out.state, (act, out.rewards, out.terminated, batch_observation(s))
 
         return jax.lax.scan(ply, states, jax.random.split(key, plies))
@@ -66,8 +71,13 @@ def check_rollout(game: str, options: dict) -> None:
     sharded_states = distributed.shard_batch(states, mesh)
     assert _is_split(sharded_states.current_player, N_DEV)
     # one process: the multi-host constructor gives the same global arrays, split the same way
-    assert _leaves_equal(distributed.host_local_to_global(jax.device_get(states), mesh), sharded_states)
-    assert distributed.host_local_to_global(states, mesh).current_player.sharding == sharded_states.current_player.sharding
+    assert _leaves_equal(
+        distributed.host_local_to_global(jax.device_get(states), mesh), sharded_states
+    )
+    assert (
+        distributed.host_local_to_global(states, mesh).current_player.sharding
+        == sharded_states.current_player.sharding
+    )
     sharded = jax.jit(play)(sharded_states, k_play)
     final, (act, rewards, term, obs) = sharded
     assert _is_split(final.current_player, N_DEV), final.current_player.sharding
@@ -84,8 +94,15 @@ def check_ppo_update() -> None:
     from jaxgames.agents import ppo
 
     cfg = ppo.default_config(
-        "tic_tac_toe", num_envs=8, num_steps=4, num_minibatches=2, update_epochs=2, updates_per_chunk=1,
-        total_steps=32, net={"hidden": 16, "layers": 1}, eval_games=0,
+        "tic_tac_toe",
+        num_envs=8,
+        num_steps=4,
+        num_minibatches=2,
+        update_epochs=2,
+        updates_per_chunk=1,
+        total_steps=32,
+        net={"hidden": 16, "layers": 1},
+        eval_games=0,
     )
     algo = ppo.make_algorithm(cfg)
     key = jax.random.PRNGKey(3)
@@ -104,10 +121,15 @@ def check_ppo_update() -> None:
     # the rollout uses the same (initial) parameters: the same games, bit for bit
     assert _leaves_equal(a1.env_state, b1.env_state), "games differ"
     assert _leaves_equal(a1.key, b1.key)
-    moved = max(float(np.abs(np.asarray(x) - np.asarray(y)).max())
-                for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params)))
+    moved = max(
+        float(np.abs(np.asarray(x) - np.asarray(y)).max())
+        for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params))
+    )
     assert moved > 1e-4, "the update did not change the parameters"
-    for x, y in zip(jax.tree_util.tree_leaves((a1.params, a1.opt_state)), jax.tree_util.tree_leaves((b1.params, b1.opt_state))):
+    for x, y in zip(
+        jax.tree_util.tree_leaves((a1.params, a1.opt_state)),
+        jax.tree_util.tree_leaves((b1.params, b1.opt_state)),
+    ):
         np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-5, atol=1e-6)
     for k in am:
         np.testing.assert_allclose(bm[k], am[k], rtol=1e-4, atol=1e-6, err_msg=k)
@@ -122,8 +144,17 @@ def check_dqn_update() -> None:
     from jaxgames.agents import dqn
 
     cfg = dqn.default_config(
-        "tic_tac_toe", num_envs=8, rollout_steps=4, gradient_steps=2, batch_size=8, buffer_size=64,
-        learning_starts=0, n_step=2, updates_per_chunk=3, total_steps=96, net={"hidden": 16, "layers": 1},
+        "tic_tac_toe",
+        num_envs=8,
+        rollout_steps=4,
+        gradient_steps=2,
+        batch_size=8,
+        buffer_size=64,
+        learning_starts=0,
+        n_step=2,
+        updates_per_chunk=3,
+        total_steps=96,
+        net={"hidden": 16, "layers": 1},
         eval_games=0,
     )
     algo = dqn.make_algorithm(cfg)
@@ -137,8 +168,10 @@ def check_dqn_update() -> None:
             assert _is_split(s1.env_state.current_player, N_DEV)
     (a0, a1), (b0, b1) = results[1], results[N_DEV]
     assert _leaves_equal(a0, b0), "initial states differ"
-    moved = max(float(np.abs(np.asarray(x) - np.asarray(y)).max())
-                for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params)))
+    moved = max(
+        float(np.abs(np.asarray(x) - np.asarray(y)).max())
+        for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params))
+    )
     assert moved > 1e-5, "no gradient step happened"
     for x, y in zip(jax.tree_util.tree_leaves(a1.params), jax.tree_util.tree_leaves(b1.params)):
         np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4, atol=1e-5)
@@ -152,22 +185,38 @@ def check_driver_resume_other_device_count(tmp: str) -> None:
     from jaxgames.training.driver import run_training
 
     cfg = ppo.default_config(
-        "tic_tac_toe", num_envs=8, num_steps=4, num_minibatches=2, update_epochs=1, updates_per_chunk=1,
-        total_steps=64, net={"hidden": 16, "layers": 1}, eval_games=0,
+        "tic_tac_toe",
+        num_envs=8,
+        num_steps=4,
+        num_minibatches=2,
+        update_epochs=1,
+        updates_per_chunk=1,
+        total_steps=64,
+        net={"hidden": 16, "layers": 1},
+        eval_games=0,
     )
     run = os.path.join(tmp, "run")
-    first = run_training("ppo", cfg, run, progress=False, max_chunks=1, devices=N_DEV, echo=lambda s: None)
+    first = run_training(
+        "ppo", cfg, run, progress=False, max_chunks=1, devices=N_DEV, echo=lambda s: None
+    )
     assert first.chunks_run == 1 and not first.completed
     assert _is_split(first.state.env_state.current_player, N_DEV)
     rest = run_training("ppo", cfg, run, progress=False, devices=2, echo=lambda s: None)
     assert rest.completed and rest.chunks_run == 1
     assert len(rest.state.env_state.current_player.sharding.device_set) == 2
     try:
-        run_training("ppo", cfg.override({"num_envs": 6, "num_minibatches": 1}), os.path.join(tmp, "bad"),
-                     progress=False, devices=N_DEV)
+        run_training(
+            "ppo",
+            cfg.override({"num_envs": 6, "num_minibatches": 1}),
+            os.path.join(tmp, "bad"),
+            progress=False,
+            devices=N_DEV,
+        )
     except ValueError as e:
         assert "multiple of the number of devices" in str(e), e
-        assert not os.path.exists(os.path.join(tmp, "bad")), "a rejected run left a directory behind"
+        assert not os.path.exists(os.path.join(tmp, "bad")), (
+            "a rejected run left a directory behind"
+        )
     else:
         raise AssertionError("num_envs=6 on 4 devices was accepted")
     del jax
@@ -189,7 +238,10 @@ def child(tmp: str) -> None:
             fn()
             print(json.dumps({"check": name, "ok": True}), flush=True)
         except Exception:  # noqa: BLE001 - reported to the parent
-            print(json.dumps({"check": name, "ok": False, "error": traceback.format_exc()[-3000:]}), flush=True)
+            print(
+                json.dumps({"check": name, "ok": False, "error": traceback.format_exc()[-3000:]}),
+                flush=True,
+            )
 
 
 # ----------------------------------------------------------------------------- parent side
@@ -197,22 +249,34 @@ def child(tmp: str) -> None:
 def child_results(tmp_path_factory):
     tmp = str(tmp_path_factory.mktemp("distributed"))
     env = dict(os.environ)
-    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={N_DEV}").strip()
+    env["XLA_FLAGS"] = (
+        env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={N_DEV}"
+    ).strip()
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), tmp], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), tmp],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     results = {}
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
             r = json.loads(line)
             results[r["check"]] = r
     if not results:
-        pytest.fail(f"the {N_DEV}-device child failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}")
+        pytest.fail(
+            f"the {N_DEV}-device child failed (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
+        )
     return results
 
 
-@pytest.mark.parametrize("check", ["rollout_tic_tac_toe", "rollout_reversi", "ppo_update", "dqn_update", "driver_resume"])
+@pytest.mark.parametrize(
+    "check", ["rollout_tic_tac_toe", "rollout_reversi", "ppo_update", "dqn_update", "driver_resume"]
+)
 def test_sharded_matches_single_device(child_results, check):
     r = child_results.get(check)
     assert r is not None, f"check {check} did not run (child crashed?)"
@@ -220,9 +284,9 @@ def test_sharded_matches_single_device(child_results, check):
 
 
 def test_resolve_devices_errors():
-    from jaxgames import distributed
-
     import jax
+
+    from jaxgames import distributed
 
     assert len(distributed.resolve_devices()) == len(jax.devices())
     assert len(distributed.resolve_devices("all")) == len(jax.devices())
@@ -239,12 +303,20 @@ def test_partition_specs():
 
     from jaxgames import distributed
 
-    state = {"params": {"w": jnp.zeros((8, 3))}, "env_state": {"board": jnp.zeros((8, 9)), "n": jnp.int32(0)},
-             "buffer": {"data": jnp.zeros((5, 8, 2)), "count": jnp.int32(0)}}
+    state = {
+        "params": {"w": jnp.zeros((8, 3))},
+        "env_state": {"board": jnp.zeros((8, 9)), "n": jnp.int32(0)},
+        "buffer": {"data": jnp.zeros((5, 8, 2)), "count": jnp.int32(0)},
+    }
     assert distributed.default_partition(state) == {
-        "params": {"w": P()}, "env_state": {"board": P("data"), "n": P()}, "buffer": {"data": P(), "count": P()}}
+        "params": {"w": P()},
+        "env_state": {"board": P("data"), "n": P()},
+        "buffer": {"data": P(), "count": P()},
+    }
     custom = distributed.partition_by_field(env_state=0, buffer=1)(state)
-    assert custom["buffer"] == {"data": P(None, "data"), "count": P()} and custom["params"]["w"] == P()
+    assert (
+        custom["buffer"] == {"data": P(None, "data"), "count": P()} and custom["params"]["w"] == P()
+    )
     mesh = distributed.make_mesh(1)
     sh = distributed.state_shardings(mesh, state)
     assert sh["env_state"]["board"].spec == P("data") and sh["params"]["w"].spec == P()
@@ -253,10 +325,15 @@ def test_partition_specs():
 def test_benchmark_scaling_efficiency():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py"))
+    spec = importlib.util.spec_from_file_location(
+        "benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py")
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    rows = [dict(game="g", impl="jaxgames", batch=64, devices=n, steps_per_s=v) for n, v in ((1, 100.0), (2, 150.0), (4, 400.0))]
+    rows = [
+        dict(game="g", impl="jaxgames", batch=64, devices=n, steps_per_s=v)
+        for n, v in ((1, 100.0), (2, 150.0), (4, 400.0))
+    ]
     eff = {r["devices"]: (r["speedup"], r["efficiency"]) for r in bench.scaling_rows(rows)}
     assert eff == {1: (1.0, 1.0), 2: (1.5, 0.75), 4: (4.0, 1.0)}
 

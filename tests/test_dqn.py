@@ -22,23 +22,29 @@ def test_nstep_return_hand_computed():
     r = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
     d = jnp.array([0, 0, 1, 0, 0, 0], bool)
     s = jnp.array([-1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
-    windows = lambda x, t, n: x[t:t + n]
+    windows = lambda x, t, n: x[t : t + n]
     expect = {  # (start, n): (R, c)
-        (0, 3): (g * g * 1.0, 0.0),   # X's move: X's own win two plies later
-        (1, 2): (-g, 0.0),            # O's last move gets the loss paid on X's step
-        (1, 1): (0.0, -g),            # n = 1: bootstrap from X's state, sign flipped
-        (2, 3): (1.0, 0.0),           # the winning move; the next game is cut off
-        (3, 3): (0.0, -g**3),         # three plies of the new game, odd number of sign flips
-        (0, 2): (0.0, g * g),         # X to move again after two plies
+        (0, 3): (g * g * 1.0, 0.0),  # X's move: X's own win two plies later
+        (1, 2): (-g, 0.0),  # O's last move gets the loss paid on X's step
+        (1, 1): (0.0, -g),  # n = 1: bootstrap from X's state, sign flipped
+        (2, 3): (1.0, 0.0),  # the winning move; the next game is cut off
+        (3, 3): (0.0, -(g**3)),  # three plies of the new game, odd number of sign flips
+        (0, 2): (0.0, g * g),  # X to move again after two plies
     }
     for (t, n), (R, c) in expect.items():
         ret, disc = dqn.nstep_return(windows(r, t, n), windows(d, t, n), windows(s, t, n), g)
-        np.testing.assert_allclose([float(ret), float(disc)], [R, c], atol=1e-6, err_msg=f"start {t}, n {n}")
+        np.testing.assert_allclose(
+            [float(ret), float(disc)], [R, c], atol=1e-6, err_msg=f"start {t}, n {n}"
+        )
     # a pass (the same player moves twice): A, A again, then B ends the game losing (r=-1 for B)
-    ret, disc = dqn.nstep_return(jnp.array([0.0, 0.0, -1.0]), jnp.array([0, 0, 1], bool), jnp.array([1.0, -1.0, 1.0]), g)
+    ret, disc = dqn.nstep_return(
+        jnp.array([0.0, 0.0, -1.0]), jnp.array([0, 0, 1], bool), jnp.array([1.0, -1.0, 1.0]), g
+    )
     np.testing.assert_allclose([float(ret), float(disc)], [g * g * 1.0, 0.0], atol=1e-6)
     # batched windows
-    ret, disc = dqn.nstep_return(jnp.stack([r[:3], r[1:4]]), jnp.stack([d[:3], d[1:4]]), jnp.stack([s[:3], s[1:4]]), g)
+    ret, disc = dqn.nstep_return(
+        jnp.stack([r[:3], r[1:4]]), jnp.stack([d[:3], d[1:4]]), jnp.stack([s[:3], s[1:4]]), g
+    )
     np.testing.assert_allclose(np.asarray(ret), [g * g, -g], atol=1e-6)
 
 
@@ -53,34 +59,50 @@ def test_targets_from_a_real_game_through_the_buffer():
     buf = make_trajectory_buffer(capacity=16, num_envs=1)
     key = jax.random.PRNGKey(0)
     state = jax.vmap(env.init)(key[None])
-    bstate = buf.init(jax.tree_util.tree_map(lambda x: x[0], dqn.record_plies(games, state, jnp.zeros(1, jnp.int32), key)[1]))
+    bstate = buf.init(
+        jax.tree_util.tree_map(
+            lambda x: x[0], dqn.record_plies(games, state, jnp.zeros(1, jnp.int32), key)[1]
+        )
+    )
     states = []
     for i, a in enumerate(actions):
         states.append(state)
-        state, trans, _ = dqn.record_plies(games, state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i))
+        state, trans, _ = dqn.record_plies(
+            games, state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i)
+        )
         bstate = buf.add(bstate, trans)
     np.testing.assert_array_equal(np.asarray(bstate.data.reward[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])
     np.testing.assert_array_equal(np.asarray(bstate.data.done[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])
 
     def batch(t, n):
-        return dqn.nstep_batch(buf, bstate, jnp.arange(t, t + n + 1)[None], jnp.zeros(1, jnp.int32), g)
+        return dqn.nstep_batch(
+            buf, bstate, jnp.arange(t, t + n + 1)[None], jnp.zeros(1, jnp.int32), g
+        )
 
     cases = {  # (start, n): (R, c)
-        (3, 2): (-g, 0.0),       # O's last move (b2): the loss arrives through X's winning step
-        (3, 1): (0.0, -g),       # ... or, with n = 1, by bootstrapping from X's winning position
-        (2, 3): (g * g, 0.0),    # X's b1 leads to X's own win
-        (0, 2): (0.0, g * g),    # X, O, then X to move: bootstrap with +g^2
+        (3, 2): (-g, 0.0),  # O's last move (b2): the loss arrives through X's winning step
+        (3, 1): (0.0, -g),  # ... or, with n = 1, by bootstrapping from X's winning position
+        (2, 3): (g * g, 0.0),  # X's b1 leads to X's own win
+        (0, 2): (0.0, g * g),  # X, O, then X to move: bootstrap with +g^2
         (1, 3): (0.0, -(g**3)),  # O's a2 ... three plies later X moves (negated)
-        (4, 3): (1.0, 0.0),      # the winning move itself
-        (5, 2): (0.0, g * g),    # the next game
+        (4, 3): (1.0, 0.0),  # the winning move itself
+        (5, 2): (0.0, g * g),  # the next game
     }
     for (t, n), (R, c) in cases.items():
         b = batch(t, n)
-        np.testing.assert_allclose([float(b.ret[0]), float(b.discount[0])], [R, c], atol=1e-6, err_msg=f"start {t}, n {n}")
+        np.testing.assert_allclose(
+            [float(b.ret[0]), float(b.discount[0])], [R, c], atol=1e-6, err_msg=f"start {t}, n {n}"
+        )
         assert int(b.action[0]) == actions[t]
-        np.testing.assert_array_equal(np.asarray(b.obs[0]), np.asarray(batch_observation(states[t])[0]))
-        np.testing.assert_array_equal(np.asarray(b.next_mask[0]), np.asarray(states[t + n].legal_action_mask[0]))
-        np.testing.assert_array_equal(np.asarray(b.next_obs[0]), np.asarray(batch_observation(states[t + n])[0]))
+        np.testing.assert_array_equal(
+            np.asarray(b.obs[0]), np.asarray(batch_observation(states[t])[0])
+        )
+        np.testing.assert_array_equal(
+            np.asarray(b.next_mask[0]), np.asarray(states[t + n].legal_action_mask[0])
+        )
+        np.testing.assert_array_equal(
+            np.asarray(b.next_obs[0]), np.asarray(batch_observation(states[t + n])[0])
+        )
     # the bootstrap: y = R + c * Q_target(s', a*) with a* the LEGAL argmax of the selector
     b = batch(3, 1)  # s' = X to move with a2, b1 taken by ... (legal: not 0, 1, 3, 4)
     q_sel = jnp.zeros((1, 9)).at[0, 0].set(9.0).at[0, 2].set(1.0)  # illegal square 0 is the largest
@@ -93,17 +115,23 @@ def test_targets_from_a_real_game_through_the_buffer():
 def test_epsilon_greedy_only_legal_moves(key):
     k_mask, k_q, k_act = jax.random.split(key, 3)
     mask = jax.random.bernoulli(k_mask, 0.3, (512, 9)).at[:, 4].set(False)
-    mask = mask.at[jnp.arange(512), jax.random.randint(k_q, (512,), 0, 9) % 4].set(True)  # >= 1 legal
+    mask = mask.at[jnp.arange(512), jax.random.randint(k_q, (512,), 0, 9) % 4].set(
+        True
+    )  # >= 1 legal
     q = jax.random.normal(k_q, (512, 9)) + jnp.where(mask, 0.0, 100.0)  # illegal moves look best
     for eps in (0.0, 0.3, 1.0):
         for k in jax.random.split(k_act, 4):
             a = dqn.epsilon_greedy(k, q, mask, jnp.float32(eps))
             assert bool(jnp.all(jnp.take_along_axis(mask, a[:, None], 1))), eps
     greedy = dqn.epsilon_greedy(k_act, q, mask, jnp.float32(0.0))
-    np.testing.assert_array_equal(np.asarray(greedy), np.asarray(jnp.argmax(jnp.where(mask, q, -1e9), -1)))
+    np.testing.assert_array_equal(
+        np.asarray(greedy), np.asarray(jnp.argmax(jnp.where(mask, q, -1e9), -1))
+    )
     # epsilon = 1: uniform over the legal moves of one state
     one = jnp.zeros(9, bool).at[jnp.array([1, 5, 7])].set(True)
-    a = jax.vmap(lambda k: dqn.epsilon_greedy(k, q[0], one, jnp.float32(1.0)))(jax.random.split(key, 3000))
+    a = jax.vmap(lambda k: dqn.epsilon_greedy(k, q[0], one, jnp.float32(1.0)))(
+        jax.random.split(key, 3000)
+    )
     counts = np.bincount(np.asarray(a), minlength=9)
     assert counts[[1, 5, 7]].min() > 850 and counts.sum() == counts[[1, 5, 7]].sum()
 
@@ -111,7 +139,11 @@ def test_epsilon_greedy_only_legal_moves(key):
 def test_epsilon_schedule():
     cfg = dqn.DQNConfig(eps_start=1.0, eps_end=0.1, eps_decay=5000, eps_unit="games")
     at = lambda g, s=0: float(dqn.epsilon_at(cfg, jnp.int32(g), jnp.int32(s)))
-    assert at(0) == pytest.approx(1.0) and at(2500, 10**6) == pytest.approx(0.55) and at(5000) == pytest.approx(0.1)
+    assert (
+        at(0) == pytest.approx(1.0)
+        and at(2500, 10**6) == pytest.approx(0.55)
+        and at(5000) == pytest.approx(0.1)
+    )
     assert at(10**6) == pytest.approx(0.1)
     cfg = dqn.DQNConfig(eps_start=0.5, eps_end=0.0, eps_decay=100, eps_unit="steps")
     assert float(dqn.epsilon_at(cfg, jnp.int32(10**6), jnp.int32(50))) == pytest.approx(0.25)
@@ -135,13 +167,26 @@ def test_config_errors():
 
 
 # ---------------------------------------------------------------------------- driver
-TINY = ["--network=mlp", "--net.hidden=16", "--net.layers=1", "--num-envs=8", "--batch-size=16", "--buffer-size=256",
-        "--learning-starts=32", "--n-step=3", "--target-period=4", "--updates-per-chunk=6", "--eval-games=0",
-        "--eps-decay=20"]
+TINY = [
+    "--network=mlp",
+    "--net.hidden=16",
+    "--net.layers=1",
+    "--num-envs=8",
+    "--batch-size=16",
+    "--buffer-size=256",
+    "--learning-starts=32",
+    "--n-step=3",
+    "--target-period=4",
+    "--updates-per-chunk=6",
+    "--eval-games=0",
+    "--eps-decay=20",
+]
 
 
 def tiny_config():
-    return dqn.default_config("tic_tac_toe").override(TINY + ["--total-steps=144"])  # 3 chunks of 48 steps
+    return dqn.default_config("tic_tac_toe").override(
+        TINY + ["--total-steps=144"]
+    )  # 3 chunks of 48 steps
 
 
 @pytest.fixture(scope="module")
@@ -150,8 +195,22 @@ def cli_run(tmp_path_factory):
     from jaxgames.cli import main
 
     runs = tmp_path_factory.mktemp("runs")
-    code = main(["train", "dqn", "--game", "tic_tac_toe", "--total-steps", "144", "--run-name", "full",
-                 "--runs-dir", str(runs), "--no-progress", *TINY])
+    code = main(
+        [
+            "train",
+            "dqn",
+            "--game",
+            "tic_tac_toe",
+            "--total-steps",
+            "144",
+            "--run-name",
+            "full",
+            "--runs-dir",
+            str(runs),
+            "--no-progress",
+            *TINY,
+        ]
+    )
     assert code == 0
     return os.path.join(runs, "full")
 
@@ -176,7 +235,9 @@ def test_resume_is_bit_exact(cli_run, tmp_path):
     finally:
         store.close()
     assert chunk == 3
-    for a, b in zip(jax.tree_util.tree_leaves(second.state), jax.tree_util.tree_leaves(full), strict=True):
+    for a, b in zip(
+        jax.tree_util.tree_leaves(second.state), jax.tree_util.tree_leaves(full), strict=True
+    ):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert load_agent(cli_run).chunk == 3
     # the runs learned something (gradient steps happened) and the buffer is part of the state
@@ -195,4 +256,6 @@ def test_dqn_run_loads_through_load_policy(cli_run, key):
     q, _ = policy.agent.apply(policy.params, state.observation)
     legal = state.legal_action_mask
     assert int(policy(key, state)) == int(jnp.argmax(jnp.where(legal, q, -jnp.inf)))
-    np.testing.assert_allclose(float(policy.value(state)), float(jnp.max(jnp.where(legal, q, -jnp.inf))), rtol=1e-6)
+    np.testing.assert_allclose(
+        float(policy.value(state)), float(jnp.max(jnp.where(legal, q, -jnp.inf))), rtol=1e-6
+    )

@@ -17,18 +17,33 @@ from jaxgames.training.checkpoint import CheckpointError
 from jaxgames.training.driver import run_training
 
 # batch 8 x 4 = 32 plies, 2 updates per chunk, 256 steps -> 4 chunks
-CFG = ppo.PPOConfig(game="tic_tac_toe", network="mlp", net={"hidden": 16, "layers": 1}, num_envs=8, num_steps=4,
-                    num_minibatches=2, update_epochs=2, updates_per_chunk=2, total_steps=256, eval_games=8,
-                    keep_checkpoints=2)
+CFG = ppo.PPOConfig(
+    game="tic_tac_toe",
+    network="mlp",
+    net={"hidden": 16, "layers": 1},
+    num_envs=8,
+    num_steps=4,
+    num_minibatches=2,
+    update_epochs=2,
+    updates_per_chunk=2,
+    total_steps=256,
+    eval_games=8,
+    keep_checkpoints=2,
+)
 
 
 def leaves_equal(a, b):
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    return len(la) == len(lb) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(
+        np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb)
+    )
 
 
 def strip_times(records):
-    return [{k: v for k, v in r.items() if k not in ("time", "chunk_seconds", "steps_per_sec")} for r in records]
+    return [
+        {k: v for k, v in r.items() if k not in ("time", "chunk_seconds", "steps_per_sec")}
+        for r in records
+    ]
 
 
 def corrupt(step_dir):
@@ -60,7 +75,10 @@ def test_run_outputs(full_run):
         assert abs(total - 1.0) < 1e-6
     assert os.path.exists(os.path.join(run_dir, "metrics.csv"))
     assert os.path.exists(os.path.join(run_dir, "learning_curve.png"))
-    assert sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == ["3", "4"]  # keep_checkpoints=2
+    assert sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == [
+        "3",
+        "4",
+    ]  # keep_checkpoints=2
 
 
 def test_interrupted_run_resumes_bit_exactly(full_run, tmp_path):
@@ -161,20 +179,30 @@ def first_legal(key, state):
 def test_evaluate_vs_counts_each_side():
     env = jaxgames.make("tic_tac_toe")
     # X: 0, 2, 4, 6 / O: 1, 3, 5 -> X completes the 2-4-6 diagonal on ply 7, every game
-    rates = jax.jit(lambda k: evaluate_vs(env, first_legal, first_legal, k, 3))(jax.random.PRNGKey(0))
+    rates = jax.jit(lambda k: evaluate_vs(env, first_legal, first_legal, k, 3))(
+        jax.random.PRNGKey(0)
+    )
     assert float(rates["win_first"]) == 1.0 and float(rates["loss_second"]) == 1.0
-    rates = jax.jit(lambda k: evaluate_vs(env, random_policy, random_policy, k, 1000))(jax.random.PRNGKey(1))
+    rates = jax.jit(lambda k: evaluate_vs(env, random_policy, random_policy, k, 1000))(
+        jax.random.PRNGKey(1)
+    )
     # random vs random tic-tac-toe: X wins ~58.5%, O ~28.8%, draws ~12.7%
-    assert abs(float(rates["win_first"]) - 0.585) < 0.05 and abs(float(rates["win_second"]) - 0.288) < 0.05
+    assert (
+        abs(float(rates["win_first"]) - 0.585) < 0.05
+        and abs(float(rates["win_second"]) - 0.288) < 0.05
+    )
     with pytest.raises(ValueError, match="n_games"):
         evaluate_vs(env, random_policy, random_policy, jax.random.PRNGKey(0), 0)
+
 
 def test_run_directory_as_opponent_spec(full_run):
     from jaxgames.evaluation import arena, make_opponent
 
     run_dir, _ = full_run
     env = jaxgames.make("tic_tac_toe")
-    res = arena(make_opponent(run_dir, env), make_opponent("random", env), env, 20, jax.random.PRNGKey(0))
+    res = arena(
+        make_opponent(run_dir, env), make_opponent("random", env), env, 20, jax.random.PRNGKey(0)
+    )
     assert res.overall.games == 20
     with pytest.raises(ValueError, match="was trained on jaxgames.make\\('tic_tac_toe'\\), not on"):
         make_opponent(run_dir, jaxgames.make("reversi", size=6))

@@ -5,7 +5,14 @@ import csv
 import jax
 import pytest
 
-from jaxgames.evaluation.elo import Match, bradley_terry, expected_score, plot_ratings, round_robin, write_ratings_csv
+from jaxgames.evaluation.elo import (
+    Match,
+    bradley_terry,
+    expected_score,
+    plot_ratings,
+    round_robin,
+    write_ratings_csv,
+)
 from jaxgames.evaluation.opponents import make_opponent
 
 

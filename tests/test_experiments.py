@@ -60,16 +60,52 @@ def test_quickstart_tiny(tmp_path):
     from experiments import quickstart
 
     out = str(tmp_path / "qs")
-    res = quickstart.main(["--total-steps", "4096", "--set", "num_envs=32", "--games-per-colour", "10",
-                           "--opponents", "random", "perfect", "--out", out, "--no-progress"])
-    for f in ("config.json", "metrics.jsonl", "metrics.csv", "learning_curve.png", "strength.md", "strength.json"):
+    res = quickstart.main(
+        [
+            "--total-steps",
+            "4096",
+            "--set",
+            "num_envs=32",
+            "--games-per-colour",
+            "10",
+            "--opponents",
+            "random",
+            "perfect",
+            "--out",
+            out,
+            "--no-progress",
+        ]
+    )
+    for f in (
+        "config.json",
+        "metrics.jsonl",
+        "metrics.csv",
+        "learning_curve.png",
+        "strength.md",
+        "strength.json",
+    ):
         assert os.path.exists(os.path.join(out, f)), f
     s = res["strength"]
     assert set(s) == {"random", "perfect"}
-    assert s["perfect"]["overall"]["games"] == 20 and s["perfect"]["overall"]["wins"] == 0  # nobody beats perfect
+    assert (
+        s["perfect"]["overall"]["games"] == 20 and s["perfect"]["overall"]["wins"] == 0
+    )  # nobody beats perfect
     # a second run of the same command resumes the finished run instead of failing
-    res2 = quickstart.main(["--total-steps", "4096", "--set", "num_envs=32", "--games-per-colour", "10",
-                            "--opponents", "random", "--out", out, "--no-progress"])
+    res2 = quickstart.main(
+        [
+            "--total-steps",
+            "4096",
+            "--set",
+            "num_envs=32",
+            "--games-per-colour",
+            "10",
+            "--opponents",
+            "random",
+            "--out",
+            out,
+            "--no-progress",
+        ]
+    )
     assert res2["total_steps"] == res["total_steps"]
 
 
@@ -78,22 +114,55 @@ def test_learning_curves_then_strength_table(tmp_path):
 
     out = str(tmp_path / "lc")
     # PPO only (DQN goes through the same code path; its compile would double the test's time)
-    summaries = learning_curves.main(["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", "2",
-                                      "--total-steps", "3000", "--evals", "2", "--eval-games", "8",
-                                      "--set", "num_envs=16", "--opponents", "random", "greedy", "--out", out])
+    summaries = learning_curves.main(
+        [
+            "--games",
+            "tic_tac_toe",
+            "--algos",
+            "ppo",
+            "--seeds",
+            "2",
+            "--total-steps",
+            "3000",
+            "--evals",
+            "2",
+            "--eval-games",
+            "8",
+            "--set",
+            "num_envs=16",
+            "--opponents",
+            "random",
+            "greedy",
+            "--out",
+            out,
+        ]
+    )
     assert [s["algorithm"] for s in summaries] == ["ppo"]
     for algo in ("ppo",):
         d = os.path.join(out, f"tic_tac_toe_{algo}")
-        for f in ("config.json", "curves.csv", "summary.json", "learning_curves.png", "learning_curves.pdf"):
+        for f in (
+            "config.json",
+            "curves.csv",
+            "summary.json",
+            "learning_curves.png",
+            "learning_curves.pdf",
+        ):
             assert os.path.exists(os.path.join(d, f)), (algo, f)
         rows = read_csv(os.path.join(d, "curves.csv"))
-        assert {r["seed"] for r in rows} == {"0", "1"} and {r["opponent"] for r in rows} == {"random", "greedy"}
+        assert {r["seed"] for r in rows} == {"0", "1"} and {r["opponent"] for r in rows} == {
+            "random",
+            "greedy",
+        }
         chunks = sorted({int(r["chunk"]) for r in rows})
-        assert chunks[0] == 0 and len(chunks) >= 2  # the untrained point + evaluations during training
+        assert (
+            chunks[0] == 0 and len(chunks) >= 2
+        )  # the untrained point + evaluations during training
         for r in rows:
             assert int(r["win_all"]) + int(r["draw_all"]) + int(r["loss_all"]) == 8
             assert int(r["win_first"]) + int(r["draw_first"]) + int(r["loss_first"]) == 4
-        steps = [float(r["env_steps"]) for r in rows if r["seed"] == "0" and r["opponent"] == "random"]
+        steps = [
+            float(r["env_steps"]) for r in rows if r["seed"] == "0" and r["opponent"] == "random"
+        ]
         assert steps == sorted(steps) and steps[-1] > 0
     with open(os.path.join(out, "index.json")) as f:
         index = json.load(f)
@@ -113,16 +182,36 @@ def test_learning_curves_then_strength_table(tmp_path):
     assert not np.allclose(np.asarray(l0), np.asarray(l1))
 
     st = str(tmp_path / "st")
-    summary = strength_table.main(["--from", out, "--games-per-colour", "6", "--elo-games", "6",
-                                   "--opponents", "random", "--search-sims", "2", "--search-all", "--out", st])
+    summary = strength_table.main(
+        [
+            "--from",
+            out,
+            "--games-per-colour",
+            "6",
+            "--elo-games",
+            "6",
+            "--opponents",
+            "random",
+            "--search-sims",
+            "2",
+            "--search-all",
+            "--out",
+            st,
+        ]
+    )
     # each agent is rated as its network alone and as the network guiding 2 simulations of search
     agents = {"ppo:tic_tac_toe_ppo/seed0", "ppo:tic_tac_toe_ppo/seed0+mcts2"}
     assert set(summary["agents"]) == agents
     assert set(summary["elo"]["tic_tac_toe"]) == agents | {"random"}
     table = open(os.path.join(st, "table.md")).read()
-    assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0 | random |" in table and "## Elo, tic_tac_toe" in table
+    assert (
+        "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0 | random |" in table
+        and "## Elo, tic_tac_toe" in table
+    )
     assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0+mcts2 | random |" in table
-    assert ">= 95% as 1st, >= 75% as 2nd" in table  # the tic-tac-toe targets are checked, not lowered
+    assert (
+        ">= 95% as 1st, >= 75% as 2nd" in table
+    )  # the tic-tac-toe targets are checked, not lowered
     rows = read_csv(os.path.join(st, "table.csv"))
     assert len(rows) == 2 * 1 * 2  # agents (network, network + search) x opponents x colours
     assert all(int(r["games"]) == 6 for r in rows)
@@ -137,18 +226,58 @@ def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
     from experiments import learning_curves, strength_table
 
     out = str(tmp_path / "lc")
-    learning_curves.main(["--games", "reversi:4", "--algos", "ppo", "--seeds", "1", "--total-steps", "2000",
-                          "--evals", "1", "--eval-games", "4", "--opponents", "greedy", "--no-plot", "--out", out,
-                          "--set", "num_envs=16", "partners={'greedy': 0.25}"])
+    learning_curves.main(
+        [
+            "--games",
+            "reversi:4",
+            "--algos",
+            "ppo",
+            "--seeds",
+            "1",
+            "--total-steps",
+            "2000",
+            "--evals",
+            "1",
+            "--eval-games",
+            "4",
+            "--opponents",
+            "greedy",
+            "--no-plot",
+            "--out",
+            out,
+            "--set",
+            "num_envs=16",
+            "partners={'greedy': 0.25}",
+        ]
+    )
     st = str(tmp_path / "st")
-    summary = strength_table.main(["--from", out, "--games-per-colour", "4", "--elo-games", "2",
-                                   "--opponents", "greedy", "--extra-opponents", "alphabeta:3",
-                                   "--extra-games-per-colour", "2", "--search-sims", "1", "--out", st])
+    summary = strength_table.main(
+        [
+            "--from",
+            out,
+            "--games-per-colour",
+            "4",
+            "--elo-games",
+            "2",
+            "--opponents",
+            "greedy",
+            "--extra-opponents",
+            "alphabeta:3",
+            "--extra-games-per-colour",
+            "2",
+            "--search-sims",
+            "1",
+            "--out",
+            st,
+        ]
+    )
     name = "ppo:reversi4x4_ppo/seed0"
     # without --search-all the search player meets the target opponents only, and no Elo
     assert set(summary["agents"]) == {name, name + "+mcts1"}
     assert set(summary["agents"][name + "+mcts1"]) == {"greedy"}
-    assert name + "+mcts1" not in summary["elo"]["reversi:4"] and name in summary["elo"]["reversi:4"]
+    assert (
+        name + "+mcts1" not in summary["elo"]["reversi:4"] and name in summary["elo"]["reversi:4"]
+    )
     assert set(summary["agents"][name]) == {"greedy", "alphabeta:3"}
     assert summary["agents"][name]["alphabeta:3"]["overall"]["games"] == 4
     assert summary["agents"][name]["greedy"]["target"] == ">= 90% as 1st, >= 90% as 2nd"
@@ -165,13 +294,26 @@ def test_strength_targets():
 
     def res(first, second):
         e = np.zeros(0)
-        return ArenaResult(Record(*(a + b for a, b in zip(first, second))), Record(*first), Record(*second), e, e, e)
+        return ArenaResult(
+            Record(*(a + b for a, b in zip(first, second))),
+            Record(*first),
+            Record(*second),
+            e,
+            e,
+            e,
+        )
 
     assert check_targets("tic_tac_toe", "random", res((96, 4, 0), (80, 20, 0)))[1] is True
-    assert check_targets("tic_tac_toe", "random", res((96, 4, 0), (70, 30, 0)))[1] is False  # 70% as O
-    assert check_targets("tic_tac_toe", "perfect", res((0, 99, 1), (0, 100, 0)))[1] is False  # one loss
+    assert (
+        check_targets("tic_tac_toe", "random", res((96, 4, 0), (70, 30, 0)))[1] is False
+    )  # 70% as O
+    assert (
+        check_targets("tic_tac_toe", "perfect", res((0, 99, 1), (0, 100, 0)))[1] is False
+    )  # one loss
     assert check_targets("reversi", "alphabeta:2", res((80, 0, 20), (76, 0, 24)))[1] is True
-    assert check_targets("reversi", "alphabeta:2", res((80, 0, 20), (70, 0, 30)))[1] is False  # 75% overall, 70% as 2nd
+    assert (
+        check_targets("reversi", "alphabeta:2", res((80, 0, 20), (70, 0, 30)))[1] is False
+    )  # 75% overall, 70% as 2nd
     assert check_targets("reversi", "minimax:3", res((1, 0, 0), (1, 0, 0))) == ("-", None)
 
 
@@ -179,9 +321,26 @@ def test_reference_articles_tiny(tmp_path):
     from experiments import reference_articles
 
     out = str(tmp_path / "ra")
-    rows = reference_articles.main(["--quick", "--parts", "tabular_q", "shogi_winner_imitation", "--ttt-games", "1500",
-                                    "--shogi-games", "256", "--vs-init-games", "8", "--eval-games", "4",
-                                    "--opponents", "random", "--out", out])
+    rows = reference_articles.main(
+        [
+            "--quick",
+            "--parts",
+            "tabular_q",
+            "shogi_winner_imitation",
+            "--ttt-games",
+            "1500",
+            "--shogi-games",
+            "256",
+            "--vs-init-games",
+            "8",
+            "--eval-games",
+            "4",
+            "--opponents",
+            "random",
+            "--out",
+            out,
+        ]
+    )
     exps = {r["experiment"] for r in rows}
     assert exps == {"tabular Q, tic-tac-toe", "animal shogi winner imitation"}
     report = open(os.path.join(out, "report.md")).read()
@@ -195,9 +354,24 @@ def test_reference_articles_other_parts_tiny(tmp_path):
     """The two parts the fast test leaves out (their training goes through the same train_part)."""
     from experiments import reference_articles
 
-    rows = reference_articles.main(["--quick", "--parts", "othello6_dqn", "reversi8_ppo", "--othello-games", "20",
-                                    "--reversi8-steps", "4096", "--eval-games", "4", "--opponents", "random",
-                                    "--out", str(tmp_path / "ra")])
+    rows = reference_articles.main(
+        [
+            "--quick",
+            "--parts",
+            "othello6_dqn",
+            "reversi8_ppo",
+            "--othello-games",
+            "20",
+            "--reversi8-steps",
+            "4096",
+            "--eval-games",
+            "4",
+            "--opponents",
+            "random",
+            "--out",
+            str(tmp_path / "ra"),
+        ]
+    )
     assert {r["experiment"] for r in rows} == {"6x6 othello DQN", "8x8 reversi PPO"}
 
 
@@ -208,7 +382,9 @@ def test_ablation_tiny(tmp_path):
     from experiments import ablation
 
     out = str(tmp_path / "abl")
-    rows = ablation.main(["--quick", "--variants", "ppo_6M_steps", "--eval-games", "8", "--out", out])
+    rows = ablation.main(
+        ["--quick", "--variants", "ppo_6M_steps", "--eval-games", "8", "--out", out]
+    )
     assert [(r["variant"], r["opponent"]) for r in rows] == [("ppo_6M_steps", "random")]
     r = rows[0]
     assert r["env_steps"] < 100_000 and r["games_first"] == r["games_second"] == 4
@@ -226,7 +402,10 @@ def test_ablation_tiny(tmp_path):
     ablation.main(["--quick", "--variants", "ppo_preset", "--eval-games", "8", "--out", out])
     table = open(os.path.join(out, "ablation.md")).read()
     assert table.index("| ppo_preset |") < table.index("| ppo_6M_steps |")
-    assert [r["variant"] for r in read_csv(os.path.join(out, "ablation.csv"))] == ["ppo_preset", "ppo_6M_steps"]
+    assert [r["variant"] for r in read_csv(os.path.join(out, "ablation.csv"))] == [
+        "ppo_preset",
+        "ppo_6M_steps",
+    ]
 
 
 def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
@@ -244,7 +423,9 @@ def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
         assert json.load(f)["steps"][0]["step"] == "value_iteration"
 
     calls = []
-    monkeypatch.setitem(sys.modules, "experiments.fake_step", types.SimpleNamespace(main=calls.append))
+    monkeypatch.setitem(
+        sys.modules, "experiments.fake_step", types.SimpleNamespace(main=calls.append)
+    )
     broken = [("broken", "no_such_experiment", []), ("value_iteration", "fake_step", [])]
     monkeypatch.setattr(reproduce, "STEPS", broken)
     monkeypatch.setattr(reproduce, "STEP_NAMES", [s[0] for s in broken])
@@ -252,7 +433,9 @@ def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
         reproduce.main(["--quick"])
     with open(tmp_path / "runs/quick/reproduce/timings.json") as f:
         steps = json.load(f)["steps"]
-    assert steps[0]["status"].startswith("failed: ModuleNotFoundError") and steps[1]["status"] == "ok"
+    assert (
+        steps[0]["status"].startswith("failed: ModuleNotFoundError") and steps[1]["status"] == "ok"
+    )
     assert calls == [["--quick", "--out", os.path.join("runs", "quick", "value_iteration")]]
 
 
@@ -260,12 +443,22 @@ def test_publish_copies_the_readme_figures(tmp_path):
     from experiments import reproduce
 
     runs = tmp_path / "runs"
-    for rel in ("learning_curves/reversi6x6_ppo/learning_curves.png", "strength_table/table.md",
-                "strength_table/elo_reversi6.png", "throughput/throughput.png"):
+    for rel in (
+        "learning_curves/reversi6x6_ppo/learning_curves.png",
+        "strength_table/table.md",
+        "strength_table/elo_reversi6.png",
+        "throughput/throughput.png",
+    ):
         (runs / rel).parent.mkdir(parents=True, exist_ok=True)
         (runs / rel).write_text(rel)
     copied = reproduce.publish(str(tmp_path / "docs"), str(runs))
     names = sorted(os.path.basename(c) for c in copied)
-    assert names == ["elo_reversi6.png", "learning_curves_reversi6x6_ppo.png", "strength_table.md", "throughput.png"]
-    assert (tmp_path / "docs" / "learning_curves_reversi6x6_ppo.png").read_text() == \
-        "learning_curves/reversi6x6_ppo/learning_curves.png"
+    assert names == [
+        "elo_reversi6.png",
+        "learning_curves_reversi6x6_ppo.png",
+        "strength_table.md",
+        "throughput.png",
+    ]
+    assert (
+        tmp_path / "docs" / "learning_curves_reversi6x6_ppo.png"
+    ).read_text() == "learning_curves/reversi6x6_ppo/learning_curves.png"

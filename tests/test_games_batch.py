@@ -2,7 +2,6 @@
 when the partner ends the game, colour coin, config validation, and both algorithms using it."""
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -25,7 +24,9 @@ def _rollout(games, key, plies):
         out = games.step(s, a, k_step)
         return out.state, (out, s)
 
-    _, (outs, seen) = jax.jit(lambda s, ks: jax.lax.scan(ply, s, ks))(states, jax.random.split(key, plies))
+    _, (outs, seen) = jax.jit(lambda s, ks: jax.lax.scan(ply, s, ks))(
+        states, jax.random.split(key, plies)
+    )
     return outs, seen
 
 
@@ -59,7 +60,9 @@ def test_partner_games_are_in_the_learner_frame(key):
     outcome = np.asarray(outs.outcome)[:, 32:]
     d = done[:, 32:]
     assert d.sum() > 500
-    np.testing.assert_array_equal(reward[d], np.take_along_axis(outcome, learner[..., None], -1)[..., 0][d])
+    np.testing.assert_array_equal(
+        reward[d], np.take_along_axis(outcome, learner[..., None], -1)[..., 0][d]
+    )
     assert set(np.unique(reward[d])) <= {-1.0, 0.0, 1.0}
     assert (reward[~d] == 0).all()
     # random vs random in tic-tac-toe, colours at random: learner wins ~= losses (~44% each)
@@ -81,13 +84,16 @@ def test_a_perfect_partner_is_never_beaten_and_its_wins_reach_the_learner(key):
     assert float(stats["loss_vs_perfect"]) == pytest.approx((reward[done] < 0).mean())
 
 
-@pytest.mark.parametrize("partners, match", [
-    ({"greedy": 0.0}, "share of games"),
-    ({"greedy": 1.5}, "share of games"),
-    ({"greedy": "x"}, "share of games"),
-    ({"greedy": 0.001}, "rounds to 0"),
-    ({"greedy": 0.6, "random": 0.6}, "more than all"),
-])
+@pytest.mark.parametrize(
+    "partners, match",
+    [
+        ({"greedy": 0.0}, "share of games"),
+        ({"greedy": 1.5}, "share of games"),
+        ({"greedy": "x"}, "share of games"),
+        ({"greedy": 0.001}, "rounds to 0"),
+        ({"greedy": 0.6, "random": 0.6}, "more than all"),
+    ],
+)
 def test_partner_shares_are_checked(partners, match):
     with pytest.raises(ValueError, match=match):
         partner_sizes(64, partners)
@@ -106,8 +112,16 @@ def test_unknown_partner_is_named():
 def test_algorithms_train_with_partners(module, key):
     """One chunk of each algorithm with a greedy partner: finite metrics, the partner win/loss
     rates are reported, and the partner block of the env states is learner-to-move."""
-    cfg = module.default_config("reversi", {"size": 6}, quick=True, num_envs=16, updates_per_chunk=2,
-                                partners={"greedy": 0.5}, net={"hidden": 16, "layers": 1}, eval_games=0)
+    cfg = module.default_config(
+        "reversi",
+        {"size": 6},
+        quick=True,
+        num_envs=16,
+        updates_per_chunk=2,
+        partners={"greedy": 0.5},
+        net={"hidden": 16, "layers": 1},
+        eval_games=0,
+    )
     if module is dqn:
         cfg = cfg.override({"learning_starts": 16, "batch_size": 16, "buffer_size": 512})
     if module is alphazero:
@@ -134,7 +148,9 @@ def test_run_directory_partner_is_checked_without_restoring(tmp_path):
     run = tmp_path / "ttt_run"
     run.mkdir()
     ttt_config = ppo.default_config("tic_tac_toe", quick=True)
-    (run / "config.json").write_text(json.dumps({"algorithm": "ppo", "config": ttt_config.to_dict()}))
+    (run / "config.json").write_text(
+        json.dumps({"algorithm": "ppo", "config": ttt_config.to_dict()})
+    )
     cfg = ppo.default_config("tic_tac_toe", num_envs=64, partners={str(run): 0.5})
     assert cfg.partners == {str(run): 0.5}
     with pytest.raises(ValueError, match="was trained on"):

@@ -7,7 +7,11 @@ import pytest
 import jaxgames
 from jaxgames.agents.networks import NETWORKS, make_network, network_options
 
-SMALL = {"mlp": {"hidden": 16, "layers": 2}, "cnn": {"channels": (4, 8), "dense": (16,)}, "resnet": {"blocks": 1, "channels": 8, "value_hidden": 8}}
+SMALL = {
+    "mlp": {"hidden": 16, "layers": 2},
+    "cnn": {"channels": (4, 8), "dense": (16,)},
+    "resnet": {"blocks": 1, "channels": 8, "value_hidden": 8},
+}
 
 
 @pytest.mark.parametrize("name", sorted(NETWORKS))

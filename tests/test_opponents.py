@@ -22,7 +22,9 @@ def random_states(env, key, n, max_plies):
     def one(k, length):
         def body(t, s):
             a = jaxgames.random_action(jax.random.fold_in(k, t), s.legal_action_mask)
-            return jax.tree_util.tree_map(lambda x, y: jnp.where(t < length, x, y), env.step(s, a), s)
+            return jax.tree_util.tree_map(
+                lambda x, y: jnp.where(t < length, x, y), env.step(s, a), s
+            )
 
         return jax.lax.fori_loop(0, max_plies, body, env.init(k))
 
@@ -41,7 +43,9 @@ def ttt_states(ttt):
     return jax.tree_util.tree_map(lambda x: x[live], s)
 
 
-@pytest.mark.parametrize("spec", ["random", "greedy", "minimax:2", "alphabeta:1", "alphabeta:3", "perfect"])
+@pytest.mark.parametrize(
+    "spec", ["random", "greedy", "minimax:2", "alphabeta:1", "alphabeta:3", "perfect"]
+)
 def test_opponents_play_legal_moves(ttt, ttt_states, spec):
     acts = batch_act(make_opponent(spec, ttt), jax.random.PRNGKey(2), ttt_states)
     mask = np.asarray(ttt_states.legal_action_mask)
@@ -155,7 +159,9 @@ def test_greedy_beats_random_on_other_games(name):
     if name not in jaxgames.registered_games():
         pytest.skip(f"{name} is not registered yet")
     env = jaxgames.make(name)
-    r = arena(make_opponent("greedy", env), make_opponent("random", env), env, 64, jax.random.PRNGKey(13))
+    r = arena(
+        make_opponent("greedy", env), make_opponent("random", env), env, 64, jax.random.PRNGKey(13)
+    )
     assert r.overall.score > 0.6, str(r)
 
 

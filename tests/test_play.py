@@ -31,9 +31,21 @@ def _default_sigint():
 
 
 def spawn(*args, cwd):
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
-    child = pexpect.spawn(sys.executable, ["-m", "jaxgames.play", *args], env=env, cwd=str(cwd),
-                          encoding="utf-8", timeout=90, dimensions=(60, 200), preexec_fn=_default_sigint)
+    env = dict(
+        os.environ,
+        PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        JAX_PLATFORMS="cpu",
+    )
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "jaxgames.play", *args],
+        env=env,
+        cwd=str(cwd),
+        encoding="utf-8",
+        timeout=90,
+        dimensions=(60, 200),
+        preexec_fn=_default_sigint,
+    )
     child.logfile_read = io.StringIO()  # the whole transcript, to check for tracebacks
     return child
 
@@ -64,7 +76,9 @@ def finish(child, status=0):
 
 
 def test_full_game_against_random_with_undo_and_tally(tmp_path):
-    child = spawn("--game", "tic_tac_toe", "--agent", "random", "--seed", "3", "--legal", cwd=tmp_path)
+    child = spawn(
+        "--game", "tic_tac_toe", "--agent", "random", "--seed", "3", "--legal", cwd=tmp_path
+    )
     child.expect("you play X, agent random plays O")
     child.expect(PROMPT)
     assert child.match.group(1, 2) == ("1", "X")
@@ -90,8 +104,12 @@ def test_full_game_against_random_with_undo_and_tally(tmp_path):
             break
     assert i == 1
     over = screen
-    assert re.search(r"game over: (X wins \(you\)|O wins \(agent random\)|a draw), (1-0|0-1|1/2-1/2)", over), over
-    assert re.search(r"session \(1 game\): X won \d, O won \d, drawn \d \| you won \d, agent random won \d", over)
+    assert re.search(
+        r"game over: (X wins \(you\)|O wins \(agent random\)|a draw), (1-0|0-1|1/2-1/2)", over
+    ), over
+    assert re.search(
+        r"session \(1 game\): X won \d, O won \d, drawn \d \| you won \d, agent random won \d", over
+    )
     child.sendline("s")  # a new game with swapped colours: the agent now opens as X
     child.expect(r"agent random \(X\) plays \w+")
     child.expect(PROMPT)
@@ -137,7 +155,9 @@ def test_ctrl_c_exits_cleanly(tmp_path):
 
 
 def test_save_load_round_trip_and_replay(tmp_path):
-    child = spawn("--game", "tic_tac_toe", "--agent", "random", "--seed", "5", "--legal", cwd=tmp_path)
+    child = spawn(
+        "--game", "tic_tac_toe", "--agent", "random", "--seed", "5", "--legal", cwd=tmp_path
+    )
     played = []
     child.expect(PROMPT)
     for _ in range(2):
@@ -158,7 +178,9 @@ def test_save_load_round_trip_and_replay(tmp_path):
     env, states = records.replay(rec)
     assert len(states) == 5
 
-    child = spawn("replay", "game.txt", "--legal", cwd=tmp_path)  # interactive: step, jump, back, quit
+    child = spawn(
+        "replay", "game.txt", "--legal", cwd=tmp_path
+    )  # interactive: step, jump, back, quit
     child.expect("X = human, O = random")
     child.expect(r"move 0/4> ")
     child.sendline("")
@@ -175,11 +197,19 @@ def test_save_load_round_trip_and_replay(tmp_path):
 
     out = io.StringIO()  # the same in one go, in process
     assert play.main(["replay", str(tmp_path / "game.txt"), "--auto"], stdout=out) == 0
-    assert out.getvalue().count("to move") == 5 and f"last move: 4. {played[3]} (O)" in out.getvalue()
+    assert (
+        out.getvalue().count("to move") == 5 and f"last move: 4. {played[3]} (O)" in out.getvalue()
+    )
 
     out = io.StringIO()  # continue the saved game
-    assert play.main(["--load", str(tmp_path / "game.txt"), "--legal"], stdin=io.StringIO("undo\nquit\n"),
-                     stdout=out) == 0
+    assert (
+        play.main(
+            ["--load", str(tmp_path / "game.txt"), "--legal"],
+            stdin=io.StringIO("undo\nquit\n"),
+            stdout=out,
+        )
+        == 0
+    )
     assert "5. X> " in out.getvalue() and f"took back: {played[2]} {played[3]}" in out.getvalue()
 
 
@@ -187,16 +217,23 @@ def test_corrupt_record_is_one_line_error(tmp_path, capsys):
     path = tmp_path / "bad.txt"
     path.write_text("game: tic_tac_toe\n\nb2\na1\nb2\n")
     assert play.main(["replay", str(path)]) == 2
-    assert capsys.readouterr().err.strip() == (f"error: {path}:5: move 3 'b2': illegal move 'b2': the square is "
-                                               "taken; legal: 1 (b1), 2 (c1), 3 (a2), 5 (c2), 6 (a3), 7 (b3), 8 (c3)")
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}:5: move 3 'b2': illegal move 'b2': the square is "
+        "taken; legal: 1 (b1), 2 (c1), 3 (a2), 5 (c2), 6 (a3), 7 (b3), 8 (c3)"
+    )
 
 
-@pytest.mark.parametrize("args,msg", [(["--game", "chess"], "unknown game 'chess'"),
-                                      (["--size", "8"], "unknown option"),
-                                      (["--agent", "alphabeta:x"], "alphabeta"),
-                                      (["--color", "purple"], "unknown colour 'purple'"),
-                                      (["--load", "missing.txt"], "No such file"),
-                                      (["--option", "size"], "KEY=VALUE")])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--game", "chess"], "unknown game 'chess'"),
+        (["--size", "8"], "unknown option"),
+        (["--agent", "alphabeta:x"], "alphabeta"),
+        (["--color", "purple"], "unknown colour 'purple'"),
+        (["--load", "missing.txt"], "No such file"),
+        (["--option", "size"], "KEY=VALUE"),
+    ],
+)
 def test_startup_errors_are_one_line(args, msg, capsys):
     assert play.main(args) == 2
     err = capsys.readouterr().err
@@ -206,8 +243,12 @@ def test_startup_errors_are_one_line(args, msg, capsys):
 # ---------------------------------------------------------------------------- in process
 def session(lines, env=None, **kw):
     out = io.StringIO()
-    game = play.TerminalGame(env or jaxgames.make("tic_tac_toe"), stdin=io.StringIO("".join(f"{x}\n" for x in lines)),
-                             stdout=out, **kw)
+    game = play.TerminalGame(
+        env or jaxgames.make("tic_tac_toe"),
+        stdin=io.StringIO("".join(f"{x}\n" for x in lines)),
+        stdout=out,
+        **kw,
+    )
     return game, game.run(), out.getvalue()
 
 
@@ -240,7 +281,9 @@ def test_hint_uses_value_when_the_policy_has_one(monkeypatch):
         def value(self, state):
             return 0.25 * (state.current_player + 1)
 
-    monkeypatch.setattr(play, "make_policy", lambda spec, env: WithValue() if spec == "valued" else policy)
+    monkeypatch.setattr(
+        play, "make_policy", lambda spec, env: WithValue() if spec == "valued" else policy
+    )
     _, _, out = session(["hint"], agent="random", hint="valued")
     assert re.search(r"hint \(valued\): [abc][123], value \+0\.25 for X", out), out
     _, _, out = session(["hint"], agent="random")
@@ -255,10 +298,18 @@ def test_unknown_agent_spec_is_a_value_error():
 @pytest.mark.parametrize(
     "name,opts,lines,expect",
     [
-        ("reversi", {"size": 6}, ["c2", "legal", "b4", "numbers", "undo", "quit"],
-         ["discs: black (X) 4, white (O) 1", "took back: b4", "legal: "]),
-        ("animal_shogi", {}, ["b3b2", "b1b2", "legal", "undo", "b1b2", "quit"],
-         ["sente in hand: C", "gote in hand: c", "took back: b1b2"]),
+        (
+            "reversi",
+            {"size": 6},
+            ["c2", "legal", "b4", "numbers", "undo", "quit"],
+            ["discs: black (X) 4, white (O) 1", "took back: b4", "legal: "],
+        ),
+        (
+            "animal_shogi",
+            {},
+            ["b3b2", "b1b2", "legal", "undo", "b1b2", "quit"],
+            ["sente in hand: C", "gote in hand: c", "took back: b1b2"],
+        ),
     ],
 )
 def test_other_games_two_humans(name, opts, lines, expect):
@@ -274,13 +325,17 @@ def test_subcommands_plug_into_another_parser(tmp_path):
     import argparse
 
     path = tmp_path / "g.txt"
-    path.write_text("game: tic_tac_toe\nplayer0: human\nplayer1: random\nresult: 1-0\n\na1\nb1\na2\nb2\na3\n")
+    path.write_text(
+        "game: tic_tac_toe\nplayer0: human\nplayer1: random\nresult: 1-0\n\na1\nb1\na2\nb2\na3\n"
+    )
     parser = argparse.ArgumentParser(prog="jaxgames")
     play.add_play_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["replay", str(path), "--auto", "--svg", str(tmp_path / "svg")])
     out = io.StringIO()
     assert args.func(args, stdout=out) == 0
     assert "result: 1-0" in out.getvalue() and out.getvalue().count("to move") == 5
-    assert sorted(p.name for p in (tmp_path / "svg").iterdir()) == [f"move_{i:03d}.svg" for i in range(6)]
+    assert sorted(p.name for p in (tmp_path / "svg").iterdir()) == [
+        f"move_{i:03d}.svg" for i in range(6)
+    ]
     args = parser.parse_args(["play", "--agent", "human", "--color", "white"])
     assert (args.game, args.agent, args.color) == ("tic_tac_toe", "human", "white")

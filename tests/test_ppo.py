@@ -10,12 +10,28 @@ import pytest
 
 import jaxgames
 from jaxgames.agents import common, ppo
-from jaxgames.agents.common import greedy_masked, masked_entropy, masked_log_probs, negamax_gae, sample_masked
+from jaxgames.agents.common import (
+    greedy_masked,
+    masked_entropy,
+    masked_log_probs,
+    negamax_gae,
+    sample_masked,
+)
 
 
 def tiny_config(**kw):
-    base = dict(game="tic_tac_toe", network="mlp", net={"hidden": 16, "layers": 1}, num_envs=8, num_steps=4,
-                num_minibatches=2, update_epochs=2, updates_per_chunk=2, total_steps=128, eval_games=4)
+    base = dict(
+        game="tic_tac_toe",
+        network="mlp",
+        net={"hidden": 16, "layers": 1},
+        num_envs=8,
+        num_steps=4,
+        num_minibatches=2,
+        update_epochs=2,
+        updates_per_chunk=2,
+        total_steps=128,
+        eval_games=4,
+    )
     base.update(kw)
     return ppo.PPOConfig(**base)
 
@@ -58,14 +74,18 @@ def test_masking_never_selects_illegal_actions(game, key):
     np.testing.assert_allclose(np.asarray(p.sum(-1)), 1.0, rtol=1e-5)
     assert bool(jnp.all(jnp.where(live[:, None] & ~mask, p, 0.0) == 0.0))
     ent = masked_entropy(logits, mask)
-    assert bool(jnp.all(jnp.isfinite(ent))) and bool(jnp.all(ent <= jnp.log(jnp.maximum(mask.sum(-1), 1)) + 1e-4))
+    assert bool(jnp.all(jnp.isfinite(ent))) and bool(
+        jnp.all(ent <= jnp.log(jnp.maximum(mask.sum(-1), 1)) + 1e-4)
+    )
 
 
 def test_masked_gradients_are_finite_and_zero_on_illegal(key):
     logits = jax.random.normal(key, (4, 9))
     mask = jnp.arange(9)[None, :] % 2 == 0
     mask = jnp.broadcast_to(mask, (4, 9))
-    g = jax.grad(lambda l: (masked_log_probs(l, mask)[:, 0] + masked_entropy(l, mask)).sum())(logits)
+    g = jax.grad(lambda l: (masked_log_probs(l, mask)[:, 0] + masked_entropy(l, mask)).sum())(
+        logits
+    )
     assert bool(jnp.all(jnp.isfinite(g)))
     assert bool(jnp.all(jnp.where(mask, 0.0, g) == 0.0))
 
@@ -81,7 +101,9 @@ def test_policy_single_state_and_vmap_legal(key):
         a = jax.vmap(pol)(jax.random.split(key, 64), states)
         assert a.dtype == jnp.int32 and a.shape == (64,)
         live = states.legal_action_mask.any(-1)
-        assert bool(jnp.all(jnp.take_along_axis(states.legal_action_mask, a[:, None], 1)[:, 0] | ~live))
+        assert bool(
+            jnp.all(jnp.take_along_axis(states.legal_action_mask, a[:, None], 1)[:, 0] | ~live)
+        )
         one = jax.tree_util.tree_map(lambda x: x[0], states)
         assert pol(key, one).shape == ()
     assert pol.value(one).shape == () and abs(float(pol.value(one))) <= 1.0
@@ -112,8 +134,13 @@ def test_negamax_gae_hand_computed_with_values_and_reset():
         A0 = [0 + 0.9 * (-0.5) - 0.2] + 0.9*0.5*(-1)*0.5 = -0.875
     """
     adv, ret = negamax_gae(
-        jnp.array([0.0, 1.0, 0.0]), jnp.array([0.2, 0.5, 0.1]), jnp.array([False, True, False]),
-        jnp.array([-1.0, 1.0, -1.0]), jnp.float32(0.3), 0.9, 0.5,
+        jnp.array([0.0, 1.0, 0.0]),
+        jnp.array([0.2, 0.5, 0.1]),
+        jnp.array([False, True, False]),
+        jnp.array([-1.0, 1.0, -1.0]),
+        jnp.float32(0.3),
+        0.9,
+        0.5,
     )
     np.testing.assert_allclose(adv, [-0.875, 0.5, -0.37], atol=1e-6)
     np.testing.assert_allclose(ret, [-0.675, 1.0, -0.27], atol=1e-6)
@@ -121,8 +148,15 @@ def test_negamax_gae_hand_computed_with_values_and_reset():
 
 def test_negamax_gae_same_mover_keeps_sign():
     """A pass: X moves twice in a row (sign +1) and wins; both X moves get +1."""
-    adv, _ = negamax_gae(jnp.array([0.0, 1.0]), jnp.zeros(2), jnp.array([False, True]), jnp.array([1.0, -1.0]),
-                         jnp.float32(0.0), 1.0, 1.0)
+    adv, _ = negamax_gae(
+        jnp.array([0.0, 1.0]),
+        jnp.zeros(2),
+        jnp.array([False, True]),
+        jnp.array([1.0, -1.0]),
+        jnp.float32(0.0),
+        1.0,
+        1.0,
+    )
     np.testing.assert_allclose(adv, [1.0, 1.0])
 
 
@@ -157,7 +191,9 @@ def test_loss_decreases_on_fixed_batch(key):
     logits, value = agent.apply(params, obs)
     ks = jax.random.split(key, 3)
     action, logp = sample_masked(ks[0], logits, mask)
-    batch = ppo.Transition(obs, mask, action, logp, value, jnp.zeros(64), jnp.zeros(64, bool), -jnp.ones(64))
+    batch = ppo.Transition(
+        obs, mask, action, logp, value, jnp.zeros(64), jnp.zeros(64, bool), -jnp.ones(64)
+    )
     adv = jax.random.normal(ks[1], (64,))
     targets = jax.random.uniform(ks[2], (64,), minval=-1, maxval=1)
     opt = optax.adam(3e-3)
@@ -180,7 +216,9 @@ def test_loss_decreases_on_fixed_batch(key):
 
 def test_vmap_over_seeds_gives_different_runs():
     train = ppo.make_train(tiny_config(update_epochs=1, num_minibatches=1))
-    states, metrics = jax.jit(jax.vmap(train))(jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)]))
+    states, metrics = jax.jit(jax.vmap(train))(
+        jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
+    )
     leaves = jax.tree_util.tree_leaves(states.params)
     assert all(l.shape[0] == 2 for l in leaves)
     assert any(not bool(jnp.array_equal(l[0], l[1])) for l in leaves)
@@ -217,8 +255,12 @@ def test_bad_config_values_raise_clear_errors(field, value, match):
 
 def test_config_overrides_and_round_trip():
     cfg = tiny_config()
-    new = cfg.override(["--learning-rate=1e-3", "--num_envs", "16", "--net.hidden=32", "--anneal-lr=false"])
-    assert new.learning_rate == 1e-3 and new.num_envs == 16 and new.net == {"hidden": 32, "layers": 1}
+    new = cfg.override(
+        ["--learning-rate=1e-3", "--num_envs", "16", "--net.hidden=32", "--anneal-lr=false"]
+    )
+    assert (
+        new.learning_rate == 1e-3 and new.num_envs == 16 and new.net == {"hidden": 32, "layers": 1}
+    )
     assert new.anneal_lr is False
     assert ppo.PPOConfig.from_dict(new.to_dict()) == new
     cnn = new.override(["--network=cnn", "--net.dense=(32,)"])

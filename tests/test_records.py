@@ -52,16 +52,18 @@ def test_draw_result(ttt):
     records.replay(records.parse(records.to_text(rec)))
 
 
-HEADER = "# a comment\ngame: tic_tac_toe\noptions: {}\nplayer0: human\nplayer1: random\nresult: *\n\n"
+HEADER = (
+    "# a comment\ngame: tic_tac_toe\noptions: {}\nplayer0: human\nplayer1: random\nresult: *\n\n"
+)
 
 
 @pytest.mark.parametrize(
     "text,line,fragment",
     [
-        (HEADER + "b2\na1\nb2\n", 10, "move 3 'b2'"),                       # square taken
-        (HEADER + "b2\n\nzz\n", 10, "move 2 'zz'"),                          # malformed, after a blank line
+        (HEADER + "b2\na1\nb2\n", 10, "move 3 'b2'"),  # square taken
+        (HEADER + "b2\n\nzz\n", 10, "move 2 'zz'"),  # malformed, after a blank line
         (HEADER + "b2\nd7\n", 9, "off the 3x3 board"),
-        (HEADER + "a1\nb1\na2\nb2\na3\nc3\n", 13, "already over"),           # move after the end
+        (HEADER + "a1\nb1\na2\nb2\na3\nc3\n", 13, "already over"),  # move after the end
         (HEADER + "b2 a1\n", 8, "one move per line"),
         (HEADER.replace("result: *", "result: 0-1") + "a1\nb1\na2\nb2\na3\n", 6, "does not match"),
         (HEADER.replace("result: *", "result: X wins"), 6, "unknown result"),

@@ -33,8 +33,12 @@ class NotationEnv:
 
 
 def stub_state(player=0, over=False, n_legal=0):
-    return types.SimpleNamespace(current_player=np.int32(player), terminated=np.bool_(over),
-                                 truncated=np.bool_(False), legal_action_mask=np.ones(n_legal, bool))
+    return types.SimpleNamespace(
+        current_player=np.int32(player),
+        terminated=np.bool_(over),
+        truncated=np.bool_(False),
+        legal_action_mask=np.ones(n_legal, bool),
+    )
 
 
 def pieces(svg_text):
@@ -151,7 +155,9 @@ def test_png(ttt, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and path.read_bytes() == data
 
 
-@pytest.mark.parametrize("name,opts,n_pieces", [("reversi", {"size": 6}, 4), ("animal_shogi", {}, 8)])
+@pytest.mark.parametrize(
+    "name,opts,n_pieces", [("reversi", {"size": 6}, 4), ("animal_shogi", {}, 8)]
+)
 def test_real_games(name, opts, n_pieces):
     if name not in jaxgames.registered_games():
         pytest.skip(f"{name} not merged yet")
@@ -170,10 +176,20 @@ def test_flip_turns_the_board_round(ttt):
     assert out[0] == "sente in hand: C" and out[1].split() == ["c", "b", "a"]
     assert out[2].split() == ["4", "G", "L", "E"] and out[5].split() == ["1", "e", "l", "g"]
     assert out[6] == "gote in hand: -"
-    assert render.default_flip(env, 1) and not render.default_flip(env, 0) and not render.default_flip(ttt, 1)
+    assert (
+        render.default_flip(env, 1)
+        and not render.default_flip(env, 0)
+        and not render.default_flip(ttt, 1)
+    )
     plain, flipped = (ET.fromstring(render.svg(stub_state(), env, flip=f)) for f in (False, True))
-    lion = [g for g in flipped.iter(SVG_NS + "g") if g.get("data-piece") == "lion" and g.get("data-owner") == "0"]
-    assert len(lion) == 1 and float(lion[0].find(SVG_NS + "rect").get("y")) < 100  # sente's lion at the top
+    lion = [
+        g
+        for g in flipped.iter(SVG_NS + "g")
+        if g.get("data-piece") == "lion" and g.get("data-owner") == "0"
+    ]
+    assert (
+        len(lion) == 1 and float(lion[0].find(SVG_NS + "rect").get("y")) < 100
+    )  # sente's lion at the top
     assert len(pieces(render.svg(stub_state(), env, flip=True))) == 8
 
 
@@ -185,8 +201,17 @@ def test_svg_game_panels(ttt):
     root = ET.fromstring(render.svg_game(states, env, moves, every=2, columns=2))
     panels = [e for e in root.iter(SVG_NS + "svg") if e.get("class") == "panel"]
     # every second position and the final one: after 0, 2, 4 and 5 moves
-    assert [sum(g.get("class") == "piece" for g in p.iter(SVG_NS + "g")) for p in panels] == [0, 2, 4, 5]
+    assert [sum(g.get("class") == "piece" for g in p.iter(SVG_NS + "g")) for p in panels] == [
+        0,
+        2,
+        4,
+        5,
+    ]
     assert [t.text for t in root.iter(SVG_NS + "text") if t.get("class") == "caption"] == [
-        "start", "2. b1", "4. b2", "5. a3"]
+        "start",
+        "2. b1",
+        "4. b2",
+        "5. a3",
+    ]
     with pytest.raises(ValueError, match="one state per move"):
         render.svg_game(states[:-1], env, moves)

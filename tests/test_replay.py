@@ -17,7 +17,10 @@ def item():
 def step_items(t, num_envs):
     """Step t of every env: step = 100 * t + env, obs = [t, env]."""
     envs = jnp.arange(num_envs)
-    return {"step": (100 * t + envs).astype(jnp.int32), "obs": jnp.stack([jnp.full(num_envs, t), envs], -1).astype(jnp.float32)}
+    return {
+        "step": (100 * t + envs).astype(jnp.int32),
+        "obs": jnp.stack([jnp.full(num_envs, t), envs], -1).astype(jnp.float32),
+    }
 
 
 def test_wrap_around_keeps_the_newest_rows():
@@ -66,10 +69,15 @@ def test_extend_equals_repeated_add_including_wrap_and_overflow():
     a = b = buf.init(item())
     for t in range(3):
         a = buf.add(a, step_items(t, 2))
-    b = buf.extend(b, jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[step_items(t, 2) for t in range(3)]))
+    b = buf.extend(
+        b, jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[step_items(t, 2) for t in range(3)])
+    )
     for t in range(3, 10):  # T = 7 > capacity: only the newest 4 survive
         a = buf.add(a, step_items(t, 2))
-    b = buf.extend(b, jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[step_items(t, 2) for t in range(3, 10)]))
+    b = buf.extend(
+        b,
+        jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[step_items(t, 2) for t in range(3, 10)]),
+    )
     for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     assert int(b.count) == 10 and int(b.pos) == 2

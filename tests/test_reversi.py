@@ -32,7 +32,9 @@ def expand_fn(size: int):
 def batched_perft(size: int, depth: int, chunk: int = 2048) -> list[int]:
     """Leaf counts for depths 1..depth, expanding the frontier with the batched env."""
     env = env_of(size)
-    frontier = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], env.init(jax.random.PRNGKey(0)))
+    frontier = jax.tree_util.tree_map(
+        lambda x: np.asarray(x)[None], env.init(jax.random.PRNGKey(0))
+    )
     counts = []
     for d in range(1, depth + 1):
         masks = np.asarray(frontier.legal_action_mask)
@@ -43,7 +45,9 @@ def batched_perft(size: int, depth: int, chunk: int = 2048) -> list[int]:
         for i in range(0, len(masks), chunk):
             part = jax.tree_util.tree_map(lambda x: x[i : i + chunk], frontier)
             n = len(part.legal_action_mask)
-            padded = jax.tree_util.tree_map(lambda x: np.concatenate([x, np.repeat(x[:1], chunk - n, 0)]), part)
+            padded = jax.tree_util.tree_map(
+                lambda x: np.concatenate([x, np.repeat(x[:1], chunk - n, 0)]), part
+            )
             kids = jax.tree_util.tree_map(np.asarray, expand_fn(size)(padded))
             legal = np.asarray(part.legal_action_mask)
             parts.append(jax.tree_util.tree_map(lambda x: x[:n][legal], kids))
@@ -84,12 +88,16 @@ def random_games(size: int, games: int = 48, seed: int = 0):
         state = jax.vmap(env.init)(jax.random.split(k0, games))
 
         def body(state, k):
-            a = jax.vmap(jaxgames.random_action)(jax.random.split(k, games), state.legal_action_mask)
+            a = jax.vmap(jaxgames.random_action)(
+                jax.random.split(k, games), state.legal_action_mask
+            )
             nxt = jax.vmap(env.step)(state, a)
             return nxt, (state, a)
 
         last, (traj, actions) = jax.lax.scan(body, state, jax.random.split(k1, steps))
-        return jax.tree_util.tree_map(lambda t, l: jnp.concatenate([t, l[None]]), traj, last), actions
+        return jax.tree_util.tree_map(
+            lambda t, l: jnp.concatenate([t, l[None]]), traj, last
+        ), actions
 
     traj, actions = jax.jit(run)(jax.random.PRNGKey(seed))
     traj = jax.tree_util.tree_map(np.asarray, traj)
@@ -116,7 +124,9 @@ def test_random_games_match_reference(size):
             where = f"game {g} ply {t}"
             assert colour_cells(traj, t, g, cells).tolist() == ref.cells(), where
             assert traj.current_player[t, g] == ref.player, where
-            assert np.flatnonzero(traj.legal_action_mask[t, g]).tolist() == ref.legal_actions(), where
+            assert np.flatnonzero(traj.legal_action_mask[t, g]).tolist() == ref.legal_actions(), (
+                where
+            )
             assert bool(traj.terminated[t, g]) == ref.done, where
             assert traj.rewards[t, g].tolist() == list(ref.rewards), where
             if ref.done:
@@ -149,7 +159,9 @@ def test_random_games_match_pgx():
         board = jax.vmap(jax.vmap(pgx_othello._get_abs_board))(traj)
         return traj, board
 
-    ptraj, pboard = jax.tree_util.tree_map(np.asarray, jax.jit(run)(jax.random.PRNGKey(1), jnp.asarray(actions)))
+    ptraj, pboard = jax.tree_util.tree_map(
+        np.asarray, jax.jit(run)(jax.random.PRNGKey(1), jnp.asarray(actions))
+    )
     black_id = ptraj.current_player[0]  # pgx picks the first player's id at random
     obs = np.asarray(traj.observation)  # [T+1, G, 8, 8, 2], our property on the whole trajectory
     assert obs.shape == (actions.shape[0] + 1, games, 8, 8, 2) and obs.dtype == np.float32
@@ -157,10 +169,14 @@ def test_random_games_match_pgx():
         for t in range(actions.shape[0] + 1):
             where = f"game {g} ply {t}"
             ours = colour_cells(traj, t, g, 64)
-            assert np.array_equal(np.where(ours == 1, 1, np.where(ours == 2, -1, 0)), pboard[t, g]), where
+            assert np.array_equal(
+                np.where(ours == 1, 1, np.where(ours == 2, -1, 0)), pboard[t, g]
+            ), where
             assert traj.terminated[t, g] == ptraj.terminated[t, g], where
             if not traj.terminated[t, g]:  # pgx sets an all-True mask on finished games
-                assert np.array_equal(traj.legal_action_mask[t, g], ptraj.legal_action_mask[t, g]), where
+                assert np.array_equal(
+                    traj.legal_action_mask[t, g], ptraj.legal_action_mask[t, g]
+                ), where
             assert np.array_equal(obs[t, g], ptraj.observation[t, g]), where
             p_rewards = ptraj.rewards[t, g][[black_id[g], 1 - black_id[g]]]
             assert traj.rewards[t, g].tolist() == p_rewards.tolist(), where
@@ -195,7 +211,7 @@ def test_start_position_other_sizes(size):
 def test_forced_pass_then_play():
     env = env_of(4)
     # X to move cannot close a line from a1 or a2; O can play a2 (flipping b2)
-    s = env.from_text("-XXX" "-XOX" "XXXX" "XXXX X")
+    s = env.from_text("-XXX-XOXXXXXXXXX X")
     assert env.legal_actions(s) == [16]
     assert env.action_to_text(s, 16) == "pass"
     s = env.step(s, env.text_to_action(s, "pass"))
@@ -203,13 +219,13 @@ def test_forced_pass_then_play():
     assert s.rewards.tolist() == [0.0, 0.0]
     assert env.legal_actions(s) == [4]
     s = env.step(s, 4)
-    assert not bool(s.passed) and env.to_text(s) == "-XXX" "OOOX" "XXXX" "XXXX X"
+    assert not bool(s.passed) and env.to_text(s) == "-XXXOOOXXXXXXXXX X"
 
 
 def test_double_pass_ends_game_with_disc_count():
     env = env_of(4)
     # nobody can place on b1: both pass, then O wins 14-1
-    s = env.from_text("X-OO" "OOOO" "OOOO" "OOOO X")
+    s = env.from_text("X-OOOOOOOOOOOOOO X")
     assert env.legal_actions(s) == [16]
     s = env.step(s, 16)
     assert env.legal_actions(s) == [16] and not bool(s.terminated)
@@ -221,7 +237,11 @@ def test_double_pass_ends_game_with_disc_count():
 
 @pytest.mark.parametrize(
     "text, rewards",
-    [("-XXOXOOOOXXOXOOX X", [1.0, -1.0]), ("-XOOOOXOXOOXOOXO X", [-1.0, 1.0]), ("-OXXOOXXOOOXOOXO X", [0.0, 0.0])],
+    [
+        ("-XXOXOOOOXXOXOOX X", [1.0, -1.0]),
+        ("-XOOOOXOXOOXOOXO X", [-1.0, 1.0]),
+        ("-OXXOOXXOOOXOOXO X", [0.0, 0.0]),
+    ],
 )
 def test_full_board_ends_immediately(text, rewards):
     env = env_of(4)
@@ -234,7 +254,7 @@ def test_full_board_ends_immediately(text, rewards):
 
 def test_wipeout_ends_immediately():
     env = env_of(6)
-    s = env.from_text("------" "------" "--XO--" "--XX--" "------" "------ X")
+    s = env.from_text("--------------XO----XX-------------- X")
     s = env.step(s, env.text_to_action(s, "e3"))
     assert bool(s.terminated) and s.rewards.tolist() == [1.0, -1.0]
     assert "O" not in env.to_text(s)[:-2]
@@ -294,7 +314,9 @@ def test_from_text_errors():
     env = env_of(4)
     with pytest.raises(ValueError, match="board has 4 characters, expected 16"):
         env.from_text("---- X")
-    with pytest.raises(ValueError, match="expected 16 board characters, a space, and the side to move"):
+    with pytest.raises(
+        ValueError, match="expected 16 board characters, a space, and the side to move"
+    ):
         env.from_text("-----XO--OX-----")
     with pytest.raises(ValueError, match="has 15 characters"):
         env.from_text("-" * 15 + " X")
@@ -308,22 +330,28 @@ def test_from_text_errors():
 
 def test_from_text_finished_positions():
     env = env_of(4)
-    s = env.from_text("XXXX" "XXXX" "XOOO" "OOOO O")
+    s = env.from_text("XXXXXXXXXOOOOOOO O")
     assert bool(s.terminated) and not s.legal_action_mask.any()
-    s = env.from_text("----" "-XX-" "-XX-" "---- O")
+    s = env.from_text("-----XX--XX----- O")
     assert bool(s.terminated)
 
 
 # ------------------------------------------------------------------------------- API
 @pytest.mark.parametrize("bad", [3, 5, 2, 18, 0, "8", 8.0, True])
 def test_bad_size(bad):
-    with pytest.raises(ValueError, match=r"must be an even integer in 4\.\.16, one of \[4, 6, 8, 10, 12, 14, 16\]"):
+    with pytest.raises(
+        ValueError, match=r"must be an even integer in 4\.\.16, one of \[4, 6, 8, 10, 12, 14, 16\]"
+    ):
         jaxgames.make("reversi", size=bad)
 
 
 def test_make_and_config():
     env = jaxgames.make("reversi")
-    assert env.size == 8 and env.config == {"size": 8} and repr(env) == "jaxgames.make('reversi', size=8)"
+    assert (
+        env.size == 8
+        and env.config == {"size": 8}
+        and repr(env) == "jaxgames.make('reversi', size=8)"
+    )
     assert env.num_actions == 65 and env.observation_shape == (8, 8, 2) and env.num_players == 2
     assert jaxgames.make("reversi", size=6).num_actions == 37
 
@@ -377,7 +405,7 @@ def test_heuristic():
     xsq = env.from_text("-" * 9 + "X" + "-" * 17 + "OX------XO" + "-" * 27 + " O")
     assert float(env.heuristic(xsq)) == 3.0  # the mover (O) is glad X sits on b2
     env4 = env_of(4)
-    over = env4.from_text("XXXX" "XXXX" "XXXO" "OOOO O")
+    over = env4.from_text("XXXXXXXXXXXOOOOO O")
     assert float(env4.heuristic(over)) == -1000.0 - 6.0
 
 
@@ -399,9 +427,10 @@ def test_boards_play_to_the_end(size):
     s = jax.jit(run)(jax.random.PRNGKey(size))
     assert s.terminated.all()
     assert (np.abs(np.asarray(s.rewards).sum(-1)) == 0).all()
-    discs = [env.to_text(jax.tree_util.tree_map(lambda x: x[i], s)).count("-") for i in range(batch)]
+    discs = [
+        env.to_text(jax.tree_util.tree_map(lambda x: x[i], s)).count("-") for i in range(batch)
+    ]
     assert all(0 <= d < size * size - 4 for d in discs)
-
 
 
 def test_pure_functions_accept_a_batch_axis():

@@ -10,14 +10,16 @@ import pytest
 
 import jaxgames
 from jaxgames.agents import dqn, ppo
-from jaxgames.agents.common import Agent, MASK_MIN, Policy
+from jaxgames.agents.common import MASK_MIN, Agent, Policy
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.search import SearchPolicy, make_recurrent_fn, search_batch
 from jaxgames.evaluation import arena, check_opponent_spec, make_opponent
 
 
 def untrained_policy(env, key=jax.random.PRNGKey(0)) -> Policy:
-    agent = Agent(make_network("mlp", env.num_actions, hidden=16, layers=1), tuple(env.observation_shape))
+    agent = Agent(
+        make_network("mlp", env.num_actions, hidden=16, layers=1), tuple(env.observation_shape)
+    )
     return agent.policy(agent.init_params(key))
 
 
@@ -36,7 +38,9 @@ def test_recurrent_fn_rewards_and_discounts_are_from_the_movers_view(ttt):
     assert float(out.value[0]) == 0.0  # the finished child has no value to add
     assert bool(children.terminated[0]) and not bool(children.terminated[1])
     # illegal moves of the child carry the masked minimum, legal ones finite logits
-    assert np.all(np.asarray(out.prior_logits[1])[~np.asarray(children.legal_action_mask[1])] == MASK_MIN)
+    assert np.all(
+        np.asarray(out.prior_logits[1])[~np.asarray(children.legal_action_mask[1])] == MASK_MIN
+    )
     out2, _ = fn((), None, jnp.array([0, 0], jnp.int32), children)  # stepping past the end
     assert float(out2.reward[0]) == 0.0 and float(out2.discount[0]) == 0.0
 
@@ -71,7 +75,9 @@ def test_recurrent_fn_discounts_follow_the_turn_through_reversi_passes():
     assert passes > 0, "no pass happened in the sampled games"
 
 
-@pytest.mark.parametrize("text, winning", [("XX.OO.... X", 2), ("X.O.XO... X", 8), ("OO.XX.X.. O", 2)])
+@pytest.mark.parametrize(
+    "text, winning", [("XX.OO.... X", 2), ("X.O.XO... X", 8), ("OO.XX.X.. O", 2)]
+)
 def test_search_finds_the_immediate_win_an_untrained_network_misses(ttt, text, winning):
     state = ttt.from_text(text)
     guide = untrained_policy(ttt)
@@ -98,7 +104,9 @@ def test_search_plays_only_legal_moves_and_is_deterministic(key):
     for i in range(12):  # a dozen plies of 64 games
         k = jax.random.split(jax.random.fold_in(key, i), 64)
         a = act(k, states)
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(act(k, states)))  # same key, same move
+        np.testing.assert_array_equal(
+            np.asarray(a), np.asarray(act(k, states))
+        )  # same key, same move
         live = np.asarray(states.legal_action_mask.any(-1))
         legal = np.asarray(jnp.take_along_axis(states.legal_action_mask, a[:, None], 1)[:, 0])
         assert legal[live].all()
@@ -146,7 +154,9 @@ def test_q_network_prior_is_sharpened(ttt, key):
     state = ttt.init(key)
     q, _ = algo.agent.apply(policy.params, state.observation)
     prior, value = policy.search_outputs(state)
-    np.testing.assert_allclose(np.asarray(prior), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(prior), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6
+    )
     np.testing.assert_allclose(float(value), float(policy.value(state)), rtol=1e-6)
 
 
@@ -155,10 +165,19 @@ def test_mcts_opponent_spec(tmp_path, ttt):
     names malformed specs, and builds a SearchPolicy around the run's agent."""
     run = tmp_path / "ttt_run"
     run.mkdir()
-    (run / "config.json").write_text(json.dumps({"algorithm": "ppo", "config": ppo.default_config("tic_tac_toe", quick=True).to_dict()}))
+    (run / "config.json").write_text(
+        json.dumps(
+            {"algorithm": "ppo", "config": ppo.default_config("tic_tac_toe", quick=True).to_dict()}
+        )
+    )
     assert check_opponent_spec(f"mcts:08:{run}", ttt) == f"mcts:8:{run}"
-    for bad, match in [("mcts:0:" + str(run), "N >= 1"), ("mcts:x:" + str(run), "N >= 1"), ("mcts:8", "N >= 1"),
-                       ("mcts:8:random", "run directory to guide"), ("mcts:8:alphabeta:2", "run directory to guide")]:
+    for bad, match in [
+        ("mcts:0:" + str(run), "N >= 1"),
+        ("mcts:x:" + str(run), "N >= 1"),
+        ("mcts:8", "N >= 1"),
+        ("mcts:8:random", "run directory to guide"),
+        ("mcts:8:alphabeta:2", "run directory to guide"),
+    ]:
         with pytest.raises(ValueError, match=match):
             check_opponent_spec(bad, ttt)
     with pytest.raises(ValueError, match="was trained on"):

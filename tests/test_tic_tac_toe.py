@@ -32,8 +32,11 @@ def test_every_line_wins_for_either_player(ttt, line, winner):
     rest = [s for s in range(9) if s not in squares]
     # pick opponent squares that never complete a line of their own before the winner does
     other = next(
-        (list(c) for c in itertools.combinations(rest, 3)
-         if not any(set(map(int, l)) <= set(c) for l in LINES)),
+        (
+            list(c)
+            for c in itertools.combinations(rest, 3)
+            if not any(set(map(int, l)) <= set(c) for l in LINES)
+        ),
     )
     if winner == 0:
         moves = filler_moves(squares, other)
@@ -86,8 +89,9 @@ def test_reachable_positions(ttt):
         seen |= new
         fresh = np.unique(boards[live], axis=0)
         fresh = np.array([b for b in fresh if tuple(b) in new]).reshape(-1, 9)
-        frontier = jax.vmap(lambda b: jaxgames.games.tic_tac_toe.make_state(
-            b, (b >= 0).sum() % 2, (b >= 0).sum()))(jnp.asarray(fresh, jnp.int32))
+        frontier = jax.vmap(
+            lambda b: jaxgames.games.tic_tac_toe.make_state(b, (b >= 0).sum() % 2, (b >= 0).sum())
+        )(jnp.asarray(fresh, jnp.int32))
     assert len(seen) == 5_478
 
 
@@ -97,11 +101,14 @@ def test_uniform_random_play_outcome_split(ttt):
 
     def game(key):
         def body(state, k):
-            return ttt.step(state, jaxgames.random_action(k, state.legal_action_mask)), state.rewards
+            return ttt.step(
+                state, jaxgames.random_action(k, state.legal_action_mask)
+            ), state.rewards
 
         final, _ = jax.lax.scan(body, ttt.init(key), jax.random.split(key, 9))
         # the last reward sits on the step that ended the game; recompute from the final board
         from jaxgames.games.tic_tac_toe import winner_of
+
         return winner_of(final.board)
 
     winners = np.asarray(jax.jit(jax.vmap(game))(jax.random.split(jax.random.PRNGKey(7), n)))
@@ -138,7 +145,13 @@ def test_bad_position_text(ttt, text, match):
 
 
 @pytest.mark.parametrize(
-    "move,match", [("d1", "off the 3x3 board"), ("b", "malformed square"), ("22", "malformed square"), ("a1", "taken")]
+    "move,match",
+    [
+        ("d1", "off the 3x3 board"),
+        ("b", "malformed square"),
+        ("22", "malformed square"),
+        ("a1", "taken"),
+    ],
 )
 def test_bad_move_text(ttt, move, match):
     state = play(ttt, ["a1"])

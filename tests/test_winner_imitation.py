@@ -16,11 +16,15 @@ from jaxgames.agents.networks import make_network
 def test_winner_weights_hand_computed():
     # 3 games x 5 plies, players alternate (0, 1, 0, 1, 0); 1 opening ply
     mover = jnp.tile(jnp.array([0, 1, 0, 1, 0])[:, None], (1, 3))
-    live = jnp.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 1], [0, 0, 1]], bool)  # lengths 4, 3, 5
+    live = jnp.array(
+        [[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 1], [0, 0, 1]], bool
+    )  # lengths 4, 3, 5
     opening = jnp.tile(jnp.array([1, 0, 0, 0, 0], bool)[:, None], (1, 3))
     z = jnp.zeros((5, 3))
     plies = wi.Plies(z, z, z.astype(jnp.int32), mover, live, opening)
-    rewards = jnp.array([[-1.0, 1.0], [0.0, 0.0], [1.0, -1.0]])  # O wins, draw, X wins (or unfinished)
+    rewards = jnp.array(
+        [[-1.0, 1.0], [0.0, 0.0], [1.0, -1.0]]
+    )  # O wins, draw, X wins (or unfinished)
     finished = jnp.array([True, True, True])
     w = np.asarray(wi.winner_weights(plies, rewards, finished, draw_weight=0.0))
     np.testing.assert_array_equal(w[:, 0], [0, 1, 0, 1, 0])  # O's two moves
@@ -28,7 +32,9 @@ def test_winner_weights_hand_computed():
     np.testing.assert_array_equal(w[:, 2], [0, 0, 1, 0, 1])  # X's moves after the opening ply
     w = np.asarray(wi.winner_weights(plies, rewards, finished, draw_weight=0.5))
     np.testing.assert_array_equal(w[:, 1], [0, 0.5, 0.5, 0, 0])  # both players' (live) moves
-    w = np.asarray(wi.winner_weights(plies, rewards, jnp.array([True, True, False]), draw_weight=0.0))
+    w = np.asarray(
+        wi.winner_weights(plies, rewards, jnp.array([True, True, False]), draw_weight=0.0)
+    )
     assert w[:, 2].sum() == 0  # a game cut off at max_plies is not trained on
 
 
@@ -37,14 +43,17 @@ def test_selfplay_games_are_legal_and_complete(key):
     agent = Agent(make_network("mlp", 9, hidden=8, layers=1), (3, 3, 2))
     params = agent.init_params(key)
     plies, rewards, finished = jax.jit(wi.play_selfplay_games, static_argnums=(0, 1, 4, 5, 6, 7))(
-        env, agent, params, key, 64, 9, 2, 1.0)
+        env, agent, params, key, 64, 9, 2, 1.0
+    )
     assert plies.action.shape == (9, 64) and bool(finished.all())
     legal = jnp.take_along_axis(plies.mask, plies.action[..., None], -1)[..., 0]
     assert bool(jnp.all(legal | ~plies.live))
     assert bool(jnp.all(plies.live[:5]))  # no tic-tac-toe game ends before ply 5
     np.testing.assert_array_equal(np.asarray(plies.opening[:, 0]), [1, 1, 0, 0, 0, 0, 0, 0, 0])
     np.testing.assert_array_equal(np.asarray(rewards.sum(-1)), 0.0)  # zero-sum
-    assert len({tuple(np.asarray(plies.action[:2, i])) for i in range(64)}) > 20  # random openings vary
+    assert (
+        len({tuple(np.asarray(plies.action[:2, i])) for i in range(64)}) > 20
+    )  # random openings vary
 
 
 def test_legal_rate_of_the_raw_policy(key):
@@ -71,9 +80,17 @@ def test_config_errors():
 def test_learns_through_the_driver_and_loads(tmp_path, key):
     from jaxgames.training.driver import run_training
 
-    cfg = wi.default_config("tic_tac_toe", net={"hidden": 32, "layers": 1}, num_envs=128, update_epochs=2,
-                            learning_rate=3e-3, updates_per_chunk=45, total_steps=128 * 9 * 90,
-                            eval_games=200, eval_vs_init_games=200)
+    cfg = wi.default_config(
+        "tic_tac_toe",
+        net={"hidden": 32, "layers": 1},
+        num_envs=128,
+        update_epochs=2,
+        learning_rate=3e-3,
+        updates_per_chunk=45,
+        total_steps=128 * 9 * 90,
+        eval_games=200,
+        eval_vs_init_games=200,
+    )
     summary = run_training("winner_imitation", cfg, str(tmp_path / "wi"), progress=False)
     assert summary.completed and summary.chunks_run == 2
     first, last = summary.records[0], summary.last

@@ -32,7 +32,9 @@ ALGORITHMS: dict[str, str] = {
 def algorithm_module(name: str) -> ModuleType:
     """The module implementing algorithm ``name``; ``ValueError`` naming the valid ones."""
     if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(sorted(ALGORITHMS))}")
+        raise ValueError(
+            f"unknown algorithm {name!r}; valid algorithms: {', '.join(sorted(ALGORITHMS))}"
+        )
     return importlib.import_module(ALGORITHMS[name])
 
 

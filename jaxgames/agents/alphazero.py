@@ -71,24 +71,50 @@ Config = AlphaZeroConfig
 # (each ply is num_simulations + 1 network calls).
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
-        network="mlp", net={"hidden": 128, "layers": 3}, num_envs=32, num_steps=16, total_steps=500_000,
-        learning_rate=1e-3, num_simulations=16, updates_per_chunk=25, eval_games=500,
+        network="mlp",
+        net={"hidden": 128, "layers": 3},
+        num_envs=32,
+        num_steps=16,
+        total_steps=500_000,
+        learning_rate=1e-3,
+        num_simulations=16,
+        updates_per_chunk=25,
+        eval_games=500,
     ),
     "reversi": dict(
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=16, total_steps=1_000_000,
-        learning_rate=1e-3, num_simulations=8, updates_per_chunk=25, eval_games=256,
+        network="mlp",
+        net={"hidden": 256, "layers": 3},
+        num_envs=128,
+        num_steps=16,
+        total_steps=1_000_000,
+        learning_rate=1e-3,
+        num_simulations=8,
+        updates_per_chunk=25,
+        eval_games=256,
         partners={**CLASSIC_PARTNERS, "random": 0.25},
     ),
     "animal_shogi": dict(
-        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, num_steps=16, total_steps=1_000_000,
-        learning_rate=5e-4, num_simulations=8, updates_per_chunk=25, eval_games=256, partners=CLASSIC_PARTNERS,
+        network="mlp",
+        net={"hidden": 128, "layers": 6},
+        num_envs=128,
+        num_steps=16,
+        total_steps=1_000_000,
+        learning_rate=5e-4,
+        num_simulations=8,
+        updates_per_chunk=25,
+        eval_games=256,
+        partners=CLASSIC_PARTNERS,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=40_000, updates_per_chunk=5, eval_games=100)
 
 
-def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False,
-                   **overrides: Any) -> AlphaZeroConfig:
+def default_config(
+    game: str = "tic_tac_toe",
+    game_options: dict | None = None,
+    quick: bool = False,
+    **overrides: Any,
+) -> AlphaZeroConfig:
     """The Gumbel AlphaZero config for ``game`` with its defaults; ``quick`` for a short demo
     run; ``overrides`` (field=value) win over both."""
     return AlphaZeroConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
@@ -110,7 +136,9 @@ class Transition(NamedTuple):
 AlphaZeroState = RolloutState
 
 
-def alphazero_loss(agent: Agent, params: Any, batch: Transition, targets: jax.Array, config: AlphaZeroConfig):
+def alphazero_loss(
+    agent: Agent, params: Any, batch: Transition, targets: jax.Array, config: AlphaZeroConfig
+):
     """Cross-entropy to the search policy plus the value regression, on a flat batch (axis B).
 
     Returns (total float32[], aux dict of float32[]).
@@ -121,7 +149,10 @@ def alphazero_loss(agent: Agent, params: Any, batch: Transition, targets: jax.Ar
     logp = masked_log_probs(logits, batch.mask)
     policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy_target * logp, 0.0), axis=-1).mean()
     value_loss = 0.5 * ((value - targets) ** 2).mean()
-    target_entropy = -jnp.sum(jnp.where(batch.policy_target > 0, batch.policy_target * jnp.log(batch.policy_target), 0.0), -1)
+    target_entropy = -jnp.sum(
+        jnp.where(batch.policy_target > 0, batch.policy_target * jnp.log(batch.policy_target), 0.0),
+        -1,
+    )
     total = policy_loss + config.vf_coef * value_loss
     aux = {
         "loss": total,
@@ -144,29 +175,70 @@ def make_algorithm(config: AlphaZeroConfig) -> Algorithm:
         def ply(carry, _):
             env_state, key = carry
             key, k_search, k_reset = jax.random.split(key, 3)
-            out = search_batch(env, guide, k_search, env_state, config.num_simulations,
-                               config.max_num_considered_actions, config.gumbel_scale)
+            out = search_batch(
+                env,
+                guide,
+                k_search,
+                env_state,
+                config.num_simulations,
+                config.max_num_considered_actions,
+                config.gumbel_scale,
+            )
             root_value = out.search_tree.summary().value
             step = games.step(env_state, out.action, k_reset)
             mask = env_state.legal_action_mask
-            t = Transition(batch_observation(env_state), mask, jnp.where(mask, out.action_weights, 0.0),
-                           root_value, step.reward, step.done, step.sign)
+            t = Transition(
+                batch_observation(env_state),
+                mask,
+                jnp.where(mask, out.action_weights, 0.0),
+                root_value,
+                step.reward,
+                step.done,
+                step.sign,
+            )
             return (step.state, key), (t, (step.done, step.outcome[:, 0], step.length))
 
-        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=config.num_steps)
+        (env_state, key), (traj, stats) = jax.lax.scan(
+            ply, (env_state, key), None, length=config.num_steps
+        )
         return env_state, key, traj, stats
 
     def update(state: AlphaZeroState, _) -> tuple[AlphaZeroState, dict[str, jax.Array]]:
-        env_state, key, traj, (done, p0_reward, length) = rollout(state.params, state.env_state, state.key)
+        env_state, key, traj, (done, p0_reward, length) = rollout(
+            state.params, state.env_state, state.key
+        )
         _, last_value = agent.apply(state.params, batch_observation(env_state))
-        _, targets = negamax_gae(traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda)
-        state, metrics = setup.learn(config, lambda p, mb: alphazero_loss(agent, p, *mb, config), state, env_state,
-                                     key, (traj, targets))
-        metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
+        _, targets = negamax_gae(
+            traj.reward,
+            traj.value,
+            traj.done,
+            traj.sign,
+            last_value,
+            config.gamma,
+            config.gae_lambda,
+        )
+        state, metrics = setup.learn(
+            config,
+            lambda p, mb: alphazero_loss(agent, p, *mb, config),
+            state,
+            env_state,
+            key,
+            (traj, targets),
+        )
+        metrics.update(
+            games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean()
+        )
         return state, metrics
 
-    return Algorithm(name="alphazero", config=config, env=env, agent=agent, init=setup.init,
-                     chunk=make_chunk(update, config.updates_per_chunk), params=lambda s: s.params)
+    return Algorithm(
+        name="alphazero",
+        config=config,
+        env=env,
+        agent=agent,
+        init=setup.init,
+        chunk=make_chunk(update, config.updates_per_chunk),
+        params=lambda s: s.params,
+    )
 
 
 def make_train(config: AlphaZeroConfig):

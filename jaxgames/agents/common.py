@@ -106,7 +106,9 @@ def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPl
 
     n = actions.shape[0]
     mover = states.current_player
-    out = jax.vmap(lambda s, a, k: step_autoreset(env, s, a, k))(states, actions, jax.random.split(key, n))
+    out = jax.vmap(lambda s, a, k: step_autoreset(env, s, a, k))(
+        states, actions, jax.random.split(key, n)
+    )
     done = out.terminated | out.truncated
     reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
     sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
@@ -168,7 +170,10 @@ def negamax_gae(
 
     init = (last_value.astype(jnp.float32), jnp.zeros_like(last_value, jnp.float32))
     _, advantages = jax.lax.scan(
-        body, init, (rewards.astype(jnp.float32), values, not_done, signs.astype(jnp.float32)), reverse=True
+        body,
+        init,
+        (rewards.astype(jnp.float32), values, not_done, signs.astype(jnp.float32)),
+        reverse=True,
     )
     return advantages, advantages + values
 
@@ -233,5 +238,3 @@ class Policy:
         """float32[A]: masked move probabilities (zero on illegal moves)."""
         logits, _ = self.agent.apply(self.params, state.observation)
         return jnp.exp(masked_log_probs(logits, state.legal_action_mask))
-
-

@@ -69,9 +69,16 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-import jaxgames
 from jaxgames import distributed
-from jaxgames.agents.common import MASK_MIN, Agent, Policy, SelfPlayStep, batch_observation, greedy_masked, masked_logits
+from jaxgames.agents.common import (
+    MASK_MIN,
+    Agent,
+    Policy,
+    SelfPlayStep,
+    batch_observation,
+    greedy_masked,
+    masked_logits,
+)
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
@@ -120,7 +127,14 @@ class DQNConfig(TrainConfig):
 
     def validate(self) -> None:
         super().validate()
-        for name in ("rollout_steps", "gradient_steps", "batch_size", "buffer_size", "n_step", "target_period"):
+        for name in (
+            "rollout_steps",
+            "gradient_steps",
+            "batch_size",
+            "buffer_size",
+            "n_step",
+            "target_period",
+        ):
             check_int(name, getattr(self, name))
         check_int("learning_starts", self.learning_starts, minimum=0)
         check_int("eps_decay", self.eps_decay, minimum=0)
@@ -150,38 +164,90 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
         # n = 1 keeps the targets independent of the exploration, so a high final epsilon can
         # cover the odd positions a random opponent reaches (never losing needs them right)
-        network="mlp", net={"hidden": 128, "layers": 2}, num_envs=64, rollout_steps=1, total_steps=1_000_000,
-        learning_rate=1e-3, anneal_lr=True, max_grad_norm=10.0, batch_size=128, gradient_steps=1,
-        buffer_size=50_000, learning_starts=2_000, gamma=0.99, n_step=1, eps_decay=5_000, eps_end=0.3,
-        target_period=200, updates_per_chunk=500, eval_games=1000,
+        network="mlp",
+        net={"hidden": 128, "layers": 2},
+        num_envs=64,
+        rollout_steps=1,
+        total_steps=1_000_000,
+        learning_rate=1e-3,
+        anneal_lr=True,
+        max_grad_norm=10.0,
+        batch_size=128,
+        gradient_steps=1,
+        buffer_size=50_000,
+        learning_starts=2_000,
+        gamma=0.99,
+        n_step=1,
+        eps_decay=5_000,
+        eps_end=0.3,
+        target_period=200,
+        updates_per_chunk=500,
+        eval_games=1000,
     ),
     "reversi": dict(
         # the article's n = 16 and epsilon 1.0 -> 0.1 over 5,000 games; an MLP instead of its CNN:
         # ~10x faster on CPU (XLA CPU convolutions are slow) and at least as strong vs random
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, rollout_steps=1, total_steps=4_000_000,
-        learning_rate=5e-4, anneal_lr=True, max_grad_norm=10.0, batch_size=256, gradient_steps=1,
-        buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=16, eps_decay=5_000, eps_end=0.1,
-        target_period=250, updates_per_chunk=1000, eval_games=500, partners=CLASSIC_PARTNERS,
+        network="mlp",
+        net={"hidden": 256, "layers": 3},
+        num_envs=128,
+        rollout_steps=1,
+        total_steps=4_000_000,
+        learning_rate=5e-4,
+        anneal_lr=True,
+        max_grad_norm=10.0,
+        batch_size=256,
+        gradient_steps=1,
+        buffer_size=200_000,
+        learning_starts=10_000,
+        gamma=0.99,
+        n_step=16,
+        eps_decay=5_000,
+        eps_end=0.1,
+        target_period=250,
+        updates_per_chunk=1000,
+        eval_games=500,
+        partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
         # a linearly decayed learning rate: with a constant one the win rate vs alphabeta:2
         # wandered between ~60% and ~80% over the last chunks (seed 0 ended at 62%)
-        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, total_steps=5_000_000, learning_rate=5e-4,
-        anneal_lr=True, max_grad_norm=10.0, batch_size=256, buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
-        eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256, partners=CLASSIC_PARTNERS,
+        network="mlp",
+        net={"hidden": 128, "layers": 6},
+        num_envs=128,
+        total_steps=5_000_000,
+        learning_rate=5e-4,
+        anneal_lr=True,
+        max_grad_norm=10.0,
+        batch_size=256,
+        buffer_size=200_000,
+        learning_starts=10_000,
+        gamma=0.99,
+        n_step=8,
+        eps_decay=5_000,
+        target_period=250,
+        updates_per_chunk=200,
+        eval_games=256,
+        partners=CLASSIC_PARTNERS,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
 
 
-def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> DQNConfig:
+def default_config(
+    game: str = "tic_tac_toe",
+    game_options: dict | None = None,
+    quick: bool = False,
+    **overrides: Any,
+) -> DQNConfig:
     """The DQN config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
     ``overrides`` (field=value) win over both."""
     return DQNConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
 
 
 # ----------------------------------------------------------------------------- pure pieces
-def nstep_return(rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: float) -> tuple[jax.Array, jax.Array]:
+def nstep_return(
+    rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: float
+) -> tuple[jax.Array, jax.Array]:
     """n-step negamax return over windows of ``n`` plies (axis -1).
 
     rewards float32[..., n]  r_{t+k} from the view of the mover at t+k
@@ -194,7 +260,12 @@ def nstep_return(rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: 
     ret = jnp.zeros(rewards.shape[:-1], jnp.float32)
     for k in range(rewards.shape[-1]):  # n is small and static: unrolled
         ret = ret + coef * rewards[..., k].astype(jnp.float32)
-        coef = coef * gamma * signs[..., k].astype(jnp.float32) * (1.0 - dones[..., k].astype(jnp.float32))
+        coef = (
+            coef
+            * gamma
+            * signs[..., k].astype(jnp.float32)
+            * (1.0 - dones[..., k].astype(jnp.float32))
+        )
     return ret, coef
 
 
@@ -206,7 +277,9 @@ def epsilon_greedy(key: jax.Array, q: jax.Array, mask: jax.Array, epsilon: jax.A
     """
     k_coin, k_rand = jax.random.split(key)
     greedy = greedy_masked(q, mask)
-    random = jax.random.categorical(k_rand, jnp.where(mask, 0.0, MASK_MIN), axis=-1).astype(jnp.int32)
+    random = jax.random.categorical(k_rand, jnp.where(mask, 0.0, MASK_MIN), axis=-1).astype(
+        jnp.int32
+    )
     explore = jax.random.uniform(k_coin, greedy.shape) < epsilon
     return jnp.where(explore, random, greedy)
 
@@ -228,6 +301,7 @@ def max_legal_q(q: jax.Array, mask: jax.Array) -> jax.Array:
 # ----------------------------------------------------------------------------- agent
 #: softmax temperature turning Q-values into a search prior: a Q gap of 0.1 is a factor e
 Q_PRIOR_TEMPERATURE = 0.1
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class QPolicy(Policy):
@@ -289,23 +363,31 @@ class NStepBatch(NamedTuple):
     mask: jax.Array  # bool[B, A]             legal moves of s_t
     action: jax.Array  # int32[B]             a_t
     ret: jax.Array  # float32[B]              R_t (mover at t's view)
-    discount: jax.Array  # float32[B]         c_n: factor of the bootstrap value (0 if the game ended)
+    discount: (
+        jax.Array
+    )  # float32[B]         c_n: factor of the bootstrap value (0 if the game ended)
     next_obs: jax.Array  # float32[B, *obs_shape]  s_{t+n}
     next_mask: jax.Array  # bool[B, A]        legal moves of s_{t+n}
 
 
-def record_plies(games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array) -> tuple[Any, Transition, SelfPlayStep]:
+def record_plies(
+    games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array
+) -> tuple[Any, Transition, SelfPlayStep]:
     """Play ``action`` (int32[B]) in the batch of training games ``env_state`` (auto-reset,
     partner replies included) and the :class:`Transition` to store: reward = the mover's
     reward, sign = +1 if the same player moves next. Returns (next env states, Transition [B],
     SelfPlayStep [B])."""
     obs, mask = batch_observation(env_state), env_state.legal_action_mask
     out = games.step(env_state, action, key)
-    trans = Transition(obs.astype(jnp.float32), mask, action.astype(jnp.int32), out.reward, out.done, out.sign)
+    trans = Transition(
+        obs.astype(jnp.float32), mask, action.astype(jnp.int32), out.reward, out.done, out.sign
+    )
     return out.state, trans, out
 
 
-def nstep_batch(buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float) -> NStepBatch:
+def nstep_batch(
+    buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float
+) -> NStepBatch:
     """n-step transitions from windows of n + 1 consecutive buffer rows.
 
     rows int32[B, n + 1] (from ``buffer.sample_indices``), envs int32[B]. Rewards, dones and
@@ -313,13 +395,25 @@ def nstep_batch(buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Arra
     s_{t+n} with its legal mask (for the masked double-DQN selection).
     """
     n = rows.shape[1] - 1
-    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # only reward/done/sign are used (XLA drops the rest)
+    seq = buffer.gather(
+        buffer_state, rows[:, :n], envs
+    )  # only reward/done/sign are used (XLA drops the rest)
     ends = buffer.gather(buffer_state, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
     ret, discount = nstep_return(seq.reward, seq.done, seq.sign, gamma)
-    return NStepBatch(ends.obs[:, 0], ends.mask[:, 0], ends.action[:, 0], ret, discount, ends.obs[:, 1], ends.mask[:, 1])
+    return NStepBatch(
+        ends.obs[:, 0],
+        ends.mask[:, 0],
+        ends.action[:, 0],
+        ret,
+        discount,
+        ends.obs[:, 1],
+        ends.mask[:, 1],
+    )
 
 
-def bootstrap_target(batch: NStepBatch, q_next_select: jax.Array, q_next_target: jax.Array) -> jax.Array:
+def bootstrap_target(
+    batch: NStepBatch, q_next_select: jax.Array, q_next_target: jax.Array
+) -> jax.Array:
     """y = R + c_n * Q_target(s_{t+n}, a*), a* = legal argmax of ``q_next_select`` (float32[B, A];
     the online network for double DQN). -> float32[B], gradient stopped."""
     a_star = greedy_masked(jax.lax.stop_gradient(q_next_select), batch.next_mask)
@@ -339,10 +433,14 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
     if not isinstance(config, DQNConfig):
         raise TypeError(f"make_algorithm expects a DQNConfig, got {type(config).__name__}")
     env = config.make_env()
-    agent = QAgent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
+    agent = QAgent(
+        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
+    )
     lr: Any = config.learning_rate
     if config.anneal_lr:
-        lr = optax.linear_schedule(config.learning_rate, 0.0, config.num_updates * config.gradient_steps)
+        lr = optax.linear_schedule(
+            config.learning_rate, 0.0, config.num_updates * config.gradient_steps
+        )
     optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr))
     n_envs, n = config.num_envs, config.n_step
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
@@ -353,15 +451,25 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         params = agent.init_params(k_params)
         env_state = games.init(k_env)
         item = Transition(
-            jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32), jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
-            jax.ShapeDtypeStruct((), jnp.int32), jax.ShapeDtypeStruct((), jnp.float32),
-            jax.ShapeDtypeStruct((), jnp.bool_), jax.ShapeDtypeStruct((), jnp.float32),
+            jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32),
+            jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
+            jax.ShapeDtypeStruct((), jnp.int32),
+            jax.ShapeDtypeStruct((), jnp.float32),
+            jax.ShapeDtypeStruct((), jnp.bool_),
+            jax.ShapeDtypeStruct((), jnp.float32),
         )
         # distinct buffers for every leaf: the driver donates the whole state to the chunk
         target = jax.tree_util.tree_map(jnp.copy, params)
         return DQNState(
-            params, target, optimizer.init(params), env_state, buffer.init(item), k_run,
-            jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32),
+            params,
+            target,
+            optimizer.init(params),
+            env_state,
+            buffer.init(item),
+            k_run,
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.int32),
         )
 
     def act(state: DQNState, _):
@@ -373,31 +481,46 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         next_state, trans, out = record_plies(games, env_state, action, k_reset)
         done = trans.done
         stats = (done, out.outcome[:, 0], out.length, out.reward, eps)
-        state = state.replace(env_state=next_state, buffer=buffer.add(state.buffer, trans), key=key,
-                              games=state.games + done.sum().astype(jnp.int32))
+        state = state.replace(
+            env_state=next_state,
+            buffer=buffer.add(state.buffer, trans),
+            key=key,
+            games=state.games + done.sum().astype(jnp.int32),
+        )
         return state, stats
 
     def loss_fn(params, target_params, batch: NStepBatch):
         q = agent.apply(params, batch.obs)[0]
         q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
         q_next_target = agent.apply(target_params, batch.next_obs)[0]
-        q_next_select = agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
+        q_next_select = (
+            agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
+        )
         target = bootstrap_target(batch, q_next_select, q_next_target)
         loss = huber(q_a - target, config.huber_delta).mean()
-        return loss, {"loss": loss, "q_taken": q_a.mean(), "target": target.mean(), "max_q": max_legal_q(q, batch.mask).mean()}
+        return loss, {
+            "loss": loss,
+            "q_taken": q_a.mean(),
+            "target": target.mean(),
+            "max_q": max_legal_q(q, batch.mask).mean(),
+        }
 
     def grad_step(carry, _):
         params, target_params, opt_state, grad_steps, buf, key = carry
         key, k_sample = jax.random.split(key)
         rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, n + 1)
-        batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs, config.gamma))  # split over devices
+        batch = distributed.constrain_data(
+            nstep_batch(buffer, buf, rows, envs, config.gamma)
+        )  # split over devices
         grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         params = optax.apply_updates(params, updates)
         grad_steps = grad_steps + 1
         sync = (grad_steps % config.target_period) == 0
         tau = jnp.where(sync, config.target_tau, 0.0)
-        target_params = jax.tree_util.tree_map(lambda t, p: (1 - tau) * t + tau * p, target_params, params)
+        target_params = jax.tree_util.tree_map(
+            lambda t, p: (1 - tau) * t + tau * p, target_params, params
+        )
         aux["grad_norm"] = optax.tree.norm(grads)
         return (params, target_params, opt_state, grad_steps, buf, key), aux
 
@@ -405,20 +528,37 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
 
     def learn(state: DQNState, key: jax.Array):
         def run(_):
-            carry = (state.params, state.target_params, state.opt_state, state.grad_steps, state.buffer, key)
-            (params, target, opt_state, grad_steps, _, _), aux = jax.lax.scan(grad_step, carry, None, length=config.gradient_steps)
+            carry = (
+                state.params,
+                state.target_params,
+                state.opt_state,
+                state.grad_steps,
+                state.buffer,
+                key,
+            )
+            (params, target, opt_state, grad_steps, _, _), aux = jax.lax.scan(
+                grad_step, carry, None, length=config.gradient_steps
+            )
             return (params, target, opt_state, grad_steps), {k: aux[k].mean() for k in metric_names}
 
         def skip(_):
-            return (state.params, state.target_params, state.opt_state, state.grad_steps), {k: jnp.float32(0.0) for k in metric_names}
+            return (state.params, state.target_params, state.opt_state, state.grad_steps), {
+                k: jnp.float32(0.0) for k in metric_names
+            }
 
-        ready = (state.buffer.count * n_envs >= config.learning_starts) & buffer.can_sample(state.buffer, n + 1)
+        ready = (state.buffer.count * n_envs >= config.learning_starts) & buffer.can_sample(
+            state.buffer, n + 1
+        )
         (params, target, opt_state, grad_steps), aux = jax.lax.cond(ready, run, skip, None)
         aux["learning"] = ready.astype(jnp.float32)
-        return state.replace(params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps), aux
+        return state.replace(
+            params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
+        ), aux
 
     def update(state: DQNState, _) -> tuple[DQNState, dict[str, jax.Array]]:
-        state, (done, p0_reward, length, reward, eps) = jax.lax.scan(act, state, None, length=config.rollout_steps)
+        state, (done, p0_reward, length, reward, eps) = jax.lax.scan(
+            act, state, None, length=config.rollout_steps
+        )
         key, k_learn = jax.random.split(state.key)
         state, metrics = learn(state.replace(key=key), k_learn)
         metrics.update(games.episode_stats(done, p0_reward, length, reward), epsilon=eps.mean())
@@ -439,7 +579,9 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         init=init,
         chunk=chunk,
         params=lambda s: s.params,
-        partition=distributed.partition_by_field(env_state=0, buffer=1),  # buffer leaves [rows, num_envs, ...]
+        partition=distributed.partition_by_field(
+            env_state=0, buffer=1
+        ),  # buffer leaves [rows, num_envs, ...]
     )
 
 

@@ -34,7 +34,6 @@ import jax.numpy as jnp
 
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
 
-
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
 #: player (they punish blunders that self-play between equals rarely exposes) and an eighth
 #: against random play (its odd positions cost ~2% of the games vs random without it); the
@@ -51,7 +50,9 @@ class PartnerGroup:
     policy: PolicyFn
 
 
-def _play_partner(env: Any, partner: PolicyFn, state: Any, learner: jax.Array, key: jax.Array) -> tuple[Any, jax.Array]:
+def _play_partner(
+    env: Any, partner: PolicyFn, state: Any, learner: jax.Array, key: jax.Array
+) -> tuple[Any, jax.Array]:
     """Let ``partner`` move until ``learner`` is to move or the game is over (one reply in
     alternating games). Returns (state, float32[] learner's rewards summed over those moves)."""
 
@@ -78,7 +79,9 @@ def _fresh_partner_game(env: Any, partner: PolicyFn, key: jax.Array) -> Any:
     return state
 
 
-def partner_step(env: Any, partner: PolicyFn, states: Any, actions: jax.Array, key: jax.Array) -> SelfPlayStep:
+def partner_step(
+    env: Any, partner: PolicyFn, states: Any, actions: jax.Array, key: jax.Array
+) -> SelfPlayStep:
     """One learner move in each of a batch of games against ``partner`` (leading axis B),
     followed by the partner's replies, auto-reset (fresh game, random colours) when the game
     ended. Returns a :class:`SelfPlayStep` in the learner's frame (``sign`` = +1)."""
@@ -97,11 +100,21 @@ def partner_step(env: Any, partner: PolicyFn, states: Any, actions: jax.Array, k
         # while_loop then runs extra iterations whenever any game of the block ends)
         fresh = _fresh_partner_game(env, partner, k_reset)
         nxt = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, after)
-        outcome = jnp.where(done, after.rewards, 0.0).astype(jnp.float32)  # the final step's rewards
-        return nxt, own + replies, done, outcome, jnp.where(done, after.step_count, 0).astype(jnp.int32)
+        outcome = jnp.where(done, after.rewards, 0.0).astype(
+            jnp.float32
+        )  # the final step's rewards
+        return (
+            nxt,
+            own + replies,
+            done,
+            outcome,
+            jnp.where(done, after.step_count, 0).astype(jnp.int32),
+        )
 
     nxt, reward, done, outcome, length = jax.vmap(full)(states, actions, keys)
-    return SelfPlayStep(nxt, reward.astype(jnp.float32), done, jnp.ones_like(reward, jnp.float32), outcome, length)
+    return SelfPlayStep(
+        nxt, reward.astype(jnp.float32), done, jnp.ones_like(reward, jnp.float32), outcome, length
+    )
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -135,7 +148,9 @@ class TrainingGames:
             return states
         parts = [_take(states, slice(0, self.num_selfplay))]
         for p, sl in self._slices():
-            parts.append(jax.vmap(lambda k, p=p: _fresh_partner_game(self.env, p.policy, k))(keys[sl]))
+            parts.append(
+                jax.vmap(lambda k, p=p: _fresh_partner_game(self.env, p.policy, k))(keys[sl])
+            )
         return _concat(parts)
 
     def step(self, states: Any, actions: jax.Array, key: jax.Array) -> SelfPlayStep:
@@ -151,8 +166,9 @@ class TrainingGames:
             outs.append(partner_step(self.env, p.policy, _take(states, sl), actions[sl], k))
         return SelfPlayStep(*(_concat(list(field)) for field in zip(*outs)))
 
-    def episode_stats(self, done: jax.Array, first_reward: jax.Array, length: jax.Array,
-                      reward: jax.Array) -> dict[str, jax.Array]:
+    def episode_stats(
+        self, done: jax.Array, first_reward: jax.Array, length: jax.Array, reward: jax.Array
+    ) -> dict[str, jax.Array]:
         """Training metrics from a rollout's ``SelfPlayStep`` fields stacked over time
         (``[T, num_envs]``: ``done``, ``outcome[..., 0]``, ``length``, ``reward``) -> float32[]:
 
@@ -163,6 +179,7 @@ class TrainingGames:
         win_vs_<p>, loss_vs_<p>  the learner's rates in the finished games against partner p
         (rates are 0 when no game of the group finished)
         """
+
         def rate(d, hit):
             return (d & hit).sum() / jnp.maximum(d.sum(), 1).astype(jnp.float32)
 
@@ -194,19 +211,29 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
     sizes = {}
     for name, frac in partners.items():
         if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac <= 1.0:
-            raise ValueError(f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]")
+            raise ValueError(
+                f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]"
+            )
         size = int(round(frac * num_envs))
         if size < 1:
-            raise ValueError(f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
-                             "(raise num_envs, or drop it: --partners={} is pure self-play)")
+            raise ValueError(
+                f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
+                "(raise num_envs, or drop it: --partners={} is pure self-play)"
+            )
         sizes[name] = size
     if sum(sizes.values()) > num_envs:
-        raise ValueError(f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games")
+        raise ValueError(
+            f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games"
+        )
     return sizes
 
 
-def make_training_games(env: Any, num_envs: int, partners: Mapping[str, float] | None = None,
-                        make_policy: Callable[[str, Any], PolicyFn] | None = None) -> TrainingGames:
+def make_training_games(
+    env: Any,
+    num_envs: int,
+    partners: Mapping[str, float] | None = None,
+    make_policy: Callable[[str, Any], PolicyFn] | None = None,
+) -> TrainingGames:
     """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec (see
     :func:`jaxgames.evaluation.make_opponent`) to its share of the ``num_envs`` games; the
     rest are self-play."""

@@ -48,8 +48,12 @@ class Heads(nn.Module):
 
     @nn.compact
     def __call__(self, features: jax.Array) -> tuple[jax.Array, jax.Array]:
-        logits = nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy")(features)
-        value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="value")(features)[..., 0]
+        logits = nn.Dense(
+            self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy"
+        )(features)
+        value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="value")(features)[
+            ..., 0
+        ]
         if self.value_activation == "tanh":
             value = jnp.tanh(value)
         return logits, value
@@ -104,7 +108,9 @@ class PatchConv(nn.Module):
         lo = (k - 1) // 2
         h, w = x.shape[1], x.shape[2]
         xp = jnp.pad(x, ((0, 0), (lo, k - 1 - lo), (lo, k - 1 - lo), (0, 0)))
-        patches = jnp.concatenate([xp[:, i : i + h, j : j + w, :] for i in range(k) for j in range(k)], axis=-1)
+        patches = jnp.concatenate(
+            [xp[:, i : i + h, j : j + w, :] for i in range(k) for j in range(k)], axis=-1
+        )
         return nn.Dense(self.features)(patches)
 
 
@@ -175,7 +181,9 @@ class ResNet(nn.Module):
         p = nn.relu(nn.Conv(2, (1, 1))(x)).reshape(x.shape[0], -1)
         v = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(x.shape[0], -1)
         v = nn.relu(nn.Dense(self.value_hidden)(v))
-        logits = nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy")(p)
+        logits = nn.Dense(
+            self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy"
+        )(p)
         value = nn.Dense(1, name="value")(v)[..., 0]
         if self.value_activation == "tanh":
             value = jnp.tanh(value)
@@ -205,13 +213,18 @@ def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
     valid = network_options(name)
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        raise ValueError(f"unknown option(s) {unknown} for network {name!r}; valid options: {', '.join(valid)}")
+        raise ValueError(
+            f"unknown option(s) {unknown} for network {name!r}; valid options: {', '.join(valid)}"
+        )
     if not isinstance(num_actions, (int, np.integer)) or num_actions < 1:
         raise ValueError(f"num_actions must be a positive int, got {num_actions!r}")
     for k, v in options.items():
         sizes = v if isinstance(v, (list, tuple)) else [v]
         if k in ("hidden", "layers", "blocks", "channels", "kernel", "dense", "value_hidden"):
-            if not all(isinstance(s, (int, np.integer)) and s >= (0 if k in ("layers", "blocks") else 1) for s in sizes):
+            if not all(
+                isinstance(s, (int, np.integer)) and s >= (0 if k in ("layers", "blocks") else 1)
+                for s in sizes
+            ):
                 raise ValueError(f"network {name!r}: option {k}={v!r} must be positive integer(s)")
         if k == "value_activation" and v not in ("tanh", "none"):
             raise ValueError(f"network {name!r}: value_activation={v!r} must be 'tanh' or 'none'")

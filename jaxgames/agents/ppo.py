@@ -67,9 +67,19 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
         # a high entropy bonus keeps the self-play opponent fallible, so the agent keeps learning
         # to punish mistakes instead of settling for draws (which is all perfect self-play sees)
-        network="mlp", net={"hidden": 128, "layers": 3}, num_envs=256, num_steps=16, total_steps=2_000_000,
-        learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.2, gamma=1.0, gae_lambda=0.9,
-        updates_per_chunk=50, eval_games=500,
+        network="mlp",
+        net={"hidden": 128, "layers": 3},
+        num_envs=256,
+        num_steps=16,
+        total_steps=2_000_000,
+        learning_rate=1e-3,
+        num_minibatches=4,
+        update_epochs=4,
+        ent_coef=0.2,
+        gamma=1.0,
+        gae_lambda=0.9,
+        updates_per_chunk=50,
+        eval_games=500,
     ),
     # An MLP: on CPU the article's CNN (--network=cnn) is ~10x more FLOPs per ply (its 1152x256
     # dense layer) for no gain vs random; 6x6 reaches >= 95% vs random as both colours in ~1M plies.
@@ -79,20 +89,44 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     # (The 6x6 learning curves add a quarter of the games vs random and entropy 0.1: see
     # experiments/learning_curves.py FULL_OVERRIDES; on 8x8 that cost 3 points vs alphabeta:2.)
     "reversi": dict(
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=128, num_steps=32, total_steps=4_000_000,
-        learning_rate=1e-3, num_minibatches=4, update_epochs=4, ent_coef=0.03, gamma=1.0, gae_lambda=0.95,
-        updates_per_chunk=25, eval_games=256, partners=CLASSIC_PARTNERS,
+        network="mlp",
+        net={"hidden": 256, "layers": 3},
+        num_envs=128,
+        num_steps=32,
+        total_steps=4_000_000,
+        learning_rate=1e-3,
+        num_minibatches=4,
+        update_epochs=4,
+        ent_coef=0.03,
+        gamma=1.0,
+        gae_lambda=0.95,
+        updates_per_chunk=25,
+        eval_games=256,
+        partners=CLASSIC_PARTNERS,
     ),
     "animal_shogi": dict(
-        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=128, num_steps=32, total_steps=5_000_000,
-        learning_rate=5e-4, gamma=0.99, gae_lambda=0.95, updates_per_chunk=20, eval_games=256,
+        network="mlp",
+        net={"hidden": 128, "layers": 6},
+        num_envs=128,
+        num_steps=32,
+        total_steps=5_000_000,
+        learning_rate=5e-4,
+        gamma=0.99,
+        gae_lambda=0.95,
+        updates_per_chunk=20,
+        eval_games=256,
         partners=CLASSIC_PARTNERS,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=200_000, updates_per_chunk=10, eval_games=200)
 
 
-def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False, **overrides: Any) -> PPOConfig:
+def default_config(
+    game: str = "tic_tac_toe",
+    game_options: dict | None = None,
+    quick: bool = False,
+    **overrides: Any,
+) -> PPOConfig:
     """The PPO config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
     ``overrides`` (field=value) win over both."""
     return PPOConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
@@ -115,7 +149,14 @@ class Transition(NamedTuple):
 PPOState = RolloutState
 
 
-def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array, targets: jax.Array, config: PPOConfig):
+def ppo_loss(
+    agent: Agent,
+    params: Any,
+    batch: Transition,
+    advantages: jax.Array,
+    targets: jax.Array,
+    config: PPOConfig,
+):
     """Clipped PPO loss on a flat batch (leading axis B).
 
     The stored legal masks are used for the new log-probabilities and the entropy, so the
@@ -129,7 +170,9 @@ def ppo_loss(agent: Agent, params: Any, batch: Transition, advantages: jax.Array
     log_ratio = log_prob - batch.log_prob
     ratio = jnp.exp(log_ratio)
     adv = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    pg_loss = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - config.clip_eps, 1 + config.clip_eps) * adv).mean()
+    pg_loss = -jnp.minimum(
+        ratio * adv, jnp.clip(ratio, 1 - config.clip_eps, 1 + config.clip_eps) * adv
+    ).mean()
     v_clipped = batch.value + jnp.clip(value - batch.value, -config.clip_eps, config.clip_eps)
     v_loss = 0.5 * jnp.maximum((value - targets) ** 2, (v_clipped - targets) ** 2).mean()
     entropy = masked_entropy(logits, batch.mask).mean()
@@ -162,18 +205,36 @@ def make_algorithm(config: PPOConfig) -> Algorithm:
             stats = (out.done, out.outcome[:, 0], out.length)
             return (out.state, key), (t, stats)
 
-        (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=config.num_steps)
+        (env_state, key), (traj, stats) = jax.lax.scan(
+            ply, (env_state, key), None, length=config.num_steps
+        )
         return env_state, key, traj, stats
 
     def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
-        env_state, key, traj, (done, p0_reward, length) = rollout(state.params, state.env_state, state.key)
+        env_state, key, traj, (done, p0_reward, length) = rollout(
+            state.params, state.env_state, state.key
+        )
         _, last_value = agent.apply(state.params, batch_observation(env_state))
         advantages, targets = negamax_gae(
-            traj.reward, traj.value, traj.done, traj.sign, last_value, config.gamma, config.gae_lambda
+            traj.reward,
+            traj.value,
+            traj.done,
+            traj.sign,
+            last_value,
+            config.gamma,
+            config.gae_lambda,
         )
-        state, metrics = setup.learn(config, lambda p, mb: ppo_loss(agent, p, *mb, config), state, env_state, key,
-                                     (traj, advantages, targets))
-        metrics.update(games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean())
+        state, metrics = setup.learn(
+            config,
+            lambda p, mb: ppo_loss(agent, p, *mb, config),
+            state,
+            env_state,
+            key,
+            (traj, advantages, targets),
+        )
+        metrics.update(
+            games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean()
+        )
         return state, metrics
 
     return Algorithm(

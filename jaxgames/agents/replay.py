@@ -56,7 +56,9 @@ class TrajectoryBuffer(NamedTuple):
     add: Callable[[TrajectoryBufferState, Any], TrajectoryBufferState]
     extend: Callable[[TrajectoryBufferState, Any], TrajectoryBufferState]
     can_sample: Callable[[TrajectoryBufferState, int], jax.Array]
-    sample_indices: Callable[[TrajectoryBufferState, jax.Array, int, int], tuple[jax.Array, jax.Array]]
+    sample_indices: Callable[
+        [TrajectoryBufferState, jax.Array, int, int], tuple[jax.Array, jax.Array]
+    ]
     gather: Callable[[TrajectoryBufferState, jax.Array, jax.Array], Any]
     sample: Callable[[TrajectoryBufferState, jax.Array, int, int], Any]
     capacity: int
@@ -75,6 +77,7 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
     def init(item: Any) -> TrajectoryBufferState:
         """Empty buffer for items shaped like ``item`` (one env, one step; arrays or
         ShapeDtypeStructs). Storage is zero-filled."""
+
         def zeros(x):
             x = x if hasattr(x, "dtype") and hasattr(x, "shape") else jnp.asarray(x)
             return jnp.zeros((capacity, num_envs, *x.shape), x.dtype)
@@ -89,12 +92,21 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         t = leaves[0].shape[0]
         for x in leaves:
             if x.shape[:2] != (t, num_envs):
-                raise ValueError(f"extend expects leaves [T, num_envs={num_envs}, ...]; got shape {x.shape}")
+                raise ValueError(
+                    f"extend expects leaves [T, num_envs={num_envs}, ...]; got shape {x.shape}"
+                )
         if t > capacity:  # only the newest `capacity` steps survive
-            items = jax.tree_util.tree_map(lambda x: x[t - capacity:], items)
-            return extend(TrajectoryBufferState(state.data, (state.pos + t - capacity) % capacity, state.count + t - capacity), items)
+            items = jax.tree_util.tree_map(lambda x: x[t - capacity :], items)
+            return extend(
+                TrajectoryBufferState(
+                    state.data, (state.pos + t - capacity) % capacity, state.count + t - capacity
+                ),
+                items,
+            )
         rows = (state.pos + jnp.arange(t, dtype=jnp.int32)) % capacity
-        data = jax.tree_util.tree_map(lambda d, x: d.at[rows].set(x.astype(d.dtype), unique_indices=True), state.data, items)
+        data = jax.tree_util.tree_map(
+            lambda d, x: d.at[rows].set(x.astype(d.dtype), unique_indices=True), state.data, items
+        )
         return TrajectoryBufferState(data, (state.pos + t) % capacity, state.count + t)
 
     def add(state: TrajectoryBufferState, items: Any) -> TrajectoryBufferState:
@@ -108,7 +120,9 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         """bool[]: a window of ``length`` consecutive steps is stored."""
         return size(state) >= length
 
-    def sample_indices(state: TrajectoryBufferState, key: jax.Array, batch_size: int, length: int) -> tuple[jax.Array, jax.Array]:
+    def sample_indices(
+        state: TrajectoryBufferState, key: jax.Array, batch_size: int, length: int
+    ) -> tuple[jax.Array, jax.Array]:
         """Uniform windows: (rows int32[batch_size, length], envs int32[batch_size]).
 
         Window starts are uniform over the ``size - length + 1`` valid starts (oldest first) and
@@ -119,7 +133,9 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         k_t, k_e = jax.random.split(key)
         n = size(state)
         oldest = (state.pos - n) % capacity
-        starts = jax.random.randint(k_t, (batch_size,), 0, jnp.maximum(n - length + 1, 1), dtype=jnp.int32)
+        starts = jax.random.randint(
+            k_t, (batch_size,), 0, jnp.maximum(n - length + 1, 1), dtype=jnp.int32
+        )
         rows = (oldest + starts[:, None] + jnp.arange(length, dtype=jnp.int32)[None]) % capacity
         envs = jax.random.randint(k_e, (batch_size,), 0, num_envs, dtype=jnp.int32)
         return rows, envs
@@ -134,4 +150,6 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         rows, envs = sample_indices(state, key, batch_size, length)
         return gather(state, rows, envs)
 
-    return TrajectoryBuffer(init, add, extend, can_sample, sample_indices, gather, sample, capacity, num_envs)
+    return TrajectoryBuffer(
+        init, add, extend, can_sample, sample_indices, gather, sample, capacity, num_envs
+    )

@@ -102,7 +102,9 @@ def minibatch_epochs(
         params, opt_state, key = carry
         key, k_perm = jax.random.split(key)
         perm = jax.random.permutation(k_perm, n)
-        mbs = jax.tree_util.tree_map(lambda x: x[perm].reshape(num_minibatches, -1, *x.shape[1:]), data)
+        mbs = jax.tree_util.tree_map(
+            lambda x: x[perm].reshape(num_minibatches, -1, *x.shape[1:]), data
+        )
         mbs = distributed.constrain_data(mbs, axis=1)  # minibatches split over devices (if any)
 
         def minibatch(carry, mb):
@@ -115,7 +117,9 @@ def minibatch_epochs(
         (params, opt_state), aux = jax.lax.scan(minibatch, (params, opt_state), mbs)
         return (params, opt_state, key), aux
 
-    (params, opt_state, key), aux = jax.lax.scan(epoch, (params, opt_state, key), None, length=num_epochs)
+    (params, opt_state, key), aux = jax.lax.scan(
+        epoch, (params, opt_state, key), None, length=num_epochs
+    )
     return params, opt_state, key, aux
 
 
@@ -144,31 +148,61 @@ class RolloutSetup:
         """Fresh parameters, optimiser state and games: the state before the first update."""
         k_params, k_env, k_run = jax.random.split(key, 3)
         params = self.agent.init_params(k_params)
-        return RolloutState(params, self.optimizer.init(params), self.games.init(k_env), k_run, jnp.int32(0))
+        return RolloutState(
+            params, self.optimizer.init(params), self.games.init(k_env), k_run, jnp.int32(0)
+        )
 
-    def learn(self, config: RolloutConfig, loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
-              state: RolloutState, env_state: Any, key: jax.Array, data: Any) -> tuple[RolloutState, dict[str, jax.Array]]:
+    def learn(
+        self,
+        config: RolloutConfig,
+        loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
+        state: RolloutState,
+        env_state: Any,
+        key: jax.Array,
+        data: Any,
+    ) -> tuple[RolloutState, dict[str, jax.Array]]:
         """One update's learning step: ``data`` (leaves [num_steps, num_envs, ...]) flattened and
         learned with :func:`minibatch_epochs`; returns the next state (with ``env_state`` and
         ``key`` from the rollout) and the loss metrics averaged over the minibatches."""
         flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
-        params, opt_state, key, aux = minibatch_epochs(loss_fn, self.optimizer, state.params, state.opt_state, key,
-                                                       flat, config.update_epochs, config.num_minibatches)
-        return RolloutState(params, opt_state, env_state, key, state.update + 1), {k: v.mean() for k, v in aux.items()}
+        params, opt_state, key, aux = minibatch_epochs(
+            loss_fn,
+            self.optimizer,
+            state.params,
+            state.opt_state,
+            key,
+            flat,
+            config.update_epochs,
+            config.num_minibatches,
+        )
+        return RolloutState(params, opt_state, env_state, key, state.update + 1), {
+            k: v.mean() for k, v in aux.items()
+        }
 
 
 def make_setup(config: RolloutConfig, config_class: type = RolloutConfig) -> RolloutSetup:
     """:class:`RolloutSetup` of ``config`` (MLP/CNN/ResNet from ``config.network``);
     ``TypeError`` if ``config`` is not a ``config_class`` (the algorithm's own config)."""
     if not isinstance(config, config_class):
-        raise TypeError(f"make_algorithm expects a config of type {config_class.__name__}, got {type(config).__name__}")
+        raise TypeError(
+            f"make_algorithm expects a config of type {config_class.__name__}, got {type(config).__name__}"
+        )
     env = config.make_env()
-    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
-    return RolloutSetup(env, agent, make_optimizer(config), make_training_games(env, config.num_envs, config.partners))
+    agent = Agent(
+        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
+    )
+    return RolloutSetup(
+        env,
+        agent,
+        make_optimizer(config),
+        make_training_games(env, config.num_envs, config.partners),
+    )
 
 
-def make_chunk(update: Callable[[RolloutState, Any], tuple[RolloutState, dict[str, jax.Array]]],
-               updates_per_chunk: int):
+def make_chunk(
+    update: Callable[[RolloutState, Any], tuple[RolloutState, dict[str, jax.Array]]],
+    updates_per_chunk: int,
+):
     """``chunk(state) -> (state, metrics)``: ``updates_per_chunk`` updates in one ``lax.scan``,
     metrics averaged over them (float32[] each)."""
 

@@ -78,8 +78,15 @@ def make_recurrent_fn(env: Env, guide: Policy):
     return recurrent_fn
 
 
-def search_batch(env: Env, guide: Policy, key: Array, states: Any, num_simulations: int,
-                 max_num_considered_actions: int = 16, gumbel_scale: float = 0.0) -> mctx.PolicyOutput:
+def search_batch(
+    env: Env,
+    guide: Policy,
+    key: Array,
+    states: Any,
+    num_simulations: int,
+    max_num_considered_actions: int = 16,
+    gumbel_scale: float = 0.0,
+) -> mctx.PolicyOutput:
     """Run Gumbel MuZero search from a batch of root states (leading axis B).
 
     Returns the :class:`mctx.PolicyOutput`: ``action`` int32[B] (the move to play),
@@ -129,8 +136,15 @@ class SearchPolicy:
 
     def _search(self, key: Array, state: Any) -> mctx.PolicyOutput:
         states = jax.tree_util.tree_map(lambda x: x[None], state)
-        return search_batch(self.env, self.guide, key, states, self.num_simulations,
-                            self.max_num_considered_actions, self.gumbel_scale)
+        return search_batch(
+            self.env,
+            self.guide,
+            key,
+            states,
+            self.num_simulations,
+            self.max_num_considered_actions,
+            self.gumbel_scale,
+        )
 
     def __call__(self, key: Array, state: Any) -> Array:
         # a finished root has no legal move and gets an arbitrary action (stepping it is a no-op)

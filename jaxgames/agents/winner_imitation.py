@@ -39,9 +39,9 @@ import optax
 from flax import struct
 
 import jaxgames
-from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
 from jaxgames.agents.networks import make_network
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.config import TrainConfig, _fail, check_float, check_int
 
@@ -72,7 +72,11 @@ class WinnerImitationConfig(TrainConfig):
         check_float("temperature", self.temperature, 0.0, float("inf"), low_open=True)
         check_float("draw_weight", self.draw_weight, 0.0, 1.0)
         if self.partners:  # the method imitates the winners of pure self-play games
-            _fail("partners", self.partners, "winner imitation learns from self-play only; leave it empty")
+            _fail(
+                "partners",
+                self.partners,
+                "winner imitation learns from self-play only; leave it empty",
+            )
         check_int("update_epochs", self.update_epochs)
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 
@@ -85,25 +89,52 @@ Config = WinnerImitationConfig
 
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
-        network="mlp", net={"hidden": 64, "layers": 2}, num_envs=256, max_plies=9, opening_plies=2,
-        total_steps=2_000_000, learning_rate=1e-3, update_epochs=2, updates_per_chunk=50, eval_games=500,
+        network="mlp",
+        net={"hidden": 64, "layers": 2},
+        num_envs=256,
+        max_plies=9,
+        opening_plies=2,
+        total_steps=2_000_000,
+        learning_rate=1e-3,
+        update_epochs=2,
+        updates_per_chunk=50,
+        eval_games=500,
     ),
     "reversi": dict(
         # an MLP: XLA CPU convolutions are ~10x slower (as for DQN)
-        network="mlp", net={"hidden": 256, "layers": 3}, num_envs=256, opening_plies=4, total_steps=5_000_000,
-        learning_rate=1e-3, update_epochs=2, updates_per_chunk=20, eval_games=256,
+        network="mlp",
+        net={"hidden": 256, "layers": 3},
+        num_envs=256,
+        opening_plies=4,
+        total_steps=5_000_000,
+        learning_rate=1e-3,
+        update_epochs=2,
+        updates_per_chunk=20,
+        eval_games=256,
     ),
     "animal_shogi": dict(
         # the article: MLP 128 x 6, random openings
-        network="mlp", net={"hidden": 128, "layers": 6}, num_envs=256, max_plies=200, opening_plies=4,
-        total_steps=10_000_000, learning_rate=5e-4, update_epochs=2, updates_per_chunk=10, eval_games=256,
+        network="mlp",
+        net={"hidden": 128, "layers": 6},
+        num_envs=256,
+        max_plies=200,
+        opening_plies=4,
+        total_steps=10_000_000,
+        learning_rate=5e-4,
+        update_epochs=2,
+        updates_per_chunk=10,
+        eval_games=256,
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=200_000, eval_games=100, eval_vs_init_games=64)
 
 
-def default_config(game: str = "tic_tac_toe", game_options: dict | None = None, quick: bool = False,
-                   **overrides: Any) -> WinnerImitationConfig:
+def default_config(
+    game: str = "tic_tac_toe",
+    game_options: dict | None = None,
+    quick: bool = False,
+    **overrides: Any,
+) -> WinnerImitationConfig:
     """The winner-imitation config for ``game`` with its defaults (reversi: ``max_plies`` =
     size * size + 8); ``quick`` for a short demo run; ``overrides`` win over both."""
     defaults = {k: dict(v) for k, v in GAME_DEFAULTS.items()}
@@ -135,8 +166,16 @@ class WIState:
     update: jax.Array  # int32[]
 
 
-def play_selfplay_games(env, agent: Agent, params: Any, key: jax.Array, num_envs: int, max_plies: int,
-                        opening_plies: int, temperature: float) -> tuple[Plies, jax.Array, jax.Array]:
+def play_selfplay_games(
+    env,
+    agent: Agent,
+    params: Any,
+    key: jax.Array,
+    num_envs: int,
+    max_plies: int,
+    opening_plies: int,
+    temperature: float,
+) -> tuple[Plies, jax.Array, jax.Array]:
     """``num_envs`` self-play games: k random opening plies, then moves sampled from the
     masked policy. Returns (plies [max_plies, num_envs], final rewards float32[num_envs, 2],
     finished bool[num_envs])."""
@@ -153,7 +192,9 @@ def play_selfplay_games(env, agent: Agent, params: Any, key: jax.Array, num_envs
         opening = t < opening_plies
         action = jnp.where(opening, random_action, policy_action)
         live = ~(states.terminated | states.truncated)
-        record = Plies(obs, mask, action, states.current_player, live, jnp.broadcast_to(opening, live.shape))
+        record = Plies(
+            obs, mask, action, states.current_player, live, jnp.broadcast_to(opening, live.shape)
+        )
         states = jax.vmap(env.step)(states, action)  # finished games: no-ops with zero rewards
         return (states, rewards + states.rewards, key), record
 
@@ -162,13 +203,17 @@ def play_selfplay_games(env, agent: Agent, params: Any, key: jax.Array, num_envs
     return plies, rewards, states.terminated | states.truncated
 
 
-def winner_weights(plies: Plies, rewards: jax.Array, finished: jax.Array, draw_weight: float) -> jax.Array:
+def winner_weights(
+    plies: Plies, rewards: jax.Array, finished: jax.Array, draw_weight: float
+) -> jax.Array:
     """Training weight of every ply: float32[max_plies, num_envs].
 
     1 for the winner's policy moves, 0 for the loser's, ``draw_weight`` for both players in
     drawn games; 0 for opening plies, idle plies after the end and games not finished.
     """
-    mover_reward = jnp.where(plies.mover == 0, rewards[None, :, 0], rewards[None, :, 1])  # two players
+    mover_reward = jnp.where(
+        plies.mover == 0, rewards[None, :, 0], rewards[None, :, 1]
+    )  # two players
     draw = jnp.all(rewards == 0, axis=-1)[None]
     w = jnp.where(mover_reward > 0, 1.0, jnp.where(draw, draw_weight, 0.0))
     return w * (plies.live & ~plies.opening & finished[None]).astype(jnp.float32)
@@ -188,7 +233,8 @@ def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
     aux = {
         "loss": loss,
         "legal_rate": jnp.sum(live * legal) / jnp.maximum(live.sum(), 1.0),
-        "legal_mass": jnp.sum(live * jnp.sum(jnp.where(flat.mask, jnp.exp(logp), 0.0), -1)) / jnp.maximum(live.sum(), 1.0),
+        "legal_mass": jnp.sum(live * jnp.sum(jnp.where(flat.mask, jnp.exp(logp), 0.0), -1))
+        / jnp.maximum(live.sum(), 1.0),
         "entropy": jnp.sum(live * masked_entropy(logits, flat.mask)) / jnp.maximum(live.sum(), 1.0),
     }
     return loss, aux
@@ -197,10 +243,16 @@ def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
 def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
     """Winner imitation as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
     if not isinstance(config, WinnerImitationConfig):
-        raise TypeError(f"make_algorithm expects a WinnerImitationConfig, got {type(config).__name__}")
+        raise TypeError(
+            f"make_algorithm expects a WinnerImitationConfig, got {type(config).__name__}"
+        )
     env = config.make_env()
-    agent = Agent(make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape))
-    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.learning_rate))
+    agent = Agent(
+        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
+    )
+    optimizer = optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.learning_rate)
+    )
 
     def init(key: jax.Array) -> WIState:
         k_params, k_run = jax.random.split(key)
@@ -211,17 +263,28 @@ def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
     def update(state: WIState, _):
         key, k_play = jax.random.split(state.key)
         plies, rewards, finished = play_selfplay_games(
-            env, agent, state.params, k_play, config.num_envs, config.max_plies, config.opening_plies, config.temperature
+            env,
+            agent,
+            state.params,
+            k_play,
+            config.num_envs,
+            config.max_plies,
+            config.opening_plies,
+            config.temperature,
         )
         weights = winner_weights(plies, rewards, finished, config.draw_weight)
 
         def step(carry, _):
             params, opt_state = carry
-            grads, aux = jax.grad(lambda p: imitation_loss(agent, p, plies, weights), has_aux=True)(params)
+            grads, aux = jax.grad(lambda p: imitation_loss(agent, p, plies, weights), has_aux=True)(
+                params
+            )
             upd, opt_state = optimizer.update(grads, opt_state, params)
             return (optax.apply_updates(params, upd), opt_state), aux
 
-        (params, opt_state), aux = jax.lax.scan(step, (state.params, state.opt_state), None, length=config.update_epochs)
+        (params, opt_state), aux = jax.lax.scan(
+            step, (state.params, state.opt_state), None, length=config.update_epochs
+        )
         metrics = {k: v[0] for k, v in aux.items()}  # measured before this batch's updates
         n = jnp.maximum(finished.sum(), 1)
         metrics.update(
@@ -231,15 +294,22 @@ def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
             episode_length=plies.live.sum() / config.num_envs,
             trained_plies=(weights > 0).sum() / config.num_envs,
         )
-        return state.replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
+        return state.replace(
+            params=params, opt_state=opt_state, key=key, update=state.update + 1
+        ), metrics
 
     def chunk(state: WIState):
         state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
         out = jax.tree_util.tree_map(jnp.mean, metrics)
         if config.eval_vs_init_games > 0:
             key, k_eval = jax.random.split(state.key)
-            rates = evaluate_vs(env, agent.policy(state.params, greedy=False), agent.policy(state.init_params, greedy=False),
-                                k_eval, config.eval_vs_init_games)
+            rates = evaluate_vs(
+                env,
+                agent.policy(state.params, greedy=False),
+                agent.policy(state.init_params, greedy=False),
+                k_eval,
+                config.eval_vs_init_games,
+            )
             out.update({f"vs_init/{k}": v for k, v in rates.items()})
             state = state.replace(key=key)
         return state, out

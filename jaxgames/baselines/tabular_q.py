@@ -61,7 +61,9 @@ class TabularQConfig:
 
     def __post_init__(self):
         if self.total_games < 1 or self.num_envs < 1:
-            raise ValueError(f"total_games and num_envs must be >= 1, got {self.total_games}, {self.num_envs}")
+            raise ValueError(
+                f"total_games and num_envs must be >= 1, got {self.total_games}, {self.num_envs}"
+            )
         if not 0.0 <= self.epsilon <= 1.0:
             raise ValueError(f"epsilon must be in [0, 1], got {self.epsilon}")
         if not 0.0 < self.lr <= 1.0:
@@ -69,7 +71,9 @@ class TabularQConfig:
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
         if self.eval_points < 0 or self.eval_games < 2:
-            raise ValueError(f"need eval_points >= 0 and eval_games >= 2, got {self.eval_points}, {self.eval_games}")
+            raise ValueError(
+                f"need eval_points >= 0 and eval_games >= 2, got {self.eval_points}, {self.eval_games}"
+            )
         if self.agent_player not in (None, 0, 1):
             raise ValueError(f"agent_player must be None, 0 or 1, got {self.agent_player}")
 
@@ -136,7 +140,9 @@ def make_train(config: TabularQConfig):
             nxt = jax.vmap(env.step)(states, action)
             done = nxt.terminated | nxt.truncated
             sign_next = jnp.where(nxt.current_player == 0, 1.0, -1.0)
-            q_next = jnp.where(nxt.legal_action_mask, sign_next[:, None] * q[board_code(nxt.board)], -jnp.inf)
+            q_next = jnp.where(
+                nxt.legal_action_mask, sign_next[:, None] * q[board_code(nxt.board)], -jnp.inf
+            )
             boot = sign_next * jnp.max(q_next, axis=-1)
             target = nxt.rewards[:, 0] + cfg.gamma * jnp.where(done, 0.0, boot)
 
@@ -163,7 +169,8 @@ def make_train(config: TabularQConfig):
             )
             fresh = jax.vmap(env.init)(keys(k_reset))
             states = jax.tree_util.tree_map(
-                lambda f, x: jnp.where(done.reshape((n,) + (1,) * (x.ndim - 1)), f, x), fresh, nxt)
+                lambda f, x: jnp.where(done.reshape((n,) + (1,) * (x.ndim - 1)), f, x), fresh, nxt
+            )
             if cfg.agent_player is None:
                 agent = jnp.where(done, 1 - agent, agent)
             return (q, states, agent, games + stats["games"]), stats
@@ -185,12 +192,19 @@ def make_train(config: TabularQConfig):
             carry, curve = jax.lax.scan(step, carry, jax.random.split(k_train, chunk))
             total, _ = play_games(q_policy(carry[0]), rand, env, a_player, k_eval)
             mine = total[jnp.arange(2 * half), a_player]
-            ev = dict(games=carry[3], wins=jnp.sum(mine > 0), draws=jnp.sum(mine == 0),
-                      losses=jnp.sum(mine < 0), x_wins=jnp.sum((mine > 0) & (a_player == 0)),
-                      o_wins=jnp.sum((mine > 0) & (a_player == 1)))
+            ev = dict(
+                games=carry[3],
+                wins=jnp.sum(mine > 0),
+                draws=jnp.sum(mine == 0),
+                losses=jnp.sum(mine < 0),
+                x_wins=jnp.sum((mine > 0) & (a_player == 0)),
+                o_wins=jnp.sum((mine > 0) & (a_player == 1)),
+            )
             return carry, (curve, ev)
 
-        (q, *_), (curve, evals) = jax.lax.scan(segment, carry, jax.random.split(key, cfg.eval_points))
+        (q, *_), (curve, evals) = jax.lax.scan(
+            segment, carry, jax.random.split(key, cfg.eval_points)
+        )
         curve = jax.tree_util.tree_map(lambda x: x.reshape(-1), curve)
         return TrainOutput(q, curve, evals)
 

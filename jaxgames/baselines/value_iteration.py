@@ -130,7 +130,9 @@ def enumerate_positions() -> Positions:
     n = len(codes)
     size = -(-n // pad) * pad
     boards = np.asarray(decode(jnp.asarray(_pad(codes, size))))
-    kid_codes, legal, done, rewards, terminal, mover = (np.asarray(x)[:n] for x in _expand(jnp.asarray(boards)))
+    kid_codes, legal, done, rewards, terminal, mover = (
+        np.asarray(x)[:n] for x in _expand(jnp.asarray(boards))
+    )
     child = np.where(legal, index[np.where(legal, kid_codes, 0)], -1).astype(np.int32)
     return Positions(codes, boards[:n], mover, terminal, child, legal, done & legal, rewards, index)
 
@@ -199,7 +201,9 @@ def value_iteration(
     ks = jnp.arange(2)
     # R_k(s, a): outcome of a game-ending move from player k's point of view
     outcome = jnp.where(rew > 0, win, jnp.where(rew < 0, loss, draw))  # [N, 9, 2]
-    reward = jnp.where(done[..., None], outcome, 0.0).transpose(2, 0, 1).astype(jnp.float32)  # [2, N, 9]
+    reward = (
+        jnp.where(done[..., None], outcome, 0.0).transpose(2, 0, 1).astype(jnp.float32)
+    )  # [2, N, 9]
     is_mover = (mover[None, :] == ks[:, None])[..., None]  # [2, N, 1]
 
     def backup(v):

@@ -79,8 +79,12 @@ class Record:
 
     def ci(self, what: str = "win") -> tuple[float, float]:
         """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``."""
-        k = {"win": self.wins, "draw": self.draws, "loss": self.losses,
-             "score": self.wins + 0.5 * self.draws}.get(what)
+        k = {
+            "win": self.wins,
+            "draw": self.draws,
+            "loss": self.losses,
+            "score": self.wins + 0.5 * self.draws,
+        }.get(what)
         if k is None:
             raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
         return wilson_interval(k, self.games)
@@ -90,10 +94,12 @@ class Record:
             return "no games"
         lo, hi = self.ci("win")
         slo, shi = self.ci("score")
-        return (f"W {self.wins} D {self.draws} L {self.losses} / {self.games}: "
-                f"win {self.win_rate:.1%} [{lo:.1%}, {hi:.1%}], "
-                f"draw {self.draw_rate:.1%}, loss {self.loss_rate:.1%}, "
-                f"score {self.score:.1%} [{slo:.1%}, {shi:.1%}]")
+        return (
+            f"W {self.wins} D {self.draws} L {self.losses} / {self.games}: "
+            f"win {self.win_rate:.1%} [{lo:.1%}, {hi:.1%}], "
+            f"draw {self.draw_rate:.1%}, loss {self.loss_rate:.1%}, "
+            f"score {self.score:.1%} [{slo:.1%}, {shi:.1%}]"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,30 +124,57 @@ class ArenaResult:
 
     def swapped(self) -> "ArenaResult":
         """The same games seen from B's side."""
+
         def flip(r: Record) -> Record:
             return Record(r.losses, r.draws, r.wins)
-        return ArenaResult(flip(self.overall), flip(self.as_second), flip(self.as_first),
-                           -self.outcomes, 1 - self.a_player, self.plies)
+
+        return ArenaResult(
+            flip(self.overall),
+            flip(self.as_second),
+            flip(self.as_first),
+            -self.outcomes,
+            1 - self.a_player,
+            self.plies,
+        )
 
     def to_dict(self) -> dict:
         """Plain-Python summary (counts, rates and Wilson intervals) for JSON/CSV."""
         out = {}
         for name in ("overall", "as_first", "as_second"):
             r = getattr(self, name)
-            out[name] = dict(wins=r.wins, draws=r.draws, losses=r.losses, games=r.games,
-                             win_rate=r.win_rate, win_ci=r.ci("win"), draw_rate=r.draw_rate,
-                             loss_rate=r.loss_rate, score=r.score, score_ci=r.ci("score"))
+            out[name] = dict(
+                wins=r.wins,
+                draws=r.draws,
+                losses=r.losses,
+                games=r.games,
+                win_rate=r.win_rate,
+                win_ci=r.ci("win"),
+                draw_rate=r.draw_rate,
+                loss_rate=r.loss_rate,
+                score=r.score,
+                score_ci=r.ci("score"),
+            )
         out["mean_plies"] = float(np.mean(self.plies)) if len(self.plies) else float("nan")
         return out
 
     def __str__(self) -> str:
-        return (f"A overall:   {self.overall}\n"
-                f"A as first:  {self.as_first}\n"
-                f"A as second: {self.as_second}")
+        return (
+            f"A overall:   {self.overall}\n"
+            f"A as first:  {self.as_first}\n"
+            f"A as second: {self.as_second}"
+        )
 
 
-def play_games(policy_a: Policy, policy_b: Policy, env: Env, a_player: jax.Array, key: jax.Array,
-               opening_plies: int | jax.Array = 0, max_plies: int | None = None, game_ids: jax.Array | None = None):
+def play_games(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    a_player: jax.Array,
+    key: jax.Array,
+    opening_plies: int | jax.Array = 0,
+    max_plies: int | None = None,
+    game_ids: jax.Array | None = None,
+):
     """Play ``len(a_player)`` games in parallel (jit this; no Python loop over plies).
 
     a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``) seeds
@@ -198,11 +231,20 @@ def _build(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies
     i = jnp.arange(n_games, dtype=jnp.int32)
     a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)
     game_ids = jnp.where(i < first, i, i - first)  # game k of each half shares random numbers
-    return jax.jit(lambda k, o: play_games(policy_a, policy_b, env, a_player, k, o, max_plies, game_ids))
+    return jax.jit(
+        lambda k, o: play_games(policy_a, policy_b, env, a_player, k, o, max_plies, game_ids)
+    )
 
 
-def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.Array,
-          opening_plies: int = 0, max_plies: int | None = None) -> ArenaResult:
+def arena(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    n_games: int,
+    key: jax.Array,
+    opening_plies: int = 0,
+    max_plies: int | None = None,
+) -> ArenaResult:
     """Play ``n_games`` games of A against B, half with each colour, all in parallel.
 
     Policies are ``policy(key, state) -> int32[]`` (see :mod:`jaxgames.evaluation.opponents`).
@@ -225,11 +267,19 @@ def arena(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, key: jax.A
         o = outcomes[sel]
         return Record(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
 
-    return ArenaResult(record(np.ones(n_games, bool)), record(a_np == 0), record(a_np == 1),
-                       outcomes, a_np, np.asarray(plies))
+    return ArenaResult(
+        record(np.ones(n_games, bool)),
+        record(a_np == 0),
+        record(a_np == 1),
+        outcomes,
+        a_np,
+        np.asarray(plies),
+    )
 
 
-def evaluate_vs(env: Env, policy: Policy, opponent: Policy, key: jax.Array, n_games: int) -> dict[str, jax.Array]:
+def evaluate_vs(
+    env: Env, policy: Policy, opponent: Policy, key: jax.Array, n_games: int
+) -> dict[str, jax.Array]:
     """``policy`` against ``opponent``, ``n_games`` as each side, in one batch. Jittable.
 
     Returns float32[] rates keyed ``{win,draw,loss}_first`` (policy is player 0) and

@@ -38,8 +38,9 @@ class Match:
     losses: int
 
 
-def round_robin(policies: dict[str, Policy], env: Env, n_games: int, key: jax.Array,
-                opening_plies: int = 0) -> list[Match]:
+def round_robin(
+    policies: dict[str, Policy], env: Env, n_games: int, key: jax.Array, opening_plies: int = 0
+) -> list[Match]:
     """Every pair of ``policies`` plays ``n_games`` games (half with each colour) in the arena.
 
     Returns one :class:`Match` per unordered pair, in ``policies`` order.
@@ -51,14 +52,25 @@ def round_robin(policies: dict[str, Policy], env: Env, n_games: int, key: jax.Ar
     for i, a in enumerate(names):
         for j in range(i + 1, len(names)):
             b = names[j]
-            r = arena(policies[a], policies[b], env, n_games, jax.random.fold_in(key, i * len(names) + j),
-                      opening_plies=opening_plies)
+            r = arena(
+                policies[a],
+                policies[b],
+                env,
+                n_games,
+                jax.random.fold_in(key, i * len(names) + j),
+                opening_plies=opening_plies,
+            )
             out.append(Match(a, b, r.overall.wins, r.overall.draws, r.overall.losses))
     return out
 
 
-def bradley_terry(matches: list[Match], anchor: str | None = None, prior: float = 1.0,
-                  iterations: int = 10_000, tol: float = 1e-10) -> dict[str, float]:
+def bradley_terry(
+    matches: list[Match],
+    anchor: str | None = None,
+    prior: float = 1.0,
+    iterations: int = 10_000,
+    tol: float = 1e-10,
+) -> dict[str, float]:
     """Fit Elo ratings to ``matches``. Returns ``{name: elo}`` sorted best first; the mean is 0,
     or ``anchor``'s rating is 0 if given. ``prior``: virtual draws added per played pair."""
     names = sorted({m.a for m in matches} | {m.b for m in matches})

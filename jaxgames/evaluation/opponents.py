@@ -44,7 +44,15 @@ Policy = Callable[[jax.Array, GameState], jax.Array]
 #: terminal scores are ``reward * (WIN_SCORE - ply)``; heuristics are clipped to WIN_SCORE / 10
 WIN_SCORE = 1e6
 
-VALID_SPECS = ("random", "greedy", "minimax:D", "alphabeta:D", "perfect", "<run directory>", "mcts:N:<run directory>")
+VALID_SPECS = (
+    "random",
+    "greedy",
+    "minimax:D",
+    "alphabeta:D",
+    "perfect",
+    "<run directory>",
+    "mcts:N:<run directory>",
+)
 
 
 # ------------------------------------------------------------------ basic policies
@@ -228,7 +236,9 @@ def _parse_builtin(spec: str) -> str | None:
         _check_depth(depth)
         return f"{name}:{depth}"
     if arg:
-        raise ValueError(f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}")
+        raise ValueError(
+            f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}"
+        )
     return name
 
 
@@ -244,11 +254,15 @@ def _parse_search(spec: str) -> tuple[int, str] | None:
     except ValueError:
         n = 0
     if n < 1 or not run:
-        raise ValueError(f"bad opponent spec {spec!r}: use 'mcts:N:<run directory>' with N >= 1 simulations, "
-                         "e.g. 'mcts:16:runs/r6-ppo'")
+        raise ValueError(
+            f"bad opponent spec {spec!r}: use 'mcts:N:<run directory>' with N >= 1 simulations, "
+            "e.g. 'mcts:16:runs/r6-ppo'"
+        )
     if _parse_builtin(run) is not None or _parse_search(run) is not None:
-        raise ValueError(f"bad opponent spec {spec!r}: the search needs a trained agent's run directory to "
-                         f"guide it, not {run!r}")
+        raise ValueError(
+            f"bad opponent spec {spec!r}: the search needs a trained agent's run directory to "
+            f"guide it, not {run!r}"
+        )
     return n, run
 
 
@@ -263,7 +277,9 @@ def _checked_spec(spec: str, env: Env) -> tuple[str, bool]:
     builtin = _parse_builtin(spec)
     if builtin is not None:
         if builtin == "perfect" and env.name != "tic_tac_toe":
-            raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
+            raise ValueError(
+                f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}"
+            )
         return builtin, True
     if os.path.isdir(spec):
         try:
@@ -319,10 +335,15 @@ def make_opponent(spec: str, env: Env) -> Policy:
     if key not in _BUILTIN_CACHE:
         name, _, depth = spec.partition(":")
         if name in ("minimax", "alphabeta"):
-            _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(env, int(depth))
+            _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(
+                env, int(depth)
+            )
         else:
-            _BUILTIN_CACHE[key] = {"random": random_policy, "greedy": greedy_policy,
-                                   "perfect": perfect_policy}[name](env)
+            _BUILTIN_CACHE[key] = {
+                "random": random_policy,
+                "greedy": greedy_policy,
+                "perfect": perfect_policy,
+            }[name](env)
     return _BUILTIN_CACHE[key]
 
 

@@ -240,7 +240,8 @@ def legal_action_mask(view: jax.Array, own_hand: jax.Array) -> jax.Array:
     lion = own_k[LION]
 
     opp_dir = [
-        _union([opp_k[k] for k in range(1, 6) if d in OPP_MOVES[k]]) & VALID_FROM[d] for d in range(8)
+        _union([opp_k[k] for k in range(1, 6) if d in OPP_MOVES[k]]) & VALID_FROM[d]
+        for d in range(8)
     ]
     opp_att = _union([_shift(opp_dir[d], SQ_DELTA[d]) for d in range(8)])
     checkers = _union([opp_dir[d] & _shift(lion, -SQ_DELTA[d]) for d in range(8)])
@@ -254,7 +255,9 @@ def legal_action_mask(view: jax.Array, own_hand: jax.Array) -> jax.Array:
     for d in range(8):
         movers = _union([own_k[k] for k in range(2, 6) if d in MOVES[k]]) & VALID_FROM[d]
         back = -SQ_DELTA[d]
-        legal_from.append((movers & _shift(allowed, back)) | (lion & VALID_FROM[d] & _shift(lion_ok, back)))
+        legal_from.append(
+            (movers & _shift(allowed, back)) | (lion & VALID_FROM[d] & _shift(lion_ok, back))
+        )
     legal_from = jnp.stack(legal_from)  # int32[8]
     bit = jnp.arange(12, dtype=jnp.int32)
     moves = ((legal_from[:, None] >> bit[None, :]) & 1).astype(jnp.bool_)  # [8, 12]
@@ -463,7 +466,9 @@ def heuristic(state: AnimalShogiState) -> jax.Array:
     hand_value = jnp.sum(state.hand[0] * HAND_VALUES) - jnp.sum(state.hand[1] * HAND_VALUES)
     material = jnp.where(p == 0, 1.0, -1.0) * (board_value + hand_value)
     by_rewards = WIN_VALUE * jnp.where(p == 0, state.rewards[0], state.rewards[1])
-    result = jnp.where(state.winner == p, WIN_VALUE, jnp.where(state.winner >= 0, -WIN_VALUE, by_rewards))
+    result = jnp.where(
+        state.winner == p, WIN_VALUE, jnp.where(state.winner >= 0, -WIN_VALUE, by_rewards)
+    )
     over = state.terminated | state.truncated
     return jnp.where(over, result, material).astype(jnp.float32)
 
@@ -509,8 +514,11 @@ def parse_position(text: str, max_steps: int):
         raise ValueError(f"position must be a string, got {type(text).__name__}")
     parts = text.split()
     if len(parts) != 4:
-        _reject(text, "expected 4 space-separated fields: board side hands move-number, "
-                "e.g. 'gle/1c1/1C1/ELG b - 1'")
+        _reject(
+            text,
+            "expected 4 space-separated fields: board side hands move-number, "
+            "e.g. 'gle/1c1/1C1/ELG b - 1'",
+        )
     rows, side, hands, number = parts
     ranks = rows.split("/")
     if len(ranks) != 4:
@@ -524,13 +532,18 @@ def parse_position(text: str, max_steps: int):
             elif ch in PIECE_CHARS[1:]:
                 cells.append(PIECE_CHARS.index(ch))
             else:
-                _reject(text, f"unknown character {ch!r} in rank {r + 1}; use L G E C H (sente), "
-                        "l g e c h (gote) and digits 1-3 for empty squares")
+                _reject(
+                    text,
+                    f"unknown character {ch!r} in rank {r + 1}; use L G E C H (sente), "
+                    "l g e c h (gote) and digits 1-3 for empty squares",
+                )
         if len(cells) != 3:
             _reject(text, f"rank {r + 1} ({rank!r}) covers {len(cells)} squares, expected 3")
         board += cells
     if side not in ("b", "w"):
-        _reject(text, f"side to move {side!r} must be 'b' (sente, player 0) or 'w' (gote, player 1)")
+        _reject(
+            text, f"side to move {side!r} must be 'b' (sente, player 0) or 'w' (gote, player 1)"
+        )
     player = "bw".index(side)
     hand = np.zeros((2, 3), np.int32)
     if hands != "-":
@@ -553,17 +566,26 @@ def parse_position(text: str, max_steps: int):
         _reject(text, f"move number {number!r} must be a positive integer")
     move = int(number)
     if (move - 1) % 2 != player:
-        _reject(text, f"move number {move} is {'sente' if move % 2 else 'gote'}'s ply "
-                f"(sente moves on odd numbers) but the side to move is {side!r}")
+        _reject(
+            text,
+            f"move number {move} is {'sente' if move % 2 else 'gote'}'s ply "
+            f"(sente moves on odd numbers) but the side to move is {side!r}",
+        )
     if move > max_steps + 1:  # move max_steps + 1 is a game cut off by the cap (truncated)
-        _reject(text, f"move number {move} is past the game-length cap: with max_steps={max_steps} "
-                f"the last move number is {max_steps + 1} (a truncated game)")
+        _reject(
+            text,
+            f"move number {move} is past the game-length cap: with max_steps={max_steps} "
+            f"the last move number is {max_steps + 1} (a truncated game)",
+        )
     for pl, name in ((0, "sente"), (1, "gote")):
         lions = board.count(LION + 5 * pl)
         if lions != 1:
             _reject(text, f"{name} must have exactly one lion, found {lions}")
-    for kinds, k, name in (((GIRAFFE,), 0, "giraffes"), ((ELEPHANT,), 1, "elephants"),
-                           ((CHICK, HEN), 2, "chicks and hens")):
+    for kinds, k, name in (
+        ((GIRAFFE,), 0, "giraffes"),
+        ((ELEPHANT,), 1, "elephants"),
+        ((CHICK, HEN), 2, "chicks and hens"),
+    ):
         total = sum(board.count(c) + board.count(c + 5) for c in kinds) + int(hand[:, k].sum())
         if total > 2:
             _reject(text, f"{total} {name} on board and in hand; the game has only 2")
@@ -602,8 +624,14 @@ class AnimalShogi(Env):
     name = "animal_shogi"
 
     def __init__(self, max_steps: int = 256) -> None:
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-            raise ValueError(f"max_steps must be a positive int (plies before truncation), got {max_steps!r}")
+        if (
+            isinstance(max_steps, bool)
+            or not isinstance(max_steps, (int, np.integer))
+            or max_steps < 1
+        ):
+            raise ValueError(
+                f"max_steps must be a positive int (plies before truncation), got {max_steps!r}"
+            )
         self.max_steps = int(max_steps)
 
     num_actions = NUM_ACTIONS  # type: ignore[assignment]
@@ -623,8 +651,12 @@ class AnimalShogi(Env):
         return heuristic(state)
 
     def to_text(self, state: AnimalShogiState) -> str:
-        return position_text(np.asarray(state.board), np.asarray(state.hand), int(state.current_player),
-                             int(state.step_count))
+        return position_text(
+            np.asarray(state.board),
+            np.asarray(state.hand),
+            int(state.current_player),
+            int(state.step_count),
+        )
 
     def from_text(self, text: str) -> AnimalShogiState:
         board, hand, player, step_count = parse_position(text, self.max_steps)
@@ -635,7 +667,9 @@ class AnimalShogi(Env):
 
     def text_to_action(self, state: AnimalShogiState, text: str) -> int:
         if not isinstance(text, str):
-            raise ValueError(f"move must be a string such as 'b3b2' or 'C*b2', got {type(text).__name__}")
+            raise ValueError(
+                f"move must be a string such as 'b3b2' or 'C*b2', got {type(text).__name__}"
+            )
         player = int(state.current_player)
         board = np.asarray(state.board)
         rel = lambda x: 11 - x if player == 1 else x  # noqa: E731  absolute -> mover square
@@ -672,7 +706,9 @@ class AnimalShogi(Env):
             if move.group(3) and not (piece == CHICK and rel(to_sq) < 3):
                 raise ValueError(f"bad move {s!r}: '+' only marks a chick reaching the far rank")
         else:
-            raise ValueError(f"malformed move {text!r}: expected a move such as 'b3b2' or a drop such as 'C*b2'")
+            raise ValueError(
+                f"malformed move {text!r}: expected a move such as 'b3b2' or a drop such as 'C*b2'"
+            )
         if bool(state.terminated) or bool(state.truncated):
             raise ValueError(f"illegal move {s!r}: the game is over")
         if not bool(state.legal_action_mask[action]):

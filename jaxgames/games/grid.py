@@ -26,7 +26,9 @@ def parse_square(text: str, height: int, width: int) -> int:
     """Name such as ``"d3"`` (case-insensitive) -> index; ``ValueError`` if malformed or off board."""
     m = re.fullmatch(r"\s*([a-zA-Z])(\d{1,2})\s*", text)
     if not m:
-        raise ValueError(f"malformed square {text!r}: expected a file letter and a rank number, e.g. 'b2'")
+        raise ValueError(
+            f"malformed square {text!r}: expected a file letter and a rank number, e.g. 'b2'"
+        )
     col = _FILES.index(m.group(1).lower())
     row = int(m.group(2)) - 1
     if not (0 <= col < width and 0 <= row < height):
@@ -49,10 +51,16 @@ def parse_grid_position(text: str, cells: int, symbols: str, sides: str) -> tupl
         )
     board, side = parts
     if len(board) != cells:
-        raise ValueError(f"malformed position {text!r}: board has {len(board)} characters, expected {cells}")
+        raise ValueError(
+            f"malformed position {text!r}: board has {len(board)} characters, expected {cells}"
+        )
     bad = sorted(set(board) - set(symbols))
     if bad:
-        raise ValueError(f"malformed position {text!r}: unknown board character(s) {bad}; use {list(symbols)}")
+        raise ValueError(
+            f"malformed position {text!r}: unknown board character(s) {bad}; use {list(symbols)}"
+        )
     if side not in sides:
-        raise ValueError(f"malformed position {text!r}: side to move {side!r} must be one of {list(sides)}")
+        raise ValueError(
+            f"malformed position {text!r}: side to move {side!r} must be one of {list(sides)}"
+        )
     return [symbols.index(c) for c in board], sides.index(side)

@@ -222,7 +222,9 @@ class Geometry:
         corner = ((rows == 0) | (rows == n - 1)) & ((cols == 0) | (cols == n - 1))
         xsq = ((rows == 1) | (rows == n - 2)) & ((cols == 1) | (cols == n - 2))
         weights = np.where(corner, 10, np.where(xsq, -3, np.where(edge, 3, 1)))
-        self.weight_classes = [(float(v), _const(pack_mask(weights == v))) for v in np.unique(weights)]
+        self.weight_classes = [
+            (float(v), _const(pack_mask(weights == v))) for v in np.unique(weights)
+        ]
         c = n // 2
         start = np.zeros((n, n), np.int32)  # 1 black, 2 white
         start[c - 1, c - 1] = start[c, c] = 2
@@ -278,13 +280,19 @@ def square_bit(geo: Geometry, action: jax.Array) -> Words:
     action = jnp.asarray(action, jnp.int32)
     word, bit = action // 32, (action % 32).astype(jnp.uint32)
     one = jnp.uint32(1) << bit
-    return tuple(
-        jnp.where(word == i, one, jnp.uint32(0)) & f for i, f in enumerate(geo.full)
-    )
+    return tuple(jnp.where(word == i, one, jnp.uint32(0)) & f for i, f in enumerate(geo.full))
 
 
-def make_state(geo: Geometry, mover: Words, opponent: Words, current_player, step_count, passed,
-               terminated, rewards) -> ReversiState:
+def make_state(
+    geo: Geometry,
+    mover: Words,
+    opponent: Words,
+    current_player,
+    step_count,
+    passed,
+    terminated,
+    rewards,
+) -> ReversiState:
     """Assemble a state, computing the mover's legal mask (all False when ``terminated``)."""
     moves = _materialize(legal_moves(geo, mover, opponent), _runtime_one(step_count))
     can_place = _any(moves)
@@ -322,8 +330,11 @@ def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
     # pack the per-game outcome into one word and materialise it, so the callers' selects over
     # the N*N+1 mask entries do not each recount the discs
     (code,) = _materialize(
-        (terminated.astype(jnp.uint32) | ((n_moved > n_other).astype(jnp.uint32) << 1)
-         | ((n_moved < n_other).astype(jnp.uint32) << 2),),
+        (
+            terminated.astype(jnp.uint32)
+            | ((n_moved > n_other).astype(jnp.uint32) << 1)
+            | ((n_moved < n_other).astype(jnp.uint32) << 2),
+        ),
         _runtime_one(state.step_count),
     )
     terminated = (code & 1) != 0
@@ -354,7 +365,11 @@ class Reversi(Env):
     name = "reversi"
 
     def __init__(self, size: int = 8) -> None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or int(size) not in VALID_SIZES:
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, (int, np.integer))
+            or int(size) not in VALID_SIZES
+        ):
             raise ValueError(
                 f"invalid reversi size {size!r}: must be an even integer in 4..16, one of {list(VALID_SIZES)}"
             )
@@ -387,7 +402,9 @@ class Reversi(Env):
     def _init(self, key):
         if self._start is None:  # the start position is a constant: build it once, concretely
             with jax.ensure_compile_time_eval():
-                self._start = jax.tree_util.tree_map(np.asarray, jax.jit(functools.partial(init, self.geo))())
+                self._start = jax.tree_util.tree_map(
+                    np.asarray, jax.jit(functools.partial(init, self.geo))()
+                )
         return jax.tree_util.tree_map(jnp.asarray, self._start)
 
     def _step(self, state, action):
@@ -426,7 +443,9 @@ class Reversi(Env):
         centre = [(c - 1) * n + c - 1, (c - 1) * n + c, c * n + c - 1, c * n + c]
         if any(values[i] == 0 for i in centre):
             names = ", ".join(grid.square_name(i, n) for i in centre)
-            raise ValueError(f"impossible position {text!r}: the centre squares {names} can never be empty")
+            raise ValueError(
+                f"impossible position {text!r}: the centre squares {names} can never be empty"
+            )
         black = pack_mask(np.array(values) == 1)
         white = pack_mask(np.array(values) == 2)
         mover, opp = (black, white) if side == 0 else (white, black)
@@ -434,8 +453,9 @@ class Reversi(Env):
         terminated = (nb + nw == n2) or nb == 0 or nw == 0
         mw = tuple(jnp.uint32(x) for x in mover)
         ow = tuple(jnp.uint32(x) for x in opp)
-        return self._make_state_fn(mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated),
-                                   jnp.zeros(2, jnp.float32))
+        return self._make_state_fn(
+            mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated), jnp.zeros(2, jnp.float32)
+        )
 
     def action_to_text(self, state, action: int) -> str:
         """``"d3"``-style square name, or ``"pass"`` for action N*N."""
@@ -463,5 +483,7 @@ class Reversi(Env):
                 why = f"the square is occupied by {'XO'[cells[action] - 1]}"
             else:
                 why = "it flips no discs"
-            raise ValueError(f"illegal move {text.strip()!r}: {why}; legal: {self.describe_legal(state)}")
+            raise ValueError(
+                f"illegal move {text.strip()!r}: {why}; legal: {self.describe_legal(state)}"
+            )
         return action

@@ -79,7 +79,9 @@ def winner_of(board: jax.Array) -> jax.Array:
     return jnp.where(has_line(board, 0), 0, jnp.where(has_line(board, 1), 1, -1)).astype(jnp.int32)
 
 
-def make_state(board: jax.Array, current_player: jax.Array, step_count: jax.Array) -> TicTacToeState:
+def make_state(
+    board: jax.Array, current_player: jax.Array, step_count: jax.Array
+) -> TicTacToeState:
     """State for ``board`` with ``current_player`` to move; ends the game if it is decided."""
     board = jnp.asarray(board, jnp.int32)
     terminated = (winner_of(board) >= 0) | jnp.all(board != EMPTY)
@@ -159,7 +161,9 @@ class TicTacToe(Env):
         b = jnp.array(board, jnp.int32)
         x_won, o_won = bool(has_line(b, 0)), bool(has_line(b, 1))
         if (x_won and (o_won or nx != no + 1)) or (o_won and nx != no):
-            raise ValueError(f"impossible position {text!r}: play would have stopped at the first line")
+            raise ValueError(
+                f"impossible position {text!r}: play would have stopped at the first line"
+            )
         return make_state(b, side, nx + no)
 
     def action_to_text(self, state, action: int) -> str:
@@ -171,5 +175,7 @@ class TicTacToe(Env):
         action = grid.parse_square(text, 3, 3)
         if not bool(state.legal_action_mask[action]):
             reason = "the game is over" if bool(state.terminated) else "the square is taken"
-            raise ValueError(f"illegal move {text.strip()!r}: {reason}; legal: {self.describe_legal(state)}")
+            raise ValueError(
+                f"illegal move {text.strip()!r}: {reason}; legal: {self.describe_legal(state)}"
+            )
         return action

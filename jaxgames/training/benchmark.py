@@ -52,7 +52,9 @@ def main(argv=None) -> None:
     from jaxgames.agents import ALGORITHMS, algorithm_module
     from jaxgames.training.config import parse_overrides
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("algorithm", choices=sorted(ALGORITHMS))
     p.add_argument("--game", default="tic_tac_toe")
     p.add_argument("--size", type=int, default=None)
@@ -60,10 +62,16 @@ def main(argv=None) -> None:
     p.add_argument("--devices", default="all", help="devices to split the games over (default all)")
     args, extra = p.parse_known_args(argv)
     options = {} if args.size is None else {"size": args.size}
-    config = algorithm_module(args.algorithm).default_config(args.game, options).override(parse_overrides(extra))
+    config = (
+        algorithm_module(args.algorithm)
+        .default_config(args.game, options)
+        .override(parse_overrides(extra))
+    )
     res = benchmark(args.algorithm, config, args.repeats, args.devices)
-    print(f"{args.algorithm} {args.game} {options or ''} network={config.network} {config.net or ''} "
-          f"num_envs={config.num_envs} on {jax.devices()[0].platform}:")
+    print(
+        f"{args.algorithm} {args.game} {options or ''} network={config.network} {config.net or ''} "
+        f"num_envs={config.num_envs} on {jax.devices()[0].platform}:"
+    )
     for k, v in res.items():
         print(f"  {k}: {v:,.1f}" if isinstance(v, float) else f"  {k}: {v}")
 

@@ -71,12 +71,16 @@ class CheckpointStore:
         }
         restored = self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
         if set(restored) != set(abstract):
-            raise ValueError(f"checkpoint {step} holds {len(restored)} arrays, expected {len(abstract)}")
+            raise ValueError(
+                f"checkpoint {step} holds {len(restored)} arrays, expected {len(abstract)}"
+            )
         out = []
         for k, want in abstract.items():
             got = restored[k]
             if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
-                raise ValueError(f"checkpoint {step}: {k} is {got.dtype}{got.shape}, expected {want.dtype}{want.shape}")
+                raise ValueError(
+                    f"checkpoint {step}: {k} is {got.dtype}{got.shape}, expected {want.dtype}{want.shape}"
+                )
             out.append(got)
         return jax.tree_util.tree_unflatten(treedef, out)
 
@@ -102,7 +106,8 @@ class CheckpointStore:
                     stacklevel=2,
                 )
         raise CheckpointError(
-            f"none of the checkpoints in {self.directory} can be restored:\n  " + "\n  ".join(errors)
+            f"none of the checkpoints in {self.directory} can be restored:\n  "
+            + "\n  ".join(errors)
             + "\nThe run's files were left untouched; delete the run directory (or choose another run name) "
             "to start over."
         )

@@ -27,14 +27,22 @@ def _fail(name: str, value: Any, what: str) -> None:
 def check_int(name: str, value: Any, minimum: int = 1) -> None:
     """``value`` is an int >= ``minimum`` (``ValueError`` naming ``name`` otherwise)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        _fail(name, value, "must be a positive integer" if minimum == 1 else f"must be an integer >= {minimum}")
+        _fail(
+            name,
+            value,
+            "must be a positive integer" if minimum == 1 else f"must be an integer >= {minimum}",
+        )
 
 
-def check_float(name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False) -> None:
+def check_float(
+    name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False
+) -> None:
     """``value`` is a real number in [low, high] (bounds open when asked)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
     if ok:
-        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
+        ok = (value > low if low_open else value >= low) and (
+            value < high if high_open else value <= high
+        )
     if not ok:
         lb, hb = "(" if low_open else "[", ")" if high_open else "]"
         _fail(name, value, f"must be a number in {lb}{low}, {high}{hb}")
@@ -174,8 +182,15 @@ class TrainConfig:
         return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
 
     @classmethod
-    def preset(cls, game: str, game_options: dict | None, quick: bool, game_defaults: Mapping[str, dict],
-               quick_values: Mapping[str, Any], overrides: Mapping[str, Any]):
+    def preset(
+        cls,
+        game: str,
+        game_options: dict | None,
+        quick: bool,
+        game_defaults: Mapping[str, dict],
+        quick_values: Mapping[str, Any],
+        overrides: Mapping[str, Any],
+    ):
         """Config for ``game``: the algorithm's per-game defaults, then its ``quick`` values
         (if ``quick``), then ``overrides`` (field=value), each winning over the previous."""
         values: dict[str, Any] = dict(game_defaults.get(game, {}))
@@ -201,7 +216,11 @@ class TrainConfig:
         out = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            out[f.name] = {k: list(x) if isinstance(x, tuple) else x for k, x in v.items()} if isinstance(v, dict) else v
+            out[f.name] = (
+                {k: list(x) if isinstance(x, tuple) else x for k, x in v.items()}
+                if isinstance(v, dict)
+                else v
+            )
         return out
 
     @classmethod
@@ -210,7 +229,9 @@ class TrainConfig:
         types = cls.field_types()
         unknown = sorted(set(data) - set(types))
         if unknown:
-            raise ValueError(f"unknown config field(s) {unknown} for {cls.__name__}; valid: {', '.join(types)}")
+            raise ValueError(
+                f"unknown config field(s) {unknown} for {cls.__name__}; valid: {', '.join(types)}"
+            )
         return cls(**{k: _coerce(k, types[k], v) for k, v in data.items()})
 
     def override(self, overrides: Mapping[str, Any] | Iterable[str]):
@@ -232,10 +253,14 @@ class TrainConfig:
             key = raw_key.replace("-", "_")
             name, _, sub = key.partition(".")
             if name not in types:
-                raise ValueError(f"unknown config field {raw_key!r} for {type(self).__name__}; valid: {', '.join(types)}")
+                raise ValueError(
+                    f"unknown config field {raw_key!r} for {type(self).__name__}; valid: {', '.join(types)}"
+                )
             if sub:
                 if (typing.get_origin(types[name]) or types[name]) is not dict:
-                    raise ValueError(f"config field {name!r} is not a mapping; cannot set {raw_key!r}")
+                    raise ValueError(
+                        f"config field {name!r} is not a mapping; cannot set {raw_key!r}"
+                    )
                 base = dict(changes.get(name, getattr(self, name)))
                 base[sub] = _parse_scalar(value) if isinstance(value, str) else value
                 changes[name] = base

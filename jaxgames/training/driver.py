@@ -40,8 +40,8 @@ import numpy as np
 
 from jaxgames import distributed
 from jaxgames.agents import algorithm_module
-from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.agents.common import random_policy
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.metrics import MetricsLog, plot_learning_curve
@@ -52,6 +52,8 @@ CONFIG_FILE = "config.json"
 class RunNotFoundError(FileNotFoundError, ValueError):
     """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
     ``ValueError``, so either kind of handler reports it)."""
+
+
 _EVAL_TAG = 0x5EED
 
 
@@ -121,8 +123,16 @@ def _check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
             raise ValueError(f"{path} is corrupt ({e}); refusing to overwrite the run") from e
     if old.get("algorithm") != record["algorithm"] or old.get("config") != record["config"]:
         oc, nc = old.get("config", {}), record["config"]
-        diffs = [f"algorithm: {old.get('algorithm')!r} -> {record['algorithm']!r}"] if old.get("algorithm") != record["algorithm"] else []
-        diffs += [f"{k}: {oc.get(k)!r} -> {nc.get(k)!r}" for k in sorted(set(oc) | set(nc)) if oc.get(k) != nc.get(k)]
+        diffs = (
+            [f"algorithm: {old.get('algorithm')!r} -> {record['algorithm']!r}"]
+            if old.get("algorithm") != record["algorithm"]
+            else []
+        )
+        diffs += [
+            f"{k}: {oc.get(k)!r} -> {nc.get(k)!r}"
+            for k in sorted(set(oc) | set(nc))
+            if oc.get(k) != nc.get(k)
+        ]
         raise ValueError(
             f"run directory {run_dir!r} holds a run with a different config ({'; '.join(diffs)}). "
             "Use another run name, or the original settings to resume it."
@@ -130,11 +140,15 @@ def _check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
     return True
 
 
-def make_evaluator(algo: Algorithm, n_games: int) -> Callable[[Any, jax.Array], dict[str, jax.Array]]:
+def make_evaluator(
+    algo: Algorithm, n_games: int
+) -> Callable[[Any, jax.Array], dict[str, jax.Array]]:
     """Jitted ``evaluate(params, key)``: greedy policy vs uniform random, ``n_games`` per side."""
 
     def evaluate(params, key):
-        return evaluate_vs(algo.env, algo.agent.policy(params, greedy=True), random_policy, key, n_games)
+        return evaluate_vs(
+            algo.env, algo.agent.policy(params, greedy=True), random_policy, key, n_games
+        )
 
     return jax.jit(evaluate)
 
@@ -142,11 +156,15 @@ def make_evaluator(algo: Algorithm, n_games: int) -> Callable[[Any, jax.Array], 
 _COMPILED: dict[str, tuple[Algorithm, Callable, Callable | None, Callable, Any]] = {}
 
 
-def _compiled(module, algorithm: str, config: Any, mesh) -> tuple[Algorithm, Callable, Callable | None, Callable, Any]:
+def _compiled(
+    module, algorithm: str, config: Any, mesh
+) -> tuple[Algorithm, Callable, Callable | None, Callable, Any]:
     """(algorithm, jitted chunk, jitted evaluator, jitted init, state shardings) for ``mesh``,
     cached per config and devices so that resuming or rerunning in the same process does not
     recompile."""
-    tag = json.dumps(config_record(algorithm, config), sort_keys=True) + repr(mesh.device_ids.tolist())
+    tag = json.dumps(config_record(algorithm, config), sort_keys=True) + repr(
+        mesh.device_ids.tolist()
+    )
     if tag not in _COMPILED:
         algo: Algorithm = module.make_algorithm(config)
         init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
@@ -179,7 +197,9 @@ def run_training(
     """
     module = algorithm_module(algorithm)
     if not isinstance(config, module.Config):
-        raise TypeError(f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}")
+        raise TypeError(
+            f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}"
+        )
     mesh = distributed.make_mesh(devices)
     primary = distributed.is_primary()
     record = config_record(algorithm, config)
@@ -194,7 +214,9 @@ def run_training(
         os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
 
     if distributed.mesh_size(mesh) > 1:
-        echo(f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} {mesh.devices.flat[0].platform} devices")
+        echo(
+            f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} {mesh.devices.flat[0].platform} devices"
+        )
     log = MetricsLog(run_dir)
     store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
     key = jax.random.PRNGKey(config.seed)
@@ -223,8 +245,14 @@ def run_training(
     if progress and primary:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=algo.total_steps, initial=start * algo.steps_per_chunk, unit="step", unit_scale=True,
-                   desc=f"{algorithm} {config.game}", dynamic_ncols=True)
+        bar = tqdm(
+            total=algo.total_steps,
+            initial=start * algo.steps_per_chunk,
+            unit="step",
+            unit_scale=True,
+            desc=f"{algorithm} {config.game}",
+            dynamic_ncols=True,
+        )
     chunks_run = 0
     try:
         for k in range(start + 1, end + 1):
@@ -262,5 +290,7 @@ def run_training(
         store.close()
     completed = end == algo.num_chunks
     if completed and primary:
-        plot_learning_curve(run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}")
+        plot_learning_curve(
+            run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
+        )
     return RunSummary(run_dir, algo, state, records, completed, chunks_run)

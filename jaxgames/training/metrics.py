@@ -78,7 +78,13 @@ def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str 
     fig, ax = plt.subplots(figsize=(6, 4))
     for side, style in (("first", "-"), ("second", "--")):
         ax.plot(steps, [r[f"eval/win_{side}"] for r in rows], style, label=f"win as {side} player")
-        ax.plot(steps, [r[f"eval/loss_{side}"] for r in rows], style, alpha=0.5, label=f"loss as {side} player")
+        ax.plot(
+            steps,
+            [r[f"eval/loss_{side}"] for r in rows],
+            style,
+            alpha=0.5,
+            label=f"loss as {side} player",
+        )
     ax.set_xlabel("environment steps")
     ax.set_ylabel("rate vs uniform random")
     ax.set_ylim(-0.02, 1.02)
