@@ -18,7 +18,7 @@ import time
 import jax
 
 import jaxgames
-from jaxgames.evaluation.opponents import make_opponent
+from jaxgames.specs import make_opponent
 
 
 def random_positions(env, key, n, plies):

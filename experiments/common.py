@@ -39,8 +39,8 @@ if (
 
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
+from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
-from jaxgames.training.driver import CONFIG_FILE, config_record  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- files

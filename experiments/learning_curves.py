@@ -116,7 +116,7 @@ def plot_curves(
 
 def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
     """Train + evaluate one (game, algorithm); write its folder. Returns its summary."""
-    from jaxgames.evaluation import make_opponent
+    from jaxgames.specs import make_opponent
 
     game, options, label = parse_game(game_spec)
     full = not (a.quick or a.total_steps)  # the full runs' steps and overrides

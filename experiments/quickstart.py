@@ -57,7 +57,8 @@ def main(argv=None) -> dict:
     import jax
 
     from jaxgames.agents import ppo
-    from jaxgames.evaluation import arena, make_opponent
+    from jaxgames.evaluation import arena
+    from jaxgames.specs import make_opponent
     from jaxgames.training.driver import run_training
 
     t0 = time.time()

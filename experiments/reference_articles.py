@@ -110,7 +110,7 @@ def train_part(
     overrides: dict | None = None,
 ):
     """Seed-vmapped training + yardstick evaluation for one part (written to ``out``)."""
-    from jaxgames.evaluation import make_opponent
+    from jaxgames.specs import make_opponent
 
     cfg = make_config(algo, game, options, a.quick, overrides or {})
     if total_steps:

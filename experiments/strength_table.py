@@ -219,11 +219,11 @@ def main(argv=None) -> dict:
     from jaxgames.evaluation import (
         arena,
         bradley_terry,
-        make_opponent,
         plot_ratings,
         round_robin,
         write_ratings_csv,
     )
+    from jaxgames.specs import make_opponent
 
     agents = find_agents(a)
     if not agents:

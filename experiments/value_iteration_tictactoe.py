@@ -26,7 +26,7 @@ import jaxgames
 from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
 from jaxgames.evaluation.arena import arena
 from jaxgames.evaluation.elo import bradley_terry, plot_ratings, round_robin, write_ratings_csv
-from jaxgames.evaluation.opponents import make_opponent
+from jaxgames.specs import make_opponent
 
 
 def main(argv=None):

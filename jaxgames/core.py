@@ -108,6 +108,11 @@ class Env(abc.ABC):
     def text_to_action(self, state: GameState, text: str) -> int:
         """Parse move notation into a legal action id; raises ``ValueError`` naming the problem."""
 
+    @classmethod
+    def validate_options(cls, **options: Any) -> None:
+        """``ValueError`` for a bad option value, without building the env (so configs can
+        check their game cheaply). Games with options override it; ``__init__`` calls it."""
+
     # ---------------------------------------------------------------- public API
     @property
     def config(self) -> dict[str, Any]:

@@ -36,6 +36,8 @@ from typing import Any, Sequence
 
 import jax
 
+from jaxgames.games import make, registered_games
+
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
 _KNOWN = ("game", "options", "player0", "player1", "date", "result", "start")
@@ -62,12 +64,10 @@ class GameRecord:
 
     def make_env(self) -> Any:
         """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line if that fails."""
-        import jaxgames
-
         try:
-            return jaxgames.make(self.game, **self.options)
+            return make(self.game, **self.options)
         except ValueError as e:
-            key = "options" if self.options and self.game in jaxgames.registered_games() else "game"
+            key = "options" if self.options and self.game in registered_games() else "game"
             raise RecordError(f"{self._where(key)}{e}") from None
 
     def _where(self, key: str, index: int | None = None) -> str:

@@ -638,7 +638,7 @@ def svg_game(
 def _draw_matplotlib(ax: Any, items: Sequence[Any], px: float) -> None:
     """Draw the display list on a matplotlib axes whose data units are pixels (y down).
     ``px``: points per pixel (line widths and font sizes are in points)."""
-    from matplotlib import patches
+    from matplotlib import patches  # optional dependency (the 'plots' extra)
     from matplotlib.lines import Line2D
 
     for it in items:

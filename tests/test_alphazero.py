@@ -11,7 +11,8 @@ import jaxgames
 from jaxgames.agents import alphazero
 from jaxgames.agents.common import Agent
 from jaxgames.agents.networks import make_network
-from jaxgames.evaluation import arena, make_opponent
+from jaxgames.evaluation import arena
+from jaxgames.specs import make_opponent
 
 
 def tiny_config(**kw):

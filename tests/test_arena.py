@@ -4,7 +4,7 @@ import jax
 import pytest
 
 from jaxgames.evaluation.arena import Record, arena, wilson_interval
-from jaxgames.evaluation.opponents import make_opponent
+from jaxgames.specs import make_opponent
 
 
 @pytest.mark.parametrize(

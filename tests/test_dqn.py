@@ -216,7 +216,8 @@ def cli_run(tmp_path_factory):
 
 
 def test_resume_is_bit_exact(cli_run, tmp_path):
-    from jaxgames.training.driver import read_run_config, run_training
+    from jaxgames.runs import read_run_config
+    from jaxgames.training.driver import run_training
 
     name, cfg = read_run_config(cli_run)
     assert name == "dqn" and cfg == tiny_config()

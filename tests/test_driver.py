@@ -196,7 +196,8 @@ def test_evaluate_vs_counts_each_side():
 
 
 def test_run_directory_as_opponent_spec(full_run):
-    from jaxgames.evaluation import arena, make_opponent
+    from jaxgames.evaluation import arena
+    from jaxgames.specs import make_opponent
 
     run_dir, _ = full_run
     env = jaxgames.make("tic_tac_toe")

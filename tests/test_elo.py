@@ -13,7 +13,7 @@ from jaxgames.evaluation.elo import (
     round_robin,
     write_ratings_csv,
 )
-from jaxgames.evaluation.opponents import make_opponent
+from jaxgames.specs import make_opponent
 
 
 def test_two_players_200_elo():

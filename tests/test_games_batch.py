@@ -8,8 +8,11 @@ import pytest
 import jaxgames
 from jaxgames.agents import alphazero, dqn, ppo
 from jaxgames.agents.common import selfplay_step
-from jaxgames.agents.games_batch import make_training_games, partner_sizes
-from jaxgames.core import random_action
+from jaxgames.agents.games_batch import make_training_games
+from jaxgames.core import random_action, random_policy
+from jaxgames.specs import check_partners, check_spec, make_opponent, make_partners
+from jaxgames.training.config import partner_sizes
+from jaxgames.training.driver import run_training
 
 
 def _rollout(games, key, plies):
@@ -46,7 +49,7 @@ def test_partner_games_are_in_the_learner_frame(key):
     (sign +1), the learner plays both colours about equally, and finished games score +-1/0
     from the learner's view, consistent with the game's own rewards."""
     env = jaxgames.make("tic_tac_toe")
-    games = make_training_games(env, 64, {"random": 0.5})
+    games = make_training_games(env, 64, {"random": 0.5}, make_partners({"random": 0.5}, env))
     assert games.num_selfplay == 32 and [p.size for p in games.partners] == [32]
     outs, seen = _rollout(games, key, 200)
     sign = np.asarray(outs.sign)
@@ -73,7 +76,7 @@ def test_a_perfect_partner_is_never_beaten_and_its_wins_reach_the_learner(key):
     """Against perfect play a random learner never wins; its losses arrive on the learner's
     move whose reply ended the game (reward -1, done), proving partner rewards are counted."""
     env = jaxgames.make("tic_tac_toe")
-    games = make_training_games(env, 32, {"perfect": 1.0})
+    games = make_training_games(env, 32, {"perfect": 1.0}, make_partners({"perfect": 1.0}, env))
     assert games.num_selfplay == 0
     outs, _ = _rollout(games, key, 120)
     reward, done = np.asarray(outs.reward), np.asarray(outs.done)
@@ -101,11 +104,18 @@ def test_partner_shares_are_checked(partners, match):
         ppo.default_config("tic_tac_toe", num_envs=64, partners=partners)
 
 
-def test_unknown_partner_is_named():
+def test_unknown_partner_is_named(tmp_path):
+    """Partner specs are resolved by the driver (config validation is pure): a bad one is named
+    by make_partners, and run_training refuses it before writing anything."""
+    cfg = dqn.default_config("reversi", {"size": 6}, num_envs=64, partners={"grredy": 0.5})
     with pytest.raises(ValueError, match="invalid partners.*unknown opponent spec 'grredy'"):
-        dqn.default_config("reversi", {"size": 6}, num_envs=64, partners={"grredy": 0.5})
+        make_partners(cfg.partners, cfg.make_env())
+    cfg = ppo.default_config("reversi", {"size": 6}, partners={"perfect": 0.5})
     with pytest.raises(ValueError, match="perfect"):
-        ppo.default_config("reversi", {"size": 6}, partners={"perfect": 0.5})
+        check_partners(cfg.partners, cfg.make_env())
+    with pytest.raises(ValueError, match="perfect"):
+        run_training("ppo", cfg, str(tmp_path / "run"), progress=False)
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("module", [ppo, dqn, alphazero])
@@ -126,7 +136,7 @@ def test_algorithms_train_with_partners(module, key):
         cfg = cfg.override({"learning_starts": 16, "batch_size": 16, "buffer_size": 512})
     if module is alphazero:
         cfg = cfg.override({"num_simulations": 2, "num_steps": 4})
-    algo = module.make_algorithm(cfg)
+    algo = module.make_algorithm(cfg, make_partners(cfg.partners, cfg.make_env()))
     state = algo.init(key)
     state, metrics = jax.jit(algo.chunk)(state)
     assert {"win_vs_greedy", "loss_vs_greedy", "selfplay_first_win"} <= set(metrics)
@@ -142,7 +152,6 @@ def test_run_directory_partner_is_checked_without_restoring(tmp_path):
     checkpoint: a run without checkpoints passes validation and fails only when it is built."""
     import json
 
-    from jaxgames.evaluation import check_opponent_spec, make_opponent
     from jaxgames.training.checkpoint import CheckpointError
 
     run = tmp_path / "ttt_run"
@@ -153,13 +162,29 @@ def test_run_directory_partner_is_checked_without_restoring(tmp_path):
     )
     cfg = ppo.default_config("tic_tac_toe", num_envs=64, partners={str(run): 0.5})
     assert cfg.partners == {str(run): 0.5}
+    check_partners(cfg.partners, cfg.make_env())
+    cfg = ppo.default_config("reversi", {"size": 6}, partners={str(run): 0.5})
     with pytest.raises(ValueError, match="was trained on"):
-        ppo.default_config("reversi", {"size": 6}, partners={str(run): 0.5})
+        check_partners(cfg.partners, cfg.make_env())
     env = jaxgames.make("tic_tac_toe")
-    assert check_opponent_spec(f" {run} ", env) == str(run)
-    assert check_opponent_spec("alphabeta:02", env) == "alphabeta:2"
+    assert check_spec(f" {run} ", env) == str(run)
+    assert check_spec("alphabeta:02", env) == "alphabeta:2"
     with pytest.raises(CheckpointError, match="no checkpoints"):
         make_opponent(str(run), env)
     (run / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="corrupt"):
-        check_opponent_spec(str(run), env)
+        check_spec(str(run), env)
+
+
+def test_stand_in_partners_have_the_same_structure(key):
+    """Built without partner policies (to restore a checkpoint or act), the training games
+    hold random stand-ins with the same state structure; a missing policy is an error."""
+    env = jaxgames.make("tic_tac_toe")
+    real = make_training_games(env, 8, {"perfect": 0.5}, make_partners({"perfect": 0.5}, env))
+    stand_in = make_training_games(env, 8, {"perfect": 0.5})
+    assert stand_in.partners[0].policy is random_policy
+    a, b = jax.eval_shape(real.init, key), jax.eval_shape(stand_in.init, key)
+    assert jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+    assert jax.tree_util.tree_leaves(a) == jax.tree_util.tree_leaves(b)
+    with pytest.raises(ValueError, match="no policy given"):
+        make_training_games(env, 8, {"perfect": 0.5}, {})

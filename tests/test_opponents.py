@@ -1,7 +1,5 @@
 """Opponents: legality, alpha-beta == greedy / full-width minimax, perfect play."""
 
-import importlib.util
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,7 +8,7 @@ import pytest
 import jaxgames
 from jaxgames.baselines.value_iteration import board_code, value_iteration
 from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.opponents import act_batch, make_opponent
+from jaxgames.specs import make_opponent
 
 
 def random_states(env, key, n, max_plies):
@@ -33,7 +31,7 @@ def random_states(env, key, n, max_plies):
 
 def batch_act(policy, key, states):
     n = states.current_player.shape[0]
-    return np.asarray(act_batch(policy, jax.random.split(key, n), states))
+    return np.asarray(jax.jit(jax.vmap(policy))(jax.random.split(key, n), states))
 
 
 @pytest.fixture(scope="module")
@@ -116,9 +114,10 @@ def test_make_opponent_errors(ttt, tmp_path):
         make_opponent("minimax:0", ttt)
     with pytest.raises(ValueError, match="unknown opponent"):
         make_opponent(str(tmp_path / "no_such_run"), ttt)
-    if importlib.util.find_spec("jaxgames.agents") is None:
-        with pytest.raises(ValueError, match="load_policy"):
-            make_opponent(str(tmp_path), ttt)
+    with pytest.raises(ValueError, match="at most"):  # bounded by what the machine can search
+        make_opponent("alphabeta:99999999999", ttt)
+    with pytest.raises(ValueError, match="leaves"):
+        make_opponent("minimax:8", jaxgames.make("reversi"))
 
 
 # ---------------------------------------------------------------- other games (once merged)

@@ -11,13 +11,22 @@ import time
 import pytest
 
 import jaxgames
-from jaxgames import play, records
+from jaxgames import cli, records, terminal
+from jaxgames.cli import play as play_command
 
 pexpect = pytest.importorskip("pexpect")
 # pexpect forks this (JAX-threaded) process but execs at once, so the fork warning is moot
 pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def play_main(argv, stdin=None, stdout=None):
+    """``jaxgames play|replay ...`` in process, on the given streams."""
+    args = cli.build_parser().parse_args(argv)
+    return args.func(args, stdin=stdin, stdout=stdout)
+
+
 PROMPT = r"\r\n(\d+)\. ([XO])> "
 GAME_OVER = r"new game\? .*> "
 
@@ -38,7 +47,7 @@ def spawn(*args, cwd):
     )
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "jaxgames.play", *args],
+        ["-m", "jaxgames.cli", *(args if args and args[0] == "replay" else ("play", *args))],
         env=env,
         cwd=str(cwd),
         encoding="utf-8",
@@ -196,15 +205,15 @@ def test_save_load_round_trip_and_replay(tmp_path):
     finish(child)
 
     out = io.StringIO()  # the same in one go, in process
-    assert play.main(["replay", str(tmp_path / "game.txt"), "--auto"], stdout=out) == 0
+    assert play_main(["replay", str(tmp_path / "game.txt"), "--auto"], stdout=out) == 0
     assert (
         out.getvalue().count("to move") == 5 and f"last move: 4. {played[3]} (O)" in out.getvalue()
     )
 
     out = io.StringIO()  # continue the saved game
     assert (
-        play.main(
-            ["--load", str(tmp_path / "game.txt"), "--legal"],
+        play_main(
+            ["play", "--load", str(tmp_path / "game.txt"), "--legal"],
             stdin=io.StringIO("undo\nquit\n"),
             stdout=out,
         )
@@ -216,7 +225,7 @@ def test_save_load_round_trip_and_replay(tmp_path):
 def test_corrupt_record_is_one_line_error(tmp_path, capsys):
     path = tmp_path / "bad.txt"
     path.write_text("game: tic_tac_toe\n\nb2\na1\nb2\n")
-    assert play.main(["replay", str(path)]) == 2
+    assert play_main(["replay", str(path)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"error: {path}:5: move 3 'b2': illegal move 'b2': the square is "
         "taken; legal: 1 (b1), 2 (c1), 3 (a2), 5 (c2), 6 (a3), 7 (b3), 8 (c3)"
@@ -231,11 +240,11 @@ def test_corrupt_record_is_one_line_error(tmp_path, capsys):
         (["--agent", "alphabeta:x"], "alphabeta"),
         (["--color", "purple"], "unknown colour 'purple'"),
         (["--load", "missing.txt"], "No such file"),
-        (["--option", "size"], "KEY=VALUE"),
+        (["--game-option", "size"], "NAME=VALUE"),
     ],
 )
 def test_startup_errors_are_one_line(args, msg, capsys):
-    assert play.main(args) == 2
+    assert play_main(["play", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and msg in err and err.count("\n") == 1, err
 
@@ -243,7 +252,7 @@ def test_startup_errors_are_one_line(args, msg, capsys):
 # ---------------------------------------------------------------------------- in process
 def session(lines, env=None, **kw):
     out = io.StringIO()
-    game = play.TerminalGame(
+    game = terminal.TerminalGame(
         env or jaxgames.make("tic_tac_toe"),
         stdin=io.StringIO("".join(f"{x}\n" for x in lines)),
         stdout=out,
@@ -282,7 +291,7 @@ def test_hint_uses_value_when_the_policy_has_one(monkeypatch):
             return 0.25 * (state.current_player + 1)
 
     monkeypatch.setattr(
-        play, "make_policy", lambda spec, env: WithValue() if spec == "valued" else policy
+        terminal, "make_policy", lambda spec, env: WithValue() if spec == "valued" else policy
     )
     _, _, out = session(["hint"], agent="random", hint="valued")
     assert re.search(r"hint \(valued\): [abc][123], value \+0\.25 for X", out), out
@@ -292,7 +301,7 @@ def test_hint_uses_value_when_the_policy_has_one(monkeypatch):
 
 def test_unknown_agent_spec_is_a_value_error():
     with pytest.raises(ValueError, match="nonsense"):
-        play.make_policy("nonsense", jaxgames.make("tic_tac_toe"))
+        terminal.make_policy("nonsense", jaxgames.make("tic_tac_toe"))
 
 
 @pytest.mark.parametrize(
@@ -329,7 +338,7 @@ def test_subcommands_plug_into_another_parser(tmp_path):
         "game: tic_tac_toe\nplayer0: human\nplayer1: random\nresult: 1-0\n\na1\nb1\na2\nb2\na3\n"
     )
     parser = argparse.ArgumentParser(prog="jaxgames")
-    play.add_play_subcommands(parser.add_subparsers(dest="command", required=True))
+    play_command.add_command(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["replay", str(path), "--auto", "--svg", str(tmp_path / "svg")])
     out = io.StringIO()
     assert args.func(args, stdout=out) == 0

@@ -13,7 +13,8 @@ from jaxgames.agents import dqn, ppo
 from jaxgames.agents.common import MASK_MIN, Agent, Policy
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.search import SearchPolicy, make_recurrent_fn, search_batch
-from jaxgames.evaluation import arena, check_opponent_spec, make_opponent
+from jaxgames.evaluation import arena
+from jaxgames.specs import check_spec, make_opponent
 
 
 def untrained_policy(env, key=jax.random.PRNGKey(0)) -> Policy:
@@ -170,7 +171,7 @@ def test_mcts_opponent_spec(tmp_path, ttt):
             {"algorithm": "ppo", "config": ppo.default_config("tic_tac_toe", quick=True).to_dict()}
         )
     )
-    assert check_opponent_spec(f"mcts:08:{run}", ttt) == f"mcts:8:{run}"
+    assert check_spec(f"mcts:08:{run}", ttt) == f"mcts:8:{run}"
     for bad, match in [
         ("mcts:0:" + str(run), "N >= 1"),
         ("mcts:x:" + str(run), "N >= 1"),
@@ -179,9 +180,9 @@ def test_mcts_opponent_spec(tmp_path, ttt):
         ("mcts:8:alphabeta:2", "run directory to guide"),
     ]:
         with pytest.raises(ValueError, match=match):
-            check_opponent_spec(bad, ttt)
+            check_spec(bad, ttt)
     with pytest.raises(ValueError, match="was trained on"):
-        check_opponent_spec(f"mcts:8:{run}", jaxgames.make("reversi", size=6))
+        check_spec(f"mcts:8:{run}", jaxgames.make("reversi", size=6))
     from jaxgames.training.checkpoint import CheckpointError
 
     with pytest.raises(CheckpointError, match="no checkpoints"):

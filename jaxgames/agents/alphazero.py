@@ -29,7 +29,7 @@ search through :class:`jaxgames.agents.search.SearchPolicy` (opponent spec ``mct
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import chex
 import jax
@@ -37,10 +37,10 @@ import jax.numpy as jnp
 
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs, negamax_gae
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS
-from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_chunk, make_setup
+from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
 from jaxgames.agents.search import search_batch
-from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import check_float, check_int
+from jaxgames.training.algorithm import Algorithm, make_chunk
+from jaxgames.validation import check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,9 +164,9 @@ def alphazero_loss(
     return total, aux
 
 
-def make_algorithm(config: AlphaZeroConfig) -> Algorithm:
+def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
     """Gumbel AlphaZero as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    setup = make_setup(config, AlphaZeroConfig)
+    setup = make_setup(config, AlphaZeroConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
 
     def rollout(params, env_state, key):

@@ -16,7 +16,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from jaxgames.core import random_policy  # noqa: F401  (re-exported: agents.random_policy)
+from jaxgames.core import (
+    random_policy,  # noqa: F401  (re-exported: agents.random_policy)
+    step_autoreset,
+)
 
 Array = jax.Array
 PRNGKey = jax.Array
@@ -102,8 +105,6 @@ def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPl
 
     Shared by every self-play algorithm so the reward/sign bookkeeping exists once.
     """
-    from jaxgames.core import step_autoreset
-
     n = actions.shape[0]
     mover = states.current_player
     out = jax.vmap(lambda s, a, k: step_autoreset(env, s, a, k))(

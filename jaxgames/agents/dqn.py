@@ -62,7 +62,7 @@ legal argmax of Q, and ``policy.value(state)`` is the largest legal Q.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -80,10 +80,16 @@ from jaxgames.agents.common import (
     masked_logits,
 )
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
-from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
-from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, check_bool, check_choice, check_float, check_int
+from jaxgames.training.algorithm import (
+    Algorithm,
+    check_config_type,
+    make_agent,
+    make_chunk,
+    make_optimizer,
+)
+from jaxgames.training.config import TrainConfig
+from jaxgames.validation import check_bool, check_choice, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +103,6 @@ class DQNConfig(TrainConfig):
     buffer_size:      replay capacity in transitions (rounded down to whole rows of num_envs,
                       at least n_step + 1 rows)
     learning_starts:  env steps (all envs) collected before learning starts
-    gamma:            discount per ply (negamax: the sign alternates with the mover)
     n_step:           n of the n-step returns (the article: 16)
     eps_start, eps_end, eps_decay, eps_unit: linear epsilon schedule over eps_decay
                       "games" or "steps" (see the module docstring)
@@ -105,7 +110,7 @@ class DQNConfig(TrainConfig):
     target_period:    gradient steps between target updates
     huber_delta:      Huber loss threshold
     double_dqn:       select a* with the online network (else max of the target network)
-    anneal_lr:        linear learning-rate decay to 0 over the run's gradient steps
+    (``gamma`` and ``anneal_lr``, over the run's gradient steps, are base-config fields)
     """
 
     rollout_steps: int = 1
@@ -113,7 +118,6 @@ class DQNConfig(TrainConfig):
     batch_size: int = 256
     buffer_size: int = 100_000
     learning_starts: int = 2_000
-    gamma: float = 0.99
     n_step: int = 16
     eps_start: float = 1.0
     eps_end: float = 0.1
@@ -123,7 +127,6 @@ class DQNConfig(TrainConfig):
     target_period: int = 250
     huber_delta: float = 1.0
     double_dqn: bool = True
-    anneal_lr: bool = False
 
     def validate(self) -> None:
         super().validate()
@@ -138,14 +141,12 @@ class DQNConfig(TrainConfig):
             check_int(name, getattr(self, name))
         check_int("learning_starts", self.learning_starts, minimum=0)
         check_int("eps_decay", self.eps_decay, minimum=0)
-        check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("eps_start", self.eps_start, 0.0, 1.0)
         check_float("eps_end", self.eps_end, 0.0, 1.0)
         check_choice("eps_unit", self.eps_unit, ("games", "steps"))
         check_float("target_tau", self.target_tau, 0.0, 1.0, low_open=True)
         check_float("huber_delta", self.huber_delta, 0.0, float("inf"), low_open=True)
         check_bool("double_dqn", self.double_dqn)
-        check_bool("anneal_lr", self.anneal_lr)
 
     @property
     def steps_per_update(self) -> int:
@@ -428,23 +429,16 @@ def huber(x: jax.Array, delta: float) -> jax.Array:
     return jnp.where(a <= delta, 0.5 * x**2, delta * (a - 0.5 * delta))
 
 
-def make_algorithm(config: DQNConfig) -> Algorithm:
-    """DQN as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    if not isinstance(config, DQNConfig):
-        raise TypeError(f"make_algorithm expects a DQNConfig, got {type(config).__name__}")
+def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
+    """DQN as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver
+    (``partners``: see :func:`jaxgames.agents.games_batch.make_training_games`)."""
+    check_config_type(config, DQNConfig)
     env = config.make_env()
-    agent = QAgent(
-        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
-    )
-    lr: Any = config.learning_rate
-    if config.anneal_lr:
-        lr = optax.linear_schedule(
-            config.learning_rate, 0.0, config.num_updates * config.gradient_steps
-        )
-    optimizer = optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr))
+    agent = make_agent(config, env, QAgent)
+    optimizer = make_optimizer(config, config.num_updates * config.gradient_steps)
     n_envs, n = config.num_envs, config.n_step
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
-    games = make_training_games(env, n_envs, config.partners)
+    games = make_training_games(env, n_envs, config.partners, partners)
 
     def init(key: jax.Array) -> DQNState:
         k_params, k_env, k_run = jax.random.split(key, 3)
@@ -564,12 +558,12 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         metrics.update(games.episode_stats(done, p0_reward, length, reward), epsilon=eps.mean())
         return state.replace(update=state.update + 1), metrics
 
-    def chunk(state: DQNState) -> tuple[DQNState, dict[str, jax.Array]]:
-        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
-        out = jax.tree_util.tree_map(jnp.mean, metrics)
-        out["episodes"] = metrics["episodes"].sum()
-        out["games_total"] = state.games.astype(jnp.float32)
-        return state, out
+    def finish(state: DQNState, stacked, means) -> tuple[DQNState, dict[str, jax.Array]]:
+        return state, {
+            **means,
+            "episodes": stacked["episodes"].sum(),
+            "games_total": state.games.astype(jnp.float32),
+        }
 
     return Algorithm(
         name="dqn",
@@ -577,7 +571,7 @@ def make_algorithm(config: DQNConfig) -> Algorithm:
         env=env,
         agent=agent,
         init=init,
-        chunk=chunk,
+        chunk=make_chunk(update, config.updates_per_chunk, finish),
         params=lambda s: s.params,
         partition=distributed.partition_by_field(
             env_state=0, buffer=1

@@ -27,12 +27,14 @@ only. An empty ``partners`` gives plain self-play (bit-identical to the former r
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import jax
 import jax.numpy as jnp
 
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
+from jaxgames.core import random_policy
+from jaxgames.training.config import partner_sizes
 
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
 #: player (they punish blunders that self-play between equals rarely exposes) and an eighth
@@ -205,40 +207,24 @@ def _concat(parts: list[Any]) -> Any:
     return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs, axis=0), *parts)
 
 
-def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int]:
-    """Games per partner: ``round(fraction * num_envs)`` each (``ValueError`` if a fraction is
-    not in (0, 1], a group would be empty, or the groups exceed ``num_envs``)."""
-    sizes = {}
-    for name, frac in partners.items():
-        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac <= 1.0:
-            raise ValueError(
-                f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]"
-            )
-        size = int(round(frac * num_envs))
-        if size < 1:
-            raise ValueError(
-                f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
-                "(raise num_envs, or drop it: --partners={} is pure self-play)"
-            )
-        sizes[name] = size
-    if sum(sizes.values()) > num_envs:
-        raise ValueError(
-            f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games"
-        )
-    return sizes
-
-
 def make_training_games(
     env: Any,
     num_envs: int,
     partners: Mapping[str, float] | None = None,
-    make_policy: Callable[[str, Any], PolicyFn] | None = None,
+    policies: Mapping[str, PolicyFn] | None = None,
 ) -> TrainingGames:
-    """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec (see
-    :func:`jaxgames.evaluation.make_opponent`) to its share of the ``num_envs`` games; the
-    rest are self-play."""
-    if make_policy is None:
-        from jaxgames.evaluation.opponents import make_opponent as make_policy
+    """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec to its share of
+    the ``num_envs`` games (the rest are self-play), ``policies`` maps the same specs to their
+    policies (resolved by the caller, e.g. :func:`jaxgames.specs.make_partners`).
+
+    ``policies=None`` puts the uniform random player in every partner slot: such games have
+    the same structure (shapes, layout), which is all that restoring a checkpoint or acting
+    needs; the run driver always passes the real partners."""
     sizes = partner_sizes(num_envs, partners or {})
-    groups = tuple(PartnerGroup(name, size, make_policy(name, env)) for name, size in sizes.items())
+    if policies is None:
+        policies = {name: random_policy for name in sizes}
+    missing = sorted(set(sizes) - set(policies))
+    if missing:
+        raise ValueError(f"no policy given for training partner(s) {missing}")
+    groups = tuple(PartnerGroup(name, size, policies[name]) for name, size in sizes.items())
     return TrainingGames(env, num_envs, groups)

@@ -205,19 +205,15 @@ def network_options(name: str) -> dict[str, Any]:
     }
 
 
-def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
-    """Build network ``name`` ("mlp", "cnn", "resnet") with a policy head of ``num_actions``.
-
-    Raises ``ValueError`` for an unknown name, an unknown option or a non-positive size.
-    """
+def check_network(name: str, options: dict[str, Any]) -> None:
+    """``ValueError`` for an unknown network ``name``, an unknown option or a bad option value
+    (pure: nothing is built, so configs can call it on every change)."""
     valid = network_options(name)
     unknown = sorted(set(options) - set(valid))
     if unknown:
         raise ValueError(
             f"unknown option(s) {unknown} for network {name!r}; valid options: {', '.join(valid)}"
         )
-    if not isinstance(num_actions, (int, np.integer)) or num_actions < 1:
-        raise ValueError(f"num_actions must be a positive int, got {num_actions!r}")
     for k, v in options.items():
         sizes = v if isinstance(v, (list, tuple)) else [v]
         if k in ("hidden", "layers", "blocks", "channels", "kernel", "dense", "value_hidden"):
@@ -232,5 +228,15 @@ def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
             _activation(v)
         if k == "conv" and v not in ("patches", "xla"):
             raise ValueError(f"network {name!r}: conv={v!r} must be 'patches' or 'xla'")
+
+
+def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
+    """Build network ``name`` ("mlp", "cnn", "resnet") with a policy head of ``num_actions``.
+
+    Raises ``ValueError`` for an unknown name, an unknown option or a non-positive size.
+    """
+    check_network(name, options)
+    if not isinstance(num_actions, (int, np.integer)) or num_actions < 1:
+        raise ValueError(f"num_actions must be a positive int, got {num_actions!r}")
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
     return NETWORKS[name](num_actions=int(num_actions), **options)

@@ -21,7 +21,7 @@ same updates chunk by chunk with logging, evaluation and checkpoints.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import chex
 import jax
@@ -36,15 +36,15 @@ from jaxgames.agents.common import (
     sample_masked,
 )
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS
-from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_chunk, make_setup
-from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import check_float
+from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
+from jaxgames.training.algorithm import Algorithm, make_chunk
+from jaxgames.validation import check_float
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig(RolloutConfig):
     """PPO hyper-parameters: the rollout fields of :class:`~jaxgames.agents.rollout_learning.RolloutConfig`
-    (num_steps, update_epochs, num_minibatches, gamma, gae_lambda, vf_coef, anneal_lr), the
+    (num_steps, update_epochs, num_minibatches, gae_lambda, vf_coef), the
     shared :class:`TrainConfig` fields, and
 
     clip_eps:         PPO ratio clipping (also used for the value clipping)
@@ -188,9 +188,9 @@ def ppo_loss(
     return total, aux
 
 
-def make_algorithm(config: PPOConfig) -> Algorithm:
+def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
     """PPO as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    setup = make_setup(config, PPOConfig)
+    setup = make_setup(config, PPOConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
 
     def rollout(params, env_state, key):

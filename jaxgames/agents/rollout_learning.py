@@ -4,14 +4,15 @@ Each update: play ``num_steps`` plies in ``num_envs`` games, build targets with 
 TD(lambda) (:func:`jaxgames.agents.common.negamax_gae`), then ``update_epochs`` passes over the
 ``num_envs * num_steps`` transitions in ``num_minibatches`` shuffled minibatches, one Adam step
 each. The config fields, the train state, the setup (game, network, optimiser, training games),
-the learning step and the chunk loop live here once; each algorithm brings its acting rule, its
+and the learning step live here once (the chunk loop is
+:func:`jaxgames.training.algorithm.make_chunk`); each algorithm brings its acting rule, its
 targets and its loss.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -21,8 +22,9 @@ from flax import struct
 from jaxgames import distributed
 from jaxgames.agents.common import Agent
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
-from jaxgames.agents.networks import make_network
-from jaxgames.training.config import TrainConfig, _fail, check_bool, check_float, check_int
+from jaxgames.training.algorithm import check_config_type, make_agent, make_optimizer
+from jaxgames.training.config import TrainConfig
+from jaxgames.validation import check_float, check_int, fail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,18 +34,19 @@ class RolloutConfig(TrainConfig):
     num_steps:        plies per env per rollout (batch = num_envs * num_steps transitions)
     update_epochs:    passes over each batch
     num_minibatches:  minibatches per pass (must divide num_envs * num_steps)
-    gamma, gae_lambda: discount and (GAE / TD) lambda, negamax form
+    gae_lambda:       (GAE / TD) lambda, negamax form (``gamma`` is the discount)
     vf_coef:          value-loss weight
-    anneal_lr:        linear learning-rate decay to 0 over the run
+    anneal_lr, adam_eps: defaults differ from the base config's (decay on; eps 1e-5 as in
+                      the PPO implementations this follows)
     """
 
     num_steps: int = 16
     update_epochs: int = 4
     num_minibatches: int = 4
-    gamma: float = 0.99
     gae_lambda: float = 0.95
     vf_coef: float = 0.5
     anneal_lr: bool = True
+    adam_eps: float = 1e-5
 
     def validate(self) -> None:
         super().validate()
@@ -51,15 +54,13 @@ class RolloutConfig(TrainConfig):
         check_int("update_epochs", self.update_epochs)
         check_int("num_minibatches", self.num_minibatches)
         if (self.num_envs * self.num_steps) % self.num_minibatches:
-            _fail(
+            fail(
                 "num_minibatches",
                 self.num_minibatches,
                 f"must divide num_envs * num_steps = {self.num_envs * self.num_steps}",
             )
-        check_float("gamma", self.gamma, 0.0, 1.0)
         check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
         check_float("vf_coef", self.vf_coef, 0.0, float("inf"))
-        check_bool("anneal_lr", self.anneal_lr)
 
     @property
     def batch_size(self) -> int:
@@ -68,15 +69,6 @@ class RolloutConfig(TrainConfig):
     @property
     def steps_per_update(self) -> int:
         return self.batch_size
-
-
-def make_optimizer(config: RolloutConfig) -> optax.GradientTransformation:
-    """Adam with global-norm clipping and (optionally) linear learning-rate decay to 0."""
-    lr: Any = config.learning_rate
-    if config.anneal_lr:
-        steps = config.num_updates * config.update_epochs * config.num_minibatches
-        lr = optax.linear_schedule(config.learning_rate, 0.0, steps)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5))
 
 
 def minibatch_epochs(
@@ -180,34 +172,21 @@ class RolloutSetup:
         }
 
 
-def make_setup(config: RolloutConfig, config_class: type = RolloutConfig) -> RolloutSetup:
+def make_setup(
+    config: RolloutConfig,
+    config_class: type = RolloutConfig,
+    partners: Mapping[str, Any] | None = None,
+) -> RolloutSetup:
     """:class:`RolloutSetup` of ``config`` (MLP/CNN/ResNet from ``config.network``);
-    ``TypeError`` if ``config`` is not a ``config_class`` (the algorithm's own config)."""
-    if not isinstance(config, config_class):
-        raise TypeError(
-            f"make_algorithm expects a config of type {config_class.__name__}, got {type(config).__name__}"
-        )
+    ``TypeError`` if ``config`` is not a ``config_class`` (the algorithm's own config);
+    ``partners``: the partner policies, ``None`` for stand-ins (see
+    :func:`jaxgames.agents.games_batch.make_training_games`)."""
+    check_config_type(config, config_class)
     env = config.make_env()
-    agent = Agent(
-        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
-    )
+    steps = config.num_updates * config.update_epochs * config.num_minibatches
     return RolloutSetup(
         env,
-        agent,
-        make_optimizer(config),
-        make_training_games(env, config.num_envs, config.partners),
+        make_agent(config, env),
+        make_optimizer(config, steps),
+        make_training_games(env, config.num_envs, config.partners, partners),
     )
-
-
-def make_chunk(
-    update: Callable[[RolloutState, Any], tuple[RolloutState, dict[str, jax.Array]]],
-    updates_per_chunk: int,
-):
-    """``chunk(state) -> (state, metrics)``: ``updates_per_chunk`` updates in one ``lax.scan``,
-    metrics averaged over them (float32[] each)."""
-
-    def chunk(state: RolloutState) -> tuple[RolloutState, dict[str, jax.Array]]:
-        state, metrics = jax.lax.scan(update, state, None, length=updates_per_chunk)
-        return state, jax.tree_util.tree_map(jnp.mean, metrics)
-
-    return chunk

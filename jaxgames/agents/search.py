@@ -38,7 +38,7 @@ import mctx
 
 from jaxgames.agents.common import Policy, masked_logits
 from jaxgames.core import Env
-from jaxgames.training.config import check_int
+from jaxgames.validation import check_int
 
 Array = jax.Array
 

@@ -31,7 +31,7 @@ Environment steps (for ``total_steps`` and the progress bar) count ply slots:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,10 +40,16 @@ from flax import struct
 
 import jaxgames
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
-from jaxgames.agents.networks import make_network
 from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.config import TrainConfig, _fail, check_float, check_int
+from jaxgames.training.algorithm import (
+    Algorithm,
+    check_config_type,
+    make_agent,
+    make_chunk,
+    make_optimizer,
+)
+from jaxgames.training.config import TrainConfig
+from jaxgames.validation import check_float, check_int, fail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +78,7 @@ class WinnerImitationConfig(TrainConfig):
         check_float("temperature", self.temperature, 0.0, float("inf"), low_open=True)
         check_float("draw_weight", self.draw_weight, 0.0, 1.0)
         if self.partners:  # the method imitates the winners of pure self-play games
-            _fail(
+            fail(
                 "partners",
                 self.partners,
                 "winner imitation learns from self-play only; leave it empty",
@@ -240,19 +246,16 @@ def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
     return loss, aux
 
 
-def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
-    """Winner imitation as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
-    if not isinstance(config, WinnerImitationConfig):
-        raise TypeError(
-            f"make_algorithm expects a WinnerImitationConfig, got {type(config).__name__}"
-        )
+def make_algorithm(
+    config: WinnerImitationConfig, partners: Mapping[str, Any] | None = None
+) -> Algorithm:
+    """Winner imitation as an :class:`~jaxgames.training.algorithm.Algorithm` for the run
+    driver (self-play only: ``partners`` is accepted for the common signature and unused)."""
+    check_config_type(config, WinnerImitationConfig)
+    del partners  # config validation keeps config.partners empty
     env = config.make_env()
-    agent = Agent(
-        make_network(config.network, env.num_actions, **config.net), tuple(env.observation_shape)
-    )
-    optimizer = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.learning_rate)
-    )
+    agent = make_agent(config, env)
+    optimizer = make_optimizer(config, config.num_updates * config.update_epochs)
 
     def init(key: jax.Array) -> WIState:
         k_params, k_run = jax.random.split(key)
@@ -298,9 +301,7 @@ def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
             params=params, opt_state=opt_state, key=key, update=state.update + 1
         ), metrics
 
-    def chunk(state: WIState):
-        state, metrics = jax.lax.scan(update, state, None, length=config.updates_per_chunk)
-        out = jax.tree_util.tree_map(jnp.mean, metrics)
+    def finish(state: WIState, stacked, out):
         if config.eval_vs_init_games > 0:
             key, k_eval = jax.random.split(state.key)
             rates = evaluate_vs(
@@ -320,7 +321,7 @@ def make_algorithm(config: WinnerImitationConfig) -> Algorithm:
         env=env,
         agent=agent,
         init=init,
-        chunk=chunk,
+        chunk=make_chunk(update, config.updates_per_chunk, finish),
         params=lambda s: s.params,
     )
 

@@ -29,9 +29,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import jaxgames
 from jaxgames.baselines.value_iteration import NUM_CODES, board_code
+from jaxgames.evaluation.arena import play_games
 from jaxgames.games import tic_tac_toe as ttt
 
 
@@ -180,8 +182,6 @@ def make_train(config: TabularQConfig):
             (q, *_), curve = jax.lax.scan(step, carry, jax.random.split(key, cfg.num_steps))
             return TrainOutput(q, curve, {})
 
-        from jaxgames.evaluation.arena import play_games
-
         chunk = -(-cfg.num_steps // cfg.eval_points)
         half = cfg.eval_games // 2
         a_player = jnp.concatenate([jnp.zeros(half, jnp.int32), jnp.ones(half, jnp.int32)])
@@ -215,8 +215,6 @@ def learning_curve(curve: dict, window: int = 1000):
     """Per-step counts (numpy/JAX, int[T]) -> (games played at the end of each window
     int[W], agent win rate in the window float[W], draw rate, loss rate), windows of
     ``window`` finished games (the last partial window is dropped)."""
-    import numpy as np
-
     games = np.cumsum(np.asarray(curve["games"]))
     out = {k: np.cumsum(np.asarray(curve[k])) for k in ("wins", "draws", "losses")}
     edges = np.arange(window, games[-1] + 1, window)

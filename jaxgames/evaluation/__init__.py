@@ -1,8 +1,11 @@
 """Evaluation yardsticks: classic opponents, the arena, Elo/Bradley-Terry ratings.
 
-from jaxgames.evaluation import arena, make_opponent
-env = jaxgames.make("tic_tac_toe")
-result = arena(make_opponent("perfect", env), make_opponent("random", env), env, 4000, key)
+    from jaxgames.evaluation import arena, perfect_policy, random_policy
+    env = jaxgames.make("tic_tac_toe")
+    result = arena(perfect_policy(env), random_policy(env), env, 4000, key)
+
+Players named by strings (``"alphabeta:2"``, a run directory, ``"mcts:16:runs/x"``) are built
+by :func:`jaxgames.specs.make_opponent`, one layer up.
 """
 
 from jaxgames.evaluation.arena import ArenaResult, Record, arena, wilson_interval
@@ -14,27 +17,21 @@ from jaxgames.evaluation.elo import (
     write_ratings_csv,
 )
 from jaxgames.evaluation.opponents import (
-    VALID_SPECS,
     alphabeta_policy,
-    check_opponent_spec,
     greedy_policy,
-    make_opponent,
     minimax_policy,
     perfect_policy,
     random_policy,
 )
 
 __all__ = [
-    "VALID_SPECS",
     "ArenaResult",
     "Match",
     "Record",
     "alphabeta_policy",
     "arena",
     "bradley_terry",
-    "check_opponent_spec",
     "greedy_policy",
-    "make_opponent",
     "minimax_policy",
     "perfect_policy",
     "plot_ratings",

@@ -133,7 +133,7 @@ def write_ratings_csv(ratings: dict[str, float], matches: list[Match], path: str
 
 def plot_ratings(ratings: dict[str, float], path: str, title: str = "Elo (Bradley-Terry)") -> None:
     """Horizontal bar chart of ``ratings`` saved to ``path`` (PNG/PDF by extension)."""
-    import matplotlib
+    import matplotlib  # optional dependency (the 'plots' extra)
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

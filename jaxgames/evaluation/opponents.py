@@ -11,9 +11,9 @@ action id that is legal whenever the game is not over. They are pure functions o
     alphabeta:D     depth-D negamax with alpha-beta pruning, an explicit stack and a
                     ``lax.while_loop`` (one ``env.step`` per iteration; vmappable)
     perfect         tic-tac-toe only: optimal play from value iteration
-    <run dir>       a trained agent through ``jaxgames.agents.load_policy``
-    mcts:N:<run dir> the trained agent guiding N simulations of Gumbel MuZero search per move
-                    (:class:`jaxgames.agents.search.SearchPolicy`; AlphaZero-style play)
+
+Strings naming these (``"alphabeta:3"``), trained agents and searches over them are parsed
+and built by :mod:`jaxgames.specs`.
 
 Search scoring (negamax, always from the point of view of the player to move at the node)::
 
@@ -29,13 +29,12 @@ greedy`` and ``alphabeta:D == minimax:D`` move for move (tested).
 
 from __future__ import annotations
 
-import functools
-import os
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
+from jaxgames.baselines import value_iteration
 from jaxgames.core import Env, GameState
 from jaxgames.core import random_policy as core_random_policy
 
@@ -43,16 +42,6 @@ Policy = Callable[[jax.Array, GameState], jax.Array]
 
 #: terminal scores are ``reward * (WIN_SCORE - ply)``; heuristics are clipped to WIN_SCORE / 10
 WIN_SCORE = 1e6
-
-VALID_SPECS = (
-    "random",
-    "greedy",
-    "minimax:D",
-    "alphabeta:D",
-    "perfect",
-    "<run directory>",
-    "mcts:N:<run directory>",
-)
 
 
 # ------------------------------------------------------------------ basic policies
@@ -206,157 +195,9 @@ def perfect_policy(env: Env) -> Policy:
     uniformly random among the optimal moves."""
     if env.name != "tic_tac_toe":
         raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
-    from jaxgames.baselines.value_iteration import perfect_policy as _perfect
-
-    return _perfect()
+    return value_iteration.perfect_policy()
 
 
-# ------------------------------------------------------------------ spec parser
 def _check_depth(depth: int) -> None:
-    if not isinstance(depth, int) or depth < 1:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"search depth must be an integer >= 1, got {depth!r}")
-
-
-_BUILTIN_CACHE: dict = {}
-
-
-def _parse_builtin(spec: str) -> str | None:
-    """The normalised spec of a built-in opponent (``"alphabeta:3"``), ``None`` if ``spec``
-    names none; ``ValueError`` for a built-in name with a bad argument."""
-    name, _, arg = spec.partition(":")
-    if name not in ("random", "greedy", "perfect", "minimax", "alphabeta"):
-        return None
-    if name in ("minimax", "alphabeta"):
-        try:
-            depth = int(arg)
-        except ValueError:
-            raise ValueError(
-                f"bad opponent spec {spec!r}: {name} needs an integer depth, e.g. '{name}:3'"
-            ) from None
-        _check_depth(depth)
-        return f"{name}:{depth}"
-    if arg:
-        raise ValueError(
-            f"bad opponent spec {spec!r}: {name} takes no argument; valid: {', '.join(VALID_SPECS)}"
-        )
-    return name
-
-
-def _parse_search(spec: str) -> tuple[int, str] | None:
-    """(simulations, guide run directory) of an ``mcts:N:<run dir>`` spec, ``None`` for any
-    other spec; ``ValueError`` for a malformed one."""
-    name, _, rest = spec.partition(":")
-    if name != "mcts":
-        return None
-    sims, _, run = rest.partition(":")
-    try:
-        n = int(sims)
-    except ValueError:
-        n = 0
-    if n < 1 or not run:
-        raise ValueError(
-            f"bad opponent spec {spec!r}: use 'mcts:N:<run directory>' with N >= 1 simulations, "
-            "e.g. 'mcts:16:runs/r6-ppo'"
-        )
-    if _parse_builtin(run) is not None or _parse_search(run) is not None:
-        raise ValueError(
-            f"bad opponent spec {spec!r}: the search needs a trained agent's run directory to "
-            f"guide it, not {run!r}"
-        )
-    return n, run
-
-
-def _checked_spec(spec: str, env: Env) -> tuple[str, bool]:
-    """(normalised spec, is it built in?) after validating ``spec`` for ``env`` (see
-    :func:`check_opponent_spec`)."""
-    spec = str(spec).strip()
-    search = _parse_search(spec)
-    if search is not None:
-        n, run = search
-        return f"mcts:{n}:{_checked_spec(run, env)[0]}", False
-    builtin = _parse_builtin(spec)
-    if builtin is not None:
-        if builtin == "perfect" and env.name != "tic_tac_toe":
-            raise ValueError(
-                f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}"
-            )
-        return builtin, True
-    if os.path.isdir(spec):
-        try:
-            from jaxgames.training.driver import read_run_config
-        except ImportError as e:
-            raise ValueError(
-                f"opponent {spec!r} is a directory, but trained agents cannot be loaded: "
-                f"jaxgames.agents.load_agent is not available ({e})"
-            ) from e
-        from jaxgames.games import make
-
-        _, config = read_run_config(spec)  # RunNotFoundError / ValueError name the problem
-        trained_on = make(config.game, **config.game_options)
-        if (trained_on.name, trained_on.config) != (env.name, env.config):
-            raise ValueError(f"run {spec!r} was trained on {trained_on!r}, not on {env!r}")
-        return spec, False
-    raise ValueError(f"unknown opponent spec {spec!r}; valid: {', '.join(VALID_SPECS)}")
-
-
-def check_opponent_spec(spec: str, env: Env) -> str:
-    """Validate ``spec`` for ``env`` without building the policy; returns the normalised spec.
-
-    Cheap enough for config validation: a run directory's ``config.json`` is read and its game
-    compared with ``env``, but no checkpoint is restored (:func:`make_opponent` does that and
-    reports a missing or corrupt checkpoint). ``ValueError`` naming the problem otherwise.
-    """
-    return _checked_spec(spec, env)[0]
-
-
-def make_opponent(spec: str, env: Env) -> Policy:
-    """Build a policy from a spec string.
-
-    ``"random"``, ``"greedy"``, ``"minimax:D"``, ``"alphabeta:D"`` (D an integer >= 1),
-    ``"perfect"`` (tic-tac-toe), the path of a run directory (a trained agent, loaded with
-    ``jaxgames.agents.load_policy``) or ``"mcts:N:<run directory>"`` (that agent guiding N
-    simulations of Gumbel MuZero search per move). Raises ``ValueError`` for anything else,
-    listing the valid specs (the checks of :func:`check_opponent_spec`).
-    """
-    spec, builtin = _checked_spec(spec, env)
-    if not builtin:
-        from jaxgames.agents import load_agent
-
-        search = _parse_search(spec)
-        if search is not None:
-            from jaxgames.agents.search import SearchPolicy
-
-            n, run = search
-            return SearchPolicy(env, load_agent(run).policy(), num_simulations=n)
-        return load_agent(spec).policy()
-    # built-in opponents are cached per (spec, game, options): the same spec gives the same
-    # function object, so jitted arenas and batches of it compile once
-    key = (spec, env.name, tuple(sorted(env.config.items())))
-    if key not in _BUILTIN_CACHE:
-        name, _, depth = spec.partition(":")
-        if name in ("minimax", "alphabeta"):
-            _BUILTIN_CACHE[key] = (minimax_policy if name == "minimax" else alphabeta_policy)(
-                env, int(depth)
-            )
-        else:
-            _BUILTIN_CACHE[key] = {
-                "random": random_policy,
-                "greedy": greedy_policy,
-                "perfect": perfect_policy,
-            }[name](env)
-    return _BUILTIN_CACHE[key]
-
-
-@functools.lru_cache(maxsize=None)
-def _jitted_batch(policy: Policy):
-    return jax.jit(jax.vmap(policy))
-
-
-def act_batch(policy: Policy, keys: jax.Array, states: GameState) -> jax.Array:
-    """Jitted ``vmap`` of ``policy`` (cached per policy when it is hashable):
-    keys (B, 2) / batched states -> int32[B] actions."""
-    try:
-        fn = _jitted_batch(policy)
-    except TypeError:  # unhashable policy object
-        fn = jax.jit(jax.vmap(policy))
-    return fn(keys, states)

@@ -32,6 +32,14 @@ def env_class(name: str) -> type[Env]:
     return getattr(importlib.import_module(module), cls)
 
 
+def check_game(name: str, options: dict[str, Any]) -> None:
+    """``ValueError`` for an unknown game, an unknown option or a bad option value, without
+    building the env (configs call it on every change)."""
+    cls = env_class(name)
+    check_options(cls, options, name)
+    cls.validate_options(**options)
+
+
 def make(name: str, **options: Any) -> Env:
     """Build the game ``name`` with its ``options`` (e.g. ``make("reversi", size=6)``).
 

@@ -623,7 +623,8 @@ class AnimalShogi(Env):
 
     name = "animal_shogi"
 
-    def __init__(self, max_steps: int = 256) -> None:
+    @classmethod
+    def validate_options(cls, max_steps: int = 256) -> None:
         if (
             isinstance(max_steps, bool)
             or not isinstance(max_steps, (int, np.integer))
@@ -632,6 +633,9 @@ class AnimalShogi(Env):
             raise ValueError(
                 f"max_steps must be a positive int (plies before truncation), got {max_steps!r}"
             )
+
+    def __init__(self, max_steps: int = 256) -> None:
+        self.validate_options(max_steps)
         self.max_steps = int(max_steps)
 
     num_actions = NUM_ACTIONS  # type: ignore[assignment]

@@ -364,15 +364,20 @@ class Reversi(Env):
 
     name = "reversi"
 
-    def __init__(self, size: int = 8) -> None:
+    @classmethod
+    def validate_options(cls, size: int = 8) -> None:
         if (
             isinstance(size, bool)
             or not isinstance(size, (int, np.integer))
             or int(size) not in VALID_SIZES
         ):
             raise ValueError(
-                f"invalid reversi size {size!r}: must be an even integer in 4..16, one of {list(VALID_SIZES)}"
+                f"invalid reversi size {size!r}: must be an even integer in 4..16, "
+                f"one of {list(VALID_SIZES)}"
             )
+
+    def __init__(self, size: int = 8) -> None:
+        self.validate_options(size)
         self.size = int(size)
         self.geo = Geometry(self.size)
         # jitted once per env: eager (op-by-op) calls from text / interactive code stay fast;

@@ -5,7 +5,14 @@ An algorithm module (e.g. :mod:`jaxgames.agents.ppo`) registered in
 
 * ``Config``: a :class:`~jaxgames.training.config.TrainConfig` subclass,
 * ``default_config(game, game_options=None, quick=False) -> Config`` (per-game defaults),
-* ``make_algorithm(config) -> Algorithm``.
+* ``make_algorithm(config, partners=None) -> Algorithm``: ``partners`` maps each opponent spec
+  of ``config.partners`` to its policy (the run driver resolves them with
+  :func:`jaxgames.specs.make_partners`); ``None`` builds the algorithm to restore and act
+  only (stand-in partners: the train state's structure does not depend on who they are).
+
+The helpers below are the one way every algorithm builds its network wrapper
+(:func:`make_agent`), its optimiser (:func:`make_optimizer`), checks its config type
+(:func:`check_config_type`) and loops its updates into a chunk (:func:`make_chunk`).
 
 The driver never looks inside the train state: ALL mutable training state (parameters,
 optimiser state, environments, replay buffers, the PRNG key, counters) lives in one pytree,
@@ -18,8 +25,11 @@ import dataclasses
 from typing import Any, Callable
 
 import jax
+import jax.numpy as jnp
+import optax
 
 from jaxgames.agents.common import Agent
+from jaxgames.agents.networks import make_network
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,3 +83,51 @@ class Algorithm:
             return jax.lax.scan(lambda s, _: self.chunk(s), state, None, length=self.num_chunks)
 
         return train
+
+
+# ----------------------------------------------------------------------------- shared building
+def check_config_type(config: Any, config_class: type) -> None:
+    """``TypeError`` unless ``config`` is a ``config_class`` (the algorithm's own config)."""
+    if not isinstance(config, config_class):
+        raise TypeError(
+            f"make_algorithm expects a config of type {config_class.__name__}, "
+            f"got {type(config).__name__}"
+        )
+
+
+def make_agent(config: Any, env: Any, agent_class: type[Agent] = Agent) -> Agent:
+    """The network wrapper of ``config`` (``config.network`` with options ``config.net``) for
+    ``env``'s actions and observations."""
+    network = make_network(config.network, env.num_actions, **config.net)
+    return agent_class(network, tuple(env.observation_shape))
+
+
+def make_optimizer(config: Any, num_steps: int) -> optax.GradientTransformation:
+    """Adam (``config.adam_eps``) after global-norm clipping (``config.max_grad_norm``); with
+    ``config.anneal_lr`` the learning rate decays linearly to 0 over ``num_steps`` optimiser
+    steps (the run's total)."""
+    lr: Any = config.learning_rate
+    if config.anneal_lr:
+        lr = optax.linear_schedule(config.learning_rate, 0.0, num_steps)
+    return optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=config.adam_eps)
+    )
+
+
+def make_chunk(
+    update: Callable[[Any, Any], tuple[Any, dict[str, jax.Array]]],
+    updates_per_chunk: int,
+    finish: Callable[[Any, dict[str, jax.Array], dict[str, jax.Array]], tuple[Any, dict]]
+    | None = None,
+) -> Callable[[Any], tuple[Any, dict[str, jax.Array]]]:
+    """``chunk(state) -> (state, metrics)``: ``updates_per_chunk`` updates in one ``lax.scan``,
+    metrics averaged over them (float32[] each). ``finish(state, stacked, means) -> (state,
+    metrics)`` may add chunk-level metrics (sums, an evaluation) from the stacked per-update
+    metrics ``[updates_per_chunk]``."""
+
+    def chunk(state: Any) -> tuple[Any, dict[str, jax.Array]]:
+        state, stacked = jax.lax.scan(update, state, None, length=updates_per_chunk)
+        means = jax.tree_util.tree_map(jnp.mean, stacked)
+        return (state, means) if finish is None else finish(state, stacked, means)
+
+    return chunk

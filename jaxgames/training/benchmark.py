@@ -18,14 +18,17 @@ import time
 
 import jax
 
+from jaxgames import distributed
+from jaxgames.agents.registry import ALGORITHMS, algorithm_module
+from jaxgames.specs import make_partners
+from jaxgames.training.config import parse_overrides
+
 
 def benchmark(algorithm: str, config, repeats: int = 3, devices=None) -> dict:
     """Time ``repeats`` jitted chunks -> dict(steps_per_chunk, compile_s, best/median steps_per_s),
     the games split over ``devices`` (``None``: all; see :func:`jaxgames.distributed.make_mesh`)."""
-    from jaxgames import distributed
-    from jaxgames.agents import algorithm_module
-
-    algo = algorithm_module(algorithm).make_algorithm(config)
+    partners = make_partners(config.partners, config.make_env())
+    algo = algorithm_module(algorithm).make_algorithm(config, partners)
     mesh = distributed.make_mesh(devices)
     init, chunk, _ = distributed.sharded_train_fns(algo, mesh)
     state = init(jax.random.PRNGKey(config.seed))
@@ -49,9 +52,6 @@ def benchmark(algorithm: str, config, repeats: int = 3, devices=None) -> dict:
 
 
 def main(argv=None) -> None:
-    from jaxgames.agents import ALGORITHMS, algorithm_module
-    from jaxgames.training.config import parse_overrides
-
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

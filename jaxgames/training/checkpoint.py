@@ -35,6 +35,8 @@ class CheckpointStore:
     """
 
     def __init__(self, directory: str, keep: int = 3):
+        # imported here, not at the top: orbax takes seconds to import and most users of
+        # this module's package (configs, metrics) never touch a checkpoint
         import orbax.checkpoint as ocp
         from orbax.checkpoint import checkpoint_managers
 

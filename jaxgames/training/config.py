@@ -14,68 +14,21 @@ Bad values raise ``ValueError`` naming the field and the value, e.g.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import typing
 from typing import Any, Iterable, Mapping
 
-
-def _fail(name: str, value: Any, what: str) -> None:
-    raise ValueError(f"invalid {name}={value!r}: {what}")
-
-
-def check_int(name: str, value: Any, minimum: int = 1) -> None:
-    """``value`` is an int >= ``minimum`` (``ValueError`` naming ``name`` otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        _fail(
-            name,
-            value,
-            "must be a positive integer" if minimum == 1 else f"must be an integer >= {minimum}",
-        )
-
-
-def check_float(
-    name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False
-) -> None:
-    """``value`` is a real number in [low, high] (bounds open when asked)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
-    if ok:
-        ok = (value > low if low_open else value >= low) and (
-            value < high if high_open else value <= high
-        )
-    if not ok:
-        lb, hb = "(" if low_open else "[", ")" if high_open else "]"
-        _fail(name, value, f"must be a number in {lb}{low}, {high}{hb}")
-
-
-def check_bool(name: str, value: Any) -> None:
-    """``value`` is a bool (``ValueError`` naming ``name`` otherwise)."""
-    if not isinstance(value, bool):
-        _fail(name, value, "must be true or false")
-
-
-def check_choice(name: str, value: Any, choices: Iterable[Any]) -> None:
-    choices = list(choices)
-    if value not in choices:
-        _fail(name, value, f"must be one of {choices}")
-
-
-def _parse_scalar(text: str) -> Any:
-    """'64' -> 64, '1e-3' -> 0.001, 'true' -> True, '(4, 8)' -> (4, 8), 'abc' -> 'abc'."""
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
+from jaxgames.agents.networks import check_network
+from jaxgames.core import Env
+from jaxgames.games import check_game, make, registered_games
+from jaxgames.validation import check_bool, check_float, check_int, fail, parse_scalar
 
 
 def _coerce(name: str, kind: Any, value: Any) -> Any:
     """Convert a CLI string (or JSON value) to the field's declared type."""
     origin = typing.get_origin(kind) or kind
     if isinstance(value, str) and origin is not str:
-        value = _parse_scalar(value)
+        value = parse_scalar(value)
     if origin is bool:
         check_bool(name, value)
         return value
@@ -83,17 +36,17 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            _fail(name, value, "must be an integer")
+            fail(name, value, "must be an integer")
         return value
     if origin is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            _fail(name, value, "must be a number")
+            fail(name, value, "must be a number")
         return float(value)
     if origin is str:
         return str(value)
     if origin is dict:
         if not isinstance(value, Mapping):
-            _fail(name, value, "must be a mapping such as {'size': 6}")
+            fail(name, value, "must be a mapping such as {'size': 6}")
         return {str(k): (tuple(v) if isinstance(v, list) else v) for k, v in value.items()}
     return value
 
@@ -107,11 +60,18 @@ class TrainConfig:
     total_steps:          environment steps (plies, summed over all envs) to train for
     num_envs:             games played in parallel
     network / net:        ``make_network(network, num_actions, **net)``
-    learning_rate, max_grad_norm: Adam step size and global-norm gradient clipping
+    learning_rate, max_grad_norm, adam_eps: Adam step size, global-norm gradient clipping
+                          and Adam's epsilon
+    anneal_lr:            linear learning-rate decay to 0 over the run's optimiser steps
+    gamma:                discount per ply (negamax: the sign alternates with the mover)
     updates_per_chunk:    updates per jitted chunk (one log line + checkpoint per chunk)
     partners:             training partners: opponent spec -> share of the num_envs games,
                           e.g. {"greedy": 0.25, "alphabeta:2": 0.25}; the rest is self-play
-                          (``jaxgames.agents.games_batch``). Empty: pure self-play.
+                          (``jaxgames.agents.games_batch``). Empty: pure self-play. Only the
+                          shares are checked here; the run driver resolves the specs
+                          (:func:`jaxgames.specs.make_partners`) before it writes anything.
+
+    Validation is pure: no env or network is built and no file is read.
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
     """
@@ -125,6 +85,9 @@ class TrainConfig:
     net: dict = dataclasses.field(default_factory=dict)
     learning_rate: float = 3e-4
     max_grad_norm: float = 0.5
+    adam_eps: float = 1e-8
+    anneal_lr: bool = False
+    gamma: float = 0.99
     updates_per_chunk: int = 10
     partners: dict = dataclasses.field(default_factory=dict)
     eval_games: int = 256
@@ -140,34 +103,25 @@ class TrainConfig:
     # ---------------------------------------------------------------- validation
     def validate(self) -> None:
         """Raise ``ValueError`` naming the first bad field. Subclasses call ``super().validate()``."""
-        import jaxgames
-        from jaxgames.agents.networks import make_network
-
-        if not isinstance(self.game, str) or self.game not in jaxgames.registered_games():
-            _fail("game", self.game, f"must be one of {jaxgames.registered_games()}")
-        env = jaxgames.make(self.game, **self.game_options)  # ValueError for bad options
+        if not isinstance(self.game, str) or self.game not in registered_games():
+            fail("game", self.game, f"must be one of {registered_games()}")
+        check_game(self.game, self.game_options)  # ValueError for bad options
         check_int("seed", self.seed, minimum=0)
         check_int("total_steps", self.total_steps)
         check_int("num_envs", self.num_envs)
-        make_network(self.network, env.num_actions, **self.net)  # ValueError for bad name/options
+        check_network(self.network, self.net)  # ValueError for a bad name or options
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, float("inf"), low_open=True)
+        check_float("adam_eps", self.adam_eps, 0.0, 1.0, low_open=True)
+        check_bool("anneal_lr", self.anneal_lr)
+        check_float("gamma", self.gamma, 0.0, 1.0)
         check_int("updates_per_chunk", self.updates_per_chunk)
-        self._check_partners(env)
-        check_int("eval_games", self.eval_games, minimum=0)
-        check_int("keep_checkpoints", self.keep_checkpoints)
-
-    def _check_partners(self, env) -> None:
-        from jaxgames.agents.games_batch import partner_sizes
-        from jaxgames.evaluation.opponents import check_opponent_spec
-
         partner_sizes(self.num_envs, self.partners)  # ValueError naming partners[spec]
         for spec in self.partners:
-            try:
-                # no checkpoint restore here: configs are validated on every construction
-                check_opponent_spec(spec, env)
-            except ValueError as e:
-                raise ValueError(f"invalid partners={self.partners!r}: {e}") from None
+            if not spec.strip():
+                fail("partners", self.partners, "an opponent spec is empty")
+        check_int("eval_games", self.eval_games, minimum=0)
+        check_int("keep_checkpoints", self.keep_checkpoints)
 
     # ---------------------------------------------------------------- schedule
     @property
@@ -200,11 +154,9 @@ class TrainConfig:
         return cls(game=game, game_options=dict(game_options or {}), **values)
 
     # ---------------------------------------------------------------- conversion
-    def make_env(self):
+    def make_env(self) -> Env:
         """The :class:`~jaxgames.core.Env` this config trains on."""
-        import jaxgames
-
-        return jaxgames.make(self.game, **self.game_options)
+        return make(self.game, **self.game_options)
 
     @classmethod
     def field_types(cls) -> dict[str, Any]:
@@ -262,11 +214,34 @@ class TrainConfig:
                         f"config field {name!r} is not a mapping; cannot set {raw_key!r}"
                     )
                 base = dict(changes.get(name, getattr(self, name)))
-                base[sub] = _parse_scalar(value) if isinstance(value, str) else value
+                base[sub] = parse_scalar(value) if isinstance(value, str) else value
                 changes[name] = base
             else:
                 changes[name] = _coerce(name, types[name], value)
         return dataclasses.replace(self, **changes)
+
+
+def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int]:
+    """Games per partner: ``round(fraction * num_envs)`` each (``ValueError`` if a fraction is
+    not in (0, 1], a group would be empty, or the groups exceed ``num_envs``)."""
+    sizes = {}
+    for name, frac in partners.items():
+        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac <= 1.0:
+            raise ValueError(
+                f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]"
+            )
+        size = int(round(frac * num_envs))
+        if size < 1:
+            raise ValueError(
+                f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
+                "(raise num_envs, or drop it: --partners={} is pure self-play)"
+            )
+        sizes[name] = size
+    if sum(sizes.values()) > num_envs:
+        raise ValueError(
+            f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games"
+        )
+    return sizes
 
 
 def parse_overrides(args: Iterable[str]) -> dict[str, str]:

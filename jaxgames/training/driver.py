@@ -37,22 +37,17 @@ from typing import Any, Callable
 
 import jax
 import numpy as np
+from tqdm.auto import tqdm
 
 from jaxgames import distributed
-from jaxgames.agents import algorithm_module
-from jaxgames.agents.common import random_policy
+from jaxgames.agents.registry import algorithm_module
+from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
+from jaxgames.runs import CONFIG_FILE, check_run_dir, config_record
+from jaxgames.specs import make_partners
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.metrics import MetricsLog, plot_learning_curve
-
-CONFIG_FILE = "config.json"
-
-
-class RunNotFoundError(FileNotFoundError, ValueError):
-    """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
-    ``ValueError``, so either kind of handler reports it)."""
-
 
 _EVAL_TAG = 0x5EED
 
@@ -75,69 +70,6 @@ class RunSummary:
     @property
     def last(self) -> dict[str, Any]:
         return self.records[-1] if self.records else {}
-
-
-def config_record(algorithm: str, config: Any) -> dict[str, Any]:
-    """What ``config.json`` holds (and what a rerun must match)."""
-    return {"algorithm": algorithm, "config": config.to_dict()}
-
-
-def read_run_config(run_dir: str) -> tuple[str, Any]:
-    """(algorithm name, config object) of an existing run.
-
-    :class:`RunNotFoundError` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
-    the file is unreadable or names an unknown algorithm / invalid config.
-    """
-    if not os.path.isdir(run_dir):
-        raise RunNotFoundError(f"run directory {run_dir!r} does not exist")
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        raise RunNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
-    try:
-        with open(path) as f:
-            data = json.load(f)
-        name, cfg = data["algorithm"], data["config"]
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {e})") from e
-    module = algorithm_module(name)
-    return name, module.Config.from_dict(cfg)
-
-
-def _check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
-    """True if ``run_dir`` already holds this run; ValueError if it holds something else."""
-    if not os.path.exists(run_dir):
-        return False
-    if not os.path.isdir(run_dir):
-        raise ValueError(f"run path {run_dir!r} exists and is not a directory")
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        if os.listdir(run_dir):
-            raise ValueError(
-                f"run directory {run_dir!r} is not empty and has no {CONFIG_FILE}; refusing to write into it"
-            )
-        return False
-    with open(path) as f:
-        try:
-            old = json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path} is corrupt ({e}); refusing to overwrite the run") from e
-    if old.get("algorithm") != record["algorithm"] or old.get("config") != record["config"]:
-        oc, nc = old.get("config", {}), record["config"]
-        diffs = (
-            [f"algorithm: {old.get('algorithm')!r} -> {record['algorithm']!r}"]
-            if old.get("algorithm") != record["algorithm"]
-            else []
-        )
-        diffs += [
-            f"{k}: {oc.get(k)!r} -> {nc.get(k)!r}"
-            for k in sorted(set(oc) | set(nc))
-            if oc.get(k) != nc.get(k)
-        ]
-        raise ValueError(
-            f"run directory {run_dir!r} holds a run with a different config ({'; '.join(diffs)}). "
-            "Use another run name, or the original settings to resume it."
-        )
-    return True
 
 
 def make_evaluator(
@@ -166,7 +98,10 @@ def _compiled(
         mesh.device_ids.tolist()
     )
     if tag not in _COMPILED:
-        algo: Algorithm = module.make_algorithm(config)
+        # the partners are resolved here, not inside make_algorithm: building an algorithm
+        # (e.g. to load a trained agent) never reads other runs
+        partners = make_partners(config.partners, config.make_env())
+        algo: Algorithm = module.make_algorithm(config, partners)
         init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
         evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
         if len(_COMPILED) >= 8:
@@ -203,7 +138,7 @@ def run_training(
     mesh = distributed.make_mesh(devices)
     primary = distributed.is_primary()
     record = config_record(algorithm, config)
-    existing = _check_run_dir(run_dir, record)
+    existing = check_run_dir(run_dir, record)
     # before anything is written: ValueError if the batch does not split over the devices
     algo, chunk_fn, evaluate, init_fn, shardings = _compiled(module, algorithm, config, mesh)
     os.makedirs(run_dir, exist_ok=True)
@@ -243,8 +178,6 @@ def run_training(
 
     bar = None
     if progress and primary:
-        from tqdm.auto import tqdm
-
         bar = tqdm(
             total=algo.total_steps,
             initial=start * algo.steps_per_chunk,

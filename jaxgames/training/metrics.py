@@ -68,7 +68,7 @@ def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str 
     if not rows:
         return None
     try:
-        import matplotlib
+        import matplotlib  # optional dependency (the 'plots' extra)
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt

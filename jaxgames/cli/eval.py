@@ -1,39 +1,39 @@
-"""``jaxgames eval``: play two policies against each other and print W/D/L with 95% CIs.
+"""``jaxgames eval``: play two players against each other and print W/D/L with 95% CIs.
 
     jaxgames eval --game reversi --size 8 --a runs/X --b alphabeta:2 --games 4000
     jaxgames eval --a runs/ttt-ppo --b perfect            # the game is read from the run
 
-Policies are opponent specs (``random``, ``greedy``, ``alphabeta:D``, ``minimax:D``,
-``perfect``) or run directories. ``--json FILE`` also writes the result as JSON.
+Players are opponent specs (:mod:`jaxgames.specs`: ``random``, ``greedy``, ``alphabeta:D``,
+a run directory, ``mcts:N:<run directory>``, ...). ``--json FILE`` also writes the result.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+
+import jax
+
+from jaxgames.cli.options import add_game_arguments, make_env
+from jaxgames.core import Env
+from jaxgames.evaluation.arena import arena
+from jaxgames.runs import run_env
+from jaxgames.specs import make_opponent, parse_spec
 
 
-def _game_of(args: argparse.Namespace):
-    import jaxgames
-    from jaxgames.cli import _game_options
-
+def _game_of(args: argparse.Namespace) -> Env:
+    """``--game`` if given, else the game of the first run directory among the players."""
     if args.game is not None:
-        return jaxgames.make(args.game, **_game_options(args))
-    for spec in (args.a, args.b):
-        if os.path.isdir(spec):
-            from jaxgames.training.driver import read_run_config
-
-            _, config = read_run_config(spec)
-            return jaxgames.make(config.game, **dict(config.game_options or {}))
-    raise ValueError("--game is required unless --a or --b is a run directory")
+        return make_env(args)
+    for text in (args.a, args.b):
+        spec = parse_spec(text)
+        spec = spec.inner if spec.kind == "mcts" else spec
+        if spec.kind == "run":
+            return run_env(spec.path)
+    raise ValueError("--game is required unless --a or --b is a trained agent")
 
 
 def _eval(args: argparse.Namespace) -> int:
-    import jax
-
-    from jaxgames.evaluation import arena, make_opponent
-
     env = _game_of(args)
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     result = arena(
@@ -60,16 +60,10 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_eval_command(subparsers) -> None:
+def add_command(subparsers) -> None:
     """Register ``eval`` on the ``jaxgames`` command line."""
     p = subparsers.add_parser("eval", help="play policy A against policy B (W/D/L with 95%% CIs)")
-    p.add_argument(
-        "--game", help="game name (default: the game of a run directory given as --a/--b)"
-    )
-    p.add_argument("--size", type=int, help="board size (reversi)")
-    p.add_argument(
-        "--game-option", action="append", metavar="NAME=VALUE", help="other game options"
-    )
+    add_game_arguments(p, default=None)
     p.add_argument("--a", required=True, help="policy A: a run directory or an opponent spec")
     p.add_argument("--b", default="random", help="policy B (default: random)")
     p.add_argument(

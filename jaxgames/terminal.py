@@ -1,15 +1,10 @@
-"""Play any jaxgames game in a terminal against an agent (or another human), and replay records.
+"""Play any jaxgames game in a terminal against an agent (or another human), and step
+through game records. The command line (``jaxgames play`` / ``jaxgames replay``, argument
+parsing) lives in :mod:`jaxgames.cli.play`; this module is the interactive session.
 
-    python -m jaxgames.play --game reversi --size 8 --agent alphabeta:3 --color white
-    python -m jaxgames.play --game tic_tac_toe --agent human          # two humans
-    python -m jaxgames.play replay game.txt                            # step through a record
-    (also ``jaxgames play ...`` / ``jaxgames replay ...`` once wired into jaxgames.cli)
-
-``--agent`` takes any opponent spec of :func:`jaxgames.evaluation.make_opponent` (``random``,
+The agent is any opponent spec of :func:`jaxgames.specs.make_opponent` (``random``,
 ``greedy``, ``alphabeta:3``, ``perfect``, a run directory, ``mcts:16:<run directory>`` for the
-trained agent playing with search) or ``human``. While
-``jaxgames.evaluation`` is not installed only ``random`` (a built-in uniform policy) and
-``human`` work.
+trained agent playing with search) or ``human``.
 
 Commands at the prompt (see ``HELP``): a move in the game's notation, ``pass``, ``undo``,
 ``hint``, ``legal``, ``numbers``, ``board``, ``save FILE``, ``help``, ``quit``. Bad input gets
@@ -17,17 +12,10 @@ a one-line explanation, never a traceback; end of input or Ctrl-C ends the sessi
 Agent moves are single jitted policy calls (one host round trip per agent move, on purpose:
 this is an interactive program). The session keeps a tally of results by colour and by
 human/agent and offers a new game after each one.
-
-For :mod:`jaxgames.cli`: :func:`add_play_subcommands` adds ``play`` and ``replay`` to an
-argparse subparsers object (each sets ``func(args) -> exit code``); :func:`main` runs
-standalone.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
 import time
 from typing import Any, Callable, TextIO
@@ -35,6 +23,7 @@ from typing import Any, Callable, TextIO
 import jax
 
 from jaxgames import records, render
+from jaxgames.specs import make_opponent
 
 HELP = """\
 commands:
@@ -55,47 +44,10 @@ Policy = Callable[[jax.Array, Any], jax.Array]
 
 
 # ---------------------------------------------------------------------------- policies
-def _find_make_opponent() -> Callable[[str, Any], Policy] | None:
-    """``jaxgames.evaluation.make_opponent`` (or its ``opponents`` module's), None if absent."""
-    import importlib
-
-    for module in ("jaxgames.evaluation", "jaxgames.evaluation.opponents"):
-        try:
-            found = getattr(importlib.import_module(module), "make_opponent", None)
-        except ImportError:
-            continue
-        if found is not None:
-            return found
-    return None
-
-
 def make_policy(spec: str, env: Any) -> Policy:
-    """``policy(key, state) -> int32[]`` for an opponent ``spec``.
-
-    Uses :func:`jaxgames.evaluation.make_opponent` when it exists; otherwise ``"random"`` is a
-    built-in uniform policy, a directory is loaded with ``jaxgames.agents.load_policy`` if that
-    exists, and anything else raises ``ValueError`` saying what is missing."""
-    spec = str(spec).strip()
-    make_opponent = _find_make_opponent()
-    if make_opponent is not None:
-        return make_opponent(spec, env)
-    if spec == "random":
-        from jaxgames.core import random_policy
-
-        return random_policy
-    if os.path.isdir(spec):
-        try:
-            from jaxgames.agents import load_policy
-        except ImportError as e:
-            raise ValueError(
-                f"agent {spec!r} is a run directory, but jaxgames.agents.load_policy is not "
-                f"available ({e})"
-            ) from None
-        return load_policy(spec)
-    raise ValueError(
-        f"agent {spec!r} needs jaxgames.evaluation, which is not installed; "
-        "available here: 'random', 'human' or a run directory"
-    )
+    """``policy(key, state) -> int32[]`` for an opponent ``spec``
+    (:func:`jaxgames.specs.make_opponent`)."""
+    return make_opponent(str(spec), env)
 
 
 def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
@@ -108,7 +60,7 @@ def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any],
     return call
 
 
-def _one_line(err: BaseException) -> str:
+def one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
@@ -394,7 +346,7 @@ class TerminalGame:
         except (EOFError, KeyboardInterrupt):
             raise
         except Exception as e:  # one line, never a traceback
-            self.say(f"error: {_one_line(e)}")
+            self.say(f"error: {one_line(e)}")
         return None
 
     def example_move(self) -> str:
@@ -410,7 +362,7 @@ class TerminalGame:
         try:
             action = int(self.env.text_to_action(self.state, text))
         except ValueError as e:
-            msg = _one_line(e)
+            msg = one_line(e)
             if text.isalpha() and len(text) >= 3 and text.lower() != "pass":
                 self.say(f"unknown command {text!r} (and not a move: {msg}); type 'help'")
             else:
@@ -568,182 +520,3 @@ def replay_session(
     except KeyboardInterrupt:
         say("\ninterrupted")
         return 130
-
-
-# ---------------------------------------------------------------------------- command line
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _game_options(args: argparse.Namespace) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    if args.size is not None:
-        options["size"] = args.size
-    for item in args.option or []:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise ValueError(f"--option expects KEY=VALUE, got {item!r}")
-        options[key.strip()] = _parse_value(value.strip())
-    return options
-
-
-def _add_play_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="tic_tac_toe", help="game name (default: tic_tac_toe)")
-    p.add_argument("--size", type=int, default=None, help="board size (reversi)")
-    p.add_argument(
-        "--option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="other jaxgames.make option (repeatable)",
-    )
-    p.add_argument(
-        "--agent",
-        default="random",
-        help="opponent: random, greedy, alphabeta:D, perfect, a run directory, or human (default: random)",
-    )
-    p.add_argument(
-        "--color",
-        "--colour",
-        dest="color",
-        default="first",
-        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
-    )
-    p.add_argument(
-        "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)"
-    )
-    p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
-    p.add_argument("--numbers", action="store_true", help="start with move numbers on")
-    p.add_argument(
-        "--load",
-        metavar="FILE",
-        default=None,
-        help="continue the game saved in FILE (its game and options replace --game/--size/--option)",
-    )
-
-
-def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="a game record (saved with 'save FILE' in play)")
-    p.add_argument("--auto", action="store_true", help="print every position without waiting")
-    p.add_argument("--legal", action="store_true", help="mark legal moves")
-    p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
-    p.add_argument("--flip", action="store_true", help="show the board turned round")
-    p.add_argument(
-        "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
-    )
-
-
-def run_play(
-    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
-) -> int:
-    """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
-    import jaxgames
-
-    try:
-        color = args.color.strip().lower()
-        if color not in COLORS:
-            raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
-        start, moves = None, None
-        if args.load:
-            record = records.load(args.load)
-            env, states = records.replay(record)
-            start, moves = states[0], record.moves
-        else:
-            env = jaxgames.make(args.game, **_game_options(args))
-        game = TerminalGame(
-            env,
-            args.agent,
-            COLORS[color],
-            hint=args.hint,
-            seed=args.seed,
-            stdin=stdin,
-            stdout=stdout,
-            legal=args.legal,
-            numbers=args.numbers,
-        )
-    except (ValueError, OSError) as e:
-        print(f"error: {_one_line(e)}", file=sys.stderr)
-        return 2
-    return game.run(start, moves)
-
-
-def run_replay(
-    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
-) -> int:
-    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns 2."""
-    try:
-        record = records.load(args.file, validate=False)
-        env, states = records.replay(record)
-        if args.svg:
-            os.makedirs(args.svg, exist_ok=True)
-            for i, st in enumerate(states):
-                with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
-                    f.write(
-                        render.svg(
-                            st,
-                            env,
-                            history=record.moves[:i],
-                            legal=args.legal,
-                            numbers=args.numbers,
-                            flip=args.flip,
-                        )
-                    )
-    except (ValueError, OSError) as e:
-        print(f"error: {_one_line(e)}", file=sys.stderr)
-        return 2
-    return replay_session(
-        record,
-        env,
-        states,
-        stdin=stdin,
-        stdout=stdout,
-        auto=args.auto,
-        legal=args.legal,
-        numbers=args.numbers,
-        flip=args.flip,
-    )
-
-
-def add_play_subcommands(subparsers: Any) -> None:
-    """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
-    ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
-    p = subparsers.add_parser(
-        "play",
-        help="play a game in the terminal against an agent or a human",
-        description=__doc__.split("\n\n")[0],
-    )
-    _add_play_arguments(p)
-    p.set_defaults(func=run_play)
-    r = subparsers.add_parser("replay", help="step through a saved game record")
-    _add_replay_arguments(r)
-    r.set_defaults(func=run_replay)
-
-
-def main(
-    argv: list[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
-) -> int:
-    """``python -m jaxgames.play [play] OPTIONS`` or ``python -m jaxgames.play replay FILE``;
-    returns the exit code. ``stdin``/``stdout``: streams for the session (default: terminal)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
-        prog="python -m jaxgames.play", description=__doc__.split("\n\n")[0]
-    )
-    sub = parser.add_subparsers(dest="command")
-    add_play_subcommands(sub)
-    if not argv or argv[0] not in ("play", "replay", "-h", "--help"):
-        argv = ["play", *argv]
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args, stdin=stdin, stdout=stdout)
-    except KeyboardInterrupt:  # e.g. Ctrl-C while the agent compiles
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The game options every command takes, spelled one way: ``--game NAME``, ``--size N`` and
+``--game-option NAME=VALUE`` (repeatable)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from jaxgames.core import Env
+from jaxgames.games import make
+from jaxgames.validation import parse_scalar
+
+
+def add_game_arguments(p: argparse.ArgumentParser, default: str | None = "tic_tac_toe") -> None:
+    """``--game``, ``--size`` and ``--game-option`` on parser ``p`` (``default``: the game when
+    ``--game`` is not given; ``None`` makes the caller decide, e.g. from a run directory)."""
+    p.add_argument(
+        "--game",
+        default=default,
+        help=f"game name (default: {default})" if default else "game name",
+    )
+    p.add_argument("--size", type=int, default=None, help="board size (reversi)")
+    p.add_argument(
+        "--game-option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="another option of jaxgames.make (repeatable)",
+    )
+
+
+def game_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``jaxgames.make`` options of parsed ``args``; ``ValueError`` for a malformed one."""
+    options: dict[str, Any] = {}
+    for item in args.game_option or []:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--game-option {item!r} must look like NAME=VALUE, e.g. size=6")
+        options[key.strip()] = parse_scalar(value.strip())
+    if args.size is not None:
+        options["size"] = args.size
+    return options
+
+
+def make_env(args: argparse.Namespace) -> Env:
+    """The env named by ``--game`` with its options."""
+    return make(args.game, **game_options(args))

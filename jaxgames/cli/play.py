@@ -1,0 +1,144 @@
+"""``jaxgames play`` and ``jaxgames replay``: argument parsing for the terminal session of
+:mod:`jaxgames.terminal`.
+
+    jaxgames play --game reversi --size 8 --agent alphabeta:3 --color white
+    jaxgames play --game tic_tac_toe --agent human          # two humans
+    jaxgames replay game.txt                                # step through a record
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, TextIO
+
+from jaxgames import records, render
+from jaxgames.cli.options import add_game_arguments, make_env
+from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
+
+
+def _add_play_arguments(p: argparse.ArgumentParser) -> None:
+    add_game_arguments(p)
+    p.add_argument(
+        "--agent",
+        default="random",
+        help="opponent: any opponent spec (random, greedy, alphabeta:D, perfect, a run "
+        "directory, mcts:N:<run directory>, ...) or human (default: random)",
+    )
+    p.add_argument(
+        "--color",
+        "--colour",
+        dest="color",
+        default="first",
+        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
+    )
+    p.add_argument(
+        "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)"
+    )
+    p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
+    p.add_argument("--numbers", action="store_true", help="start with move numbers on")
+    p.add_argument(
+        "--load",
+        metavar="FILE",
+        default=None,
+        help="continue the game saved in FILE (its game and options replace --game/--size/--option)",
+    )
+
+
+def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a game record (saved with 'save FILE' in play)")
+    p.add_argument("--auto", action="store_true", help="print every position without waiting")
+    p.add_argument("--legal", action="store_true", help="mark legal moves")
+    p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
+    p.add_argument("--flip", action="store_true", help="show the board turned round")
+    p.add_argument(
+        "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
+    )
+
+
+def run_play(
+    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
+    try:
+        color = args.color.strip().lower()
+        if color not in COLORS:
+            raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
+        start, moves = None, None
+        if args.load:
+            record = records.load(args.load)
+            env, states = records.replay(record)
+            start, moves = states[0], record.moves
+        else:
+            env = make_env(args)
+        game = TerminalGame(
+            env,
+            args.agent,
+            COLORS[color],
+            hint=args.hint,
+            seed=args.seed,
+            stdin=stdin,
+            stdout=stdout,
+            legal=args.legal,
+            numbers=args.numbers,
+        )
+    except (ValueError, OSError) as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    return game.run(start, moves)
+
+
+def run_replay(
+    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns 2."""
+    try:
+        record = records.load(args.file, validate=False)
+        env, states = records.replay(record)
+        if args.svg:
+            os.makedirs(args.svg, exist_ok=True)
+            for i, st in enumerate(states):
+                with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
+                    f.write(
+                        render.svg(
+                            st,
+                            env,
+                            history=record.moves[:i],
+                            legal=args.legal,
+                            numbers=args.numbers,
+                            flip=args.flip,
+                        )
+                    )
+    except (ValueError, OSError) as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    return replay_session(
+        record,
+        env,
+        states,
+        stdin=stdin,
+        stdout=stdout,
+        auto=args.auto,
+        legal=args.legal,
+        numbers=args.numbers,
+        flip=args.flip,
+    )
+
+
+def add_command(subparsers: Any) -> None:
+    """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
+    ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
+    p = subparsers.add_parser(
+        "play",
+        help="play a game in the terminal against an agent or a human",
+        description="Play a game in the terminal against an agent (or another human).",
+    )
+    _add_play_arguments(p)
+    p.set_defaults(func=run_play)
+    r = subparsers.add_parser("replay", help="step through a saved game record")
+    _add_replay_arguments(r)
+    r.set_defaults(func=run_replay)

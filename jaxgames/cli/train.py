@@ -1,0 +1,99 @@
+"""``jaxgames train ALGORITHM``: train an agent into ``runs/<name>/`` (resumable).
+
+jaxgames train ppo --game tic_tac_toe --quick
+jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
+jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
+jaxgames train ppo --game reversi --devices 4      # split the games over 4 devices
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from jaxgames import distributed
+from jaxgames.agents.registry import ALGORITHMS, algorithm_module
+from jaxgames.cli import options
+from jaxgames.training.config import parse_overrides
+from jaxgames.training.driver import run_training
+
+
+def default_run_name(algorithm: str, game: str, game_options: dict, seed: int, quick: bool) -> str:
+    """Deterministic name, so rerunning the same command resumes the same run."""
+    opts = "".join(f"-{k}{v}" for k, v in sorted(game_options.items()))
+    return f"{game}{opts}-{algorithm}-seed{seed}{'-quick' if quick else ''}"
+
+
+def _train(args: argparse.Namespace) -> int:
+    if args.distributed:
+        distributed.initialize()
+    module = algorithm_module(args.algorithm)
+    game_options = options.game_options(args)
+    overrides = parse_overrides(args.overrides)
+    for name in ("seed", "total_steps"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    config = module.default_config(args.game, game_options, quick=args.quick).override(overrides)
+    name = args.run_name or default_run_name(
+        args.algorithm, args.game, game_options, config.seed, args.quick
+    )
+    run_dir = os.path.join(args.runs_dir, name)
+    print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
+    summary = run_training(
+        args.algorithm, config, run_dir, progress=not args.no_progress, devices=args.devices
+    )
+    last = summary.last
+    if "eval/win_first" in last:
+        print(
+            "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, as second {:.3f}/{:.3f}/{:.3f}".format(
+                *(
+                    last[f"eval/{o}_{s}"]
+                    for s in ("first", "second")
+                    for o in ("win", "draw", "loss")
+                )
+            )
+        )
+    print(
+        f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
+    )
+    print(f"load it with: jaxgames.agents.load_policy({run_dir!r})")
+    return 0
+
+
+def add_command(subparsers) -> None:
+    """``train <algorithm> [options] [--field=value ...]`` for every registered algorithm."""
+    train = subparsers.add_parser("train", help="train an agent (writes runs/<name>/)")
+    algos = train.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
+    for algo in sorted(ALGORITHMS):
+        p = algos.add_parser(
+            algo,
+            allow_abbrev=False,
+            help=f"train {algo}",
+            description=f"Train {algo}. Any config field can be overridden with --field=value "
+            "(dashes or underscores; dict fields with --net.hidden=64).",
+        )
+        options.add_game_arguments(p)
+        p.add_argument("--seed", type=int, default=None)
+        p.add_argument(
+            "--total-steps", type=int, default=None, help="environment steps to train for"
+        )
+        p.add_argument(
+            "--run-name", default=None, help="run directory name (default from game/algorithm/seed)"
+        )
+        p.add_argument(
+            "--runs-dir", default="runs", help="parent directory of runs (default runs/)"
+        )
+        p.add_argument("--quick", action="store_true", help="short demo preset")
+        p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.add_argument(
+            "--devices",
+            default="all",
+            metavar="N|all",
+            help="devices to split the games over (default all; num_envs must be a multiple)",
+        )
+        p.add_argument(
+            "--distributed",
+            action="store_true",
+            help="multi-host: call jax.distributed.initialize() first (run the same command on every host)",
+        )
+        p.set_defaults(func=_train)

@@ -1,0 +1,170 @@
+"""Run directories: the config a run was made with, and the agents it holds.
+
+    name, config = read_run_config("runs/ttt-ppo")     # ("ppo", PPOConfig(...))
+    policy = load_policy("runs/ttt-ppo")               # greedy, legal moves only, vmap/jit
+    loaded = load_agent("runs/ttt-ppo")                # network, params, env, config, chunk
+
+``runs/<name>/config.json`` holds ``{"algorithm": ..., "config": {...}, "created": ...}``,
+written once when the run starts (see :mod:`jaxgames.training.driver` for the rest of the
+layout). Loading an agent reads only its own run: training partners are not resolved (the
+algorithm is built with stand-ins, which give the train state the same structure).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from typing import Any
+
+import jax
+
+from jaxgames.agents.common import Agent, Policy
+from jaxgames.agents.registry import algorithm_module
+from jaxgames.core import Env
+from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
+
+CONFIG_FILE = "config.json"
+
+
+class RunNotFoundError(FileNotFoundError, ValueError):
+    """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
+    ``ValueError``, so either kind of handler reports it)."""
+
+
+def config_record(algorithm: str, config: Any) -> dict[str, Any]:
+    """What ``config.json`` holds (and what a rerun must match)."""
+    return {"algorithm": algorithm, "config": config.to_dict()}
+
+
+def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
+    """(path of config.json, its parsed content); errors as :func:`read_run_config`."""
+    if not os.path.isdir(run_dir):
+        raise RunNotFoundError(f"run directory {run_dir!r} does not exist")
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        raise RunNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            raise TypeError("expected an object with 'algorithm' and 'config'")
+        data["algorithm"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {e})") from None
+    return path, data
+
+
+def read_run_config(run_dir: str) -> tuple[str, Any]:
+    """(algorithm name, config object) of an existing run.
+
+    :class:`RunNotFoundError` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
+    the file is unreadable or names an unknown algorithm / invalid config.
+    """
+    _, data = _read_record(run_dir)
+    name = data["algorithm"]
+    return name, algorithm_module(name).Config.from_dict(data["config"])
+
+
+def run_env(run_dir: str) -> Env:
+    """The game the run in ``run_dir`` was trained on (reads only its ``config.json``)."""
+    return read_run_config(run_dir)[1].make_env()
+
+
+def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
+    """True if ``run_dir`` already holds the run of ``record`` (:func:`config_record`); False if
+    it does not exist or is empty; ``ValueError`` if it holds something else. Fields added to a
+    config class since the run was made compare at their defaults."""
+    if not os.path.exists(run_dir):
+        return False
+    if not os.path.isdir(run_dir):
+        raise ValueError(f"run path {run_dir!r} exists and is not a directory")
+    if not os.path.exists(os.path.join(run_dir, CONFIG_FILE)):
+        if os.listdir(run_dir):
+            raise ValueError(
+                f"run directory {run_dir!r} is not empty and has no {CONFIG_FILE}; "
+                "refusing to write into it"
+            )
+        return False
+    try:
+        path, old = _read_record(run_dir)
+    except ValueError as e:
+        raise ValueError(f"{e}; refusing to overwrite the run") from None
+    old_config = old["config"]
+    if old["algorithm"] == record["algorithm"]:
+        try:  # normalise: defaults of fields the file predates
+            old_config = algorithm_module(old["algorithm"]).Config.from_dict(old_config).to_dict()
+        except ValueError:
+            pass  # compared as written: the difference is reported below
+    if old["algorithm"] != record["algorithm"] or old_config != record["config"]:
+        new_config = record["config"]
+        diffs = (
+            [f"algorithm: {old['algorithm']!r} -> {record['algorithm']!r}"]
+            if old["algorithm"] != record["algorithm"]
+            else []
+        )
+        diffs += [
+            f"{k}: {old_config.get(k)!r} -> {new_config.get(k)!r}"
+            for k in sorted(set(old_config) | set(new_config))
+            if old_config.get(k) != new_config.get(k)
+        ]
+        raise ValueError(
+            f"run directory {run_dir!r} holds a run with a different config ({'; '.join(diffs)}). "
+            "Use another run name, or the original settings to resume it."
+        )
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedAgent:
+    """A trained agent read from a run directory.
+
+    agent (network wrapper), params (pytree), env (the game it was trained on), config,
+    algorithm (name) and chunk (the checkpoint it came from).
+    """
+
+    agent: Agent
+    params: Any
+    env: Env
+    config: Any
+    algorithm: str
+    chunk: int
+
+    def policy(self, greedy: bool = True) -> Policy:
+        return self.agent.policy(self.params, greedy)
+
+
+def load_agent(run_dir: str) -> LoadedAgent:
+    """Read the newest readable checkpoint of the run in ``run_dir`` (and nothing else: its
+    training partners are not loaded).
+
+    All errors are ``ValueError`` subclasses with a message naming the problem:
+    :class:`RunNotFoundError` (also a ``FileNotFoundError``) for a missing run directory or
+    ``config.json``, ``ValueError`` for a corrupt ``config.json``,
+    :class:`~jaxgames.training.checkpoint.CheckpointError` if the run has no usable checkpoint.
+    """
+    name, config = read_run_config(run_dir)
+    algo = algorithm_module(name).make_algorithm(config)  # stand-in partners: see module doc
+    ckpt_dir = os.path.join(run_dir, "checkpoints")
+    if not os.path.isdir(ckpt_dir):
+        raise CheckpointError(f"run {run_dir!r} has no checkpoints yet (no {ckpt_dir})")
+    store = CheckpointStore(ckpt_dir, keep=config.keep_checkpoints)
+    try:
+        template = jax.eval_shape(algo.init, jax.random.PRNGKey(config.seed))
+        restored = store.restore_latest(template)
+    finally:
+        store.close()
+    if restored is None:
+        raise CheckpointError(f"run {run_dir!r} has no checkpoints yet")
+    chunk, state = restored
+    return LoadedAgent(algo.agent, algo.params(state), algo.env, config, name, chunk)
+
+
+def load_policy(run_dir: str, greedy: bool = True) -> Policy:
+    """``policy(key, state) -> int32[] action`` of the run in ``run_dir`` (newest checkpoint).
+
+    Works on one state and under ``jax.vmap``/``jit``; only legal moves. ``greedy=False``
+    samples from the masked policy. ``policy.value(state)`` is the value estimate (float32[],
+    from the mover's view). Errors as :func:`load_agent`.
+    """
+    return load_agent(run_dir).policy(greedy)

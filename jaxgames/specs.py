@@ -1,0 +1,214 @@
+"""Opponent specs: one string names any player, wherever a player is accepted (``eval``,
+``play --agent``, ``rate``, the arena, the strength table, training partners).
+
+    random              uniform over legal moves
+    greedy              one ply: win if possible, else the best static evaluation
+    minimax:D           full-width depth-D negamax (exact reference; num_actions**D leaves)
+    alphabeta:D         depth-D negamax with alpha-beta pruning, the game's heuristic
+    perfect             tic-tac-toe only: optimal play from value iteration
+    <run directory>     a trained agent (its newest checkpoint, greedy)
+    mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
+
+    parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)) -- syntax only, pure
+    check_spec("runs/r6", env)            # normalised text; reads only the run's config.json
+    make_opponent("mcts:16:runs/r6", env) # policy(key, state) -> int32[] action
+
+Errors are one-line ``ValueError`` messages naming the spec and listing the valid forms.
+Sizes are bounded by what a 2-core CPU can search in reasonable time; the bound is named in
+the message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Callable, Mapping
+
+from jaxgames.agents.search import SearchPolicy
+from jaxgames.core import Env
+from jaxgames.evaluation import opponents
+from jaxgames.evaluation.opponents import Policy
+from jaxgames.runs import load_agent, run_env
+
+VALID_SPECS = (
+    "random",
+    "greedy",
+    "minimax:D",
+    "alphabeta:D",
+    "perfect",
+    "<run directory>",
+    "mcts:N:<run directory>",
+)
+
+#: name -> (argument names, largest value of each, games it exists for (None: every game))
+_BUILTINS: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...] | None]] = {
+    "random": ((), (), None),
+    "greedy": ((), (), None),
+    "perfect": ((), (), ("tic_tac_toe",)),
+    "minimax": (("depth",), (8,), None),
+    "alphabeta": (("depth",), (12,), None),
+}
+#: simulations of ``mcts:N:<agent>`` (each one a network call per game)
+MAX_SIMULATIONS = 4096
+#: ``minimax:D`` expands num_actions**D leaves at once
+MAX_MINIMAX_LEAVES = 2_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``) or ``"mcts"`` (``args``
+    = (simulations,), ``inner`` = the guiding agent's spec). ``str(spec)`` is the normal form."""
+
+    kind: str
+    args: tuple[int, ...] = ()
+    path: str | None = None
+    inner: Spec | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "run":
+            return str(self.path)
+        parts = [self.kind, *map(str, self.args)] + ([str(self.inner)] if self.inner else [])
+        return ":".join(parts)
+
+
+def _bad(text: str, why: str) -> ValueError:
+    quoted = text if len(text) <= 200 else text[:200] + "..."
+    return ValueError(f"bad opponent spec {quoted!r}: {why}")
+
+
+def _int_arg(text: str, name: str, what: str, value: str, maximum: int) -> int:
+    try:
+        n = int(value) if value.isascii() else -1
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise _bad(text, f"{name} needs an integer {what} >= 1, e.g. '{name}:3'")
+    if n > maximum:
+        raise _bad(text, f"{what} {n} is more than this machine can search (at most {maximum})")
+    return n
+
+
+def parse_spec(text: str) -> Spec:
+    """The :class:`Spec` of ``text`` (syntax only: no file is read, no game is known).
+
+    A string that is not a built-in name or ``mcts:...`` is taken as a run directory path.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"an opponent spec must be a string, got {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise ValueError(f"empty opponent spec; valid: {', '.join(VALID_SPECS)}")
+    name, _, rest = text.partition(":")
+    if name == "mcts":
+        sims, _, inner = rest.partition(":")
+        usage = "use 'mcts:N:<run directory>' with N >= 1 simulations, e.g. 'mcts:16:runs/r6'"
+        if not inner or not sims.isascii() or not sims.isdigit() or int(sims) < 1:
+            raise _bad(text, usage)
+        n = _int_arg(text, "mcts", "number of simulations", sims, MAX_SIMULATIONS)
+        guide = parse_spec(inner)
+        if guide.kind != "run":
+            raise _bad(
+                text,
+                f"the search needs a trained agent's run directory to guide it, not {inner!r}",
+            )
+        return Spec("mcts", (n,), inner=guide)
+    if name in _BUILTINS:
+        arg_names, maxima, _ = _BUILTINS[name]
+        values = rest.split(":") if rest else []
+        if len(values) != len(arg_names):
+            if not arg_names:
+                raise _bad(text, f"{name} takes no argument; valid: {', '.join(VALID_SPECS)}")
+            raise _bad(text, f"{name} needs an integer {arg_names[0]} >= 1, e.g. '{name}:3'")
+        args = tuple(_int_arg(text, name, a, v, m) for a, v, m in zip(arg_names, values, maxima))
+        return Spec(name, args)
+    return Spec("run", path=text)
+
+
+def check_spec(text: str, env: Env) -> str:
+    """Validate ``text`` for ``env`` without building the player; returns the normal form.
+
+    A run directory's ``config.json`` is read and its game compared with ``env``; no
+    checkpoint is restored (:func:`make_opponent` does that, and reports a missing or damaged
+    checkpoint). ``ValueError`` naming the problem otherwise.
+    """
+    spec = parse_spec(text)
+    _check_for_game(spec, env)
+    return str(spec)
+
+
+def _check_for_game(spec: Spec, env: Env) -> None:
+    if spec.kind == "mcts":
+        _check_for_game(spec.inner, env)
+    elif spec.kind == "run":
+        if not os.path.isdir(spec.path):
+            raise ValueError(
+                f"unknown opponent spec {spec.path!r} (not a run directory either); "
+                f"valid: {', '.join(VALID_SPECS)}"
+            )
+        trained_on = run_env(spec.path)  # RunNotFoundError / ValueError name the problem
+        if (trained_on.name, trained_on.config) != (env.name, env.config):
+            raise ValueError(f"run {spec.path!r} was trained on {trained_on!r}, not on {env!r}")
+    else:
+        games = _BUILTINS[spec.kind][2]
+        if games is not None and env.name not in games:
+            raise ValueError(
+                f"the {spec.kind!r} opponent exists only for {', '.join(games)}, not {env.name!r}"
+            )
+        if spec.kind == "minimax" and env.num_actions ** spec.args[0] > MAX_MINIMAX_LEAVES:
+            raise ValueError(
+                f"minimax:{spec.args[0]} on {env.name} would expand "
+                f"{env.num_actions}**{spec.args[0]} leaves at once (at most "
+                f"{MAX_MINIMAX_LEAVES:,}); use alphabeta:{spec.args[0]}"
+            )
+
+
+# built-in players are made once per (spec, game): the same spec gives the same function
+# object, so an arena jitted for it compiles once per process
+_BUILT: dict[tuple, Policy] = {}
+
+_MAKERS: dict[str, Callable[..., Policy]] = {
+    "random": opponents.random_policy,
+    "greedy": opponents.greedy_policy,
+    "perfect": opponents.perfect_policy,
+    "minimax": opponents.minimax_policy,
+    "alphabeta": opponents.alphabeta_policy,
+}
+
+
+def make_opponent(text: str, env: Env) -> Policy:
+    """``policy(key, state) -> int32[] action`` for the spec ``text`` on ``env`` (one state;
+    ``jax.vmap`` for a batch; legal moves only). Errors as :func:`check_spec`, plus
+    :class:`~jaxgames.training.checkpoint.CheckpointError` for a run without a usable
+    checkpoint."""
+    spec = parse_spec(text)
+    _check_for_game(spec, env)
+    if spec.kind == "run":
+        return load_agent(spec.path).policy()
+    if spec.kind == "mcts":
+        guide = load_agent(spec.inner.path).policy()
+        return SearchPolicy(env, guide, num_simulations=spec.args[0])
+    key = (str(spec), env.name, tuple(sorted(env.config.items())))
+    if key not in _BUILT:
+        _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
+    return _BUILT[key]
+
+
+def make_partners(partners: Mapping[str, float], env: Env) -> dict[str, Policy]:
+    """The policy of every training partner spec in ``partners`` (spec -> share), for
+    ``make_algorithm(config, partners=...)``; ``ValueError`` ``invalid partners=...: <why>``."""
+    out = {}
+    for text in partners:
+        try:
+            out[text] = make_opponent(text, env)
+        except ValueError as e:
+            raise ValueError(f"invalid partners={dict(partners)!r}: {e}") from None
+    return out
+
+
+def check_partners(partners: Mapping[str, float], env: Env) -> None:
+    """:func:`check_spec` for every training partner (no checkpoint is restored)."""
+    for text in partners:
+        try:
+            check_spec(text, env)
+        except ValueError as e:
+            raise ValueError(f"invalid partners={dict(partners)!r}: {e}") from None
