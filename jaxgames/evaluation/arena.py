@@ -183,25 +183,32 @@ def play_from(
     no Python loop over plies). The one game loop behind :func:`arena` and
     :func:`jaxgames.evaluation.rating.play_match`.
 
-    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``) seeds
-    each game's randomness: at loop step t the mover's policy gets a key derived from
-    (key, t, id), whichever policy it is, so games with equal ids share their random numbers.
-    The first ``opening_plies`` steps play uniformly random moves instead. Returns
-    (final states, summed rewards float32[G, 2]). Stops when all games are over or after
-    ``max_plies`` loop steps (if given).
+    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``, or
+    ``arange(G/2)`` twice when ``paired``) seeds each game's randomness: at loop step t the
+    mover's policy gets a key derived from (key, t, id), whichever policy it is, so games with
+    equal ids share their random numbers. The first ``opening_plies`` steps play uniformly
+    random moves instead. Returns (final states, summed rewards float32[G, 2]). Stops when all
+    games are over or after ``max_plies`` loop steps (if given).
 
-    ``paired`` (static): game i and game i + G/2 are the same game with colours swapped (equal
-    game ids, ``a_player`` 0 and 1), so in every pair one game has A to move and the other B
-    (the games here alternate strictly): A and B are then each evaluated on G/2 states per ply
-    instead of G (half the cost), with the same keys and states, so the same moves. A step where
-    some pair has A (or B) to move in both live games falls back to evaluating both on all G.
+    ``paired`` (static): game i and game i + G/2 are the same game with colours swapped (they
+    must have equal game ids and different ``a_player``), so in every pair one game has A to
+    move and the other B (the games here alternate strictly): A and B are then each evaluated
+    on G/2 states per ply instead of G (half the cost), with the same keys and states, so the
+    same moves (up to float rounding that depends on the batch size, e.g. in a network). A
+    step where some pair has A (or B) to move in both live games falls back to evaluating both
+    policies on all G games.
     """
     g = a_player.shape[0]
-    ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
-    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
     if paired and g % 2:
         raise ValueError(f"paired play needs an even number of games, got {g}")
     h = g // 2
+    if game_ids is not None:
+        ids = game_ids
+    elif paired:
+        ids = jnp.concatenate([jnp.arange(h, dtype=jnp.int32)] * 2)
+    else:
+        ids = jnp.arange(g, dtype=jnp.int32)
+    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
 
     def full(states, k_pol):
         act_a = vpol_a(k_pol, states)
