@@ -210,6 +210,8 @@ def test_each_opening_is_played_with_both_colours(ttt):
     assert p.points == pytest.approx(n)  # each opening: one win and one loss, or two draws
     assert Pairing.from_json(json.loads(json.dumps(p.to_json()))) == p
     assert p.swapped().swapped() == p
+    r = rate_ladder({("x", "y"): m}, anchor="x", n_boot=50)  # a mapping of match results
+    assert r["y"].elo == pytest.approx(0.0, abs=1e-6)  # even score: equal ratings
     with pytest.raises(ValueError, match="finished"):
         done = openings(ttt, 2, 3).replace(terminated=np.array([True, False]))
         play_match(first_legal, first_legal, ttt, done, jax.random.PRNGKey(0))

@@ -33,6 +33,12 @@ rating finite when a pairing is a whitewash; its pull is small where there is in
 (a 400-game pairing at 300 Elo moves by about 1 Elo). Newton's method with the exact Hessian
 (steps capped at 1 nat), vectorised over bootstrap resamples.
 
+A whitewash carries no information about the size of its gap: with only whitewashes linking
+two rungs, their gap is set by the prior (``400 log10((N + 1/2) / (1/2))``, about 1160 Elo for
+400 games) and their bootstrap interval is empty (every resample is the same whitewash). Build
+ladders whose neighbouring rungs score between about 5% and 95% against each other
+(:func:`build_ladder` logs pairings outside 3%..97%).
+
 **Agent fit** (:func:`rate_against_ladder`): the rung ratings ``R_j`` held fixed, the agent's
 ``R`` alone maximises ``log L`` (no prior): the root of ``sum_j S_j - N_j sigma((R - R_j) / s)``
 (decreasing in R, found by bisection). It is finite iff ``0 < sum S < sum N``.
@@ -74,6 +80,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -438,7 +445,7 @@ class Pairing:
             tuple(int(c) for c in units),
             match.as_first,
             match.as_second,
-            None if m is None else tuple(float(v) for v in m),
+            None if m is None else tuple(round(float(v), 4) for v in m),
             seconds,
         )
 
@@ -604,7 +611,7 @@ class Rating:
 
     def to_json(self) -> dict:
         def f(x):
-            return x if math.isfinite(x) else None
+            return float(x) if math.isfinite(x) else None
 
         return dict(
             elo=f(self.elo),
@@ -646,8 +653,21 @@ class LadderFit:
         }
 
 
+def as_pairings(
+    results: "Sequence[Pairing] | Mapping[tuple[str, str], Pairing | MatchResult]",
+) -> list[Pairing]:
+    """Pairings from a list of :class:`Pairing` or a ``{(a, b): MatchResult or Pairing}``
+    mapping (results of a against b)."""
+    if isinstance(results, Mapping):
+        return [
+            r if isinstance(r, Pairing) else Pairing.from_match(a, b, r)
+            for (a, b), r in results.items()
+        ]
+    return list(results)
+
+
 def fit_ladder(
-    pairings: Sequence[Pairing],
+    pairings: "Sequence[Pairing] | Mapping[tuple[str, str], Pairing | MatchResult]",
     anchor: str = "random",
     prior: float = 1.0,
     n_boot: int = 1000,
@@ -657,7 +677,9 @@ def fit_ladder(
 ) -> LadderFit:
     """Bradley-Terry fit of ``pairings`` (anchor at 0) plus ``n_boot`` bootstrap refits (units
     resampled within each pairing, ``numpy.random.default_rng(seed)``). ``names``: the player
-    order (default: order of first appearance)."""
+    order (default: order of first appearance). ``pairings`` may also be a mapping, see
+    :func:`as_pairings`."""
+    pairings = as_pairings(pairings)
     if not pairings:
         raise ValueError("no pairings to fit")
     if prior <= 0:
@@ -686,7 +708,7 @@ def fit_ladder(
 
 
 def rate_ladder(
-    pairings: Sequence[Pairing],
+    pairings: "Sequence[Pairing] | Mapping[tuple[str, str], Pairing | MatchResult]",
     anchor: str = "random",
     prior: float = 1.0,
     n_boot: int = 1000,
@@ -811,10 +833,6 @@ def game_key(env: Env) -> str:
 def ladder_path(key: str) -> str:
     """``jaxgames/evaluation/ladders/<key>.json`` inside the package."""
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ladders", f"{key}.json")
-
-
-def _float(x) -> float:
-    return math.inf if x is None else float(x)
 
 
 @dataclasses.dataclass
@@ -959,9 +977,17 @@ def save_ladder(ladder: Ladder, path: str | None = None) -> str:
     path = path or ladder_path(ladder.game)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
-        json.dump(ladder.to_json(), f, indent=1)
-        f.write("\n")
+        f.write(_dumps(ladder.to_json()) + "\n")
     return path
+
+
+def _dumps(d: dict) -> str:
+    """Indented JSON with lists of numbers kept on one line."""
+
+    def join(m):
+        return "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]"
+
+    return re.sub(r"\[([^\[\]{}\"]*)\]", join, json.dumps(d, indent=1))
 
 
 def load_ladder(name_or_path: str) -> Ladder:
@@ -1028,7 +1054,6 @@ def build_ladder(
     command: str | None = None,
     notes: str = "",
     log: Callable[[str], None] | None = print,
-    max_plies: int | None = None,
 ) -> Ladder:
     """Play the ladder's pairings and fit the rungs' ratings.
 
@@ -1181,7 +1206,6 @@ def rate_policy(
     propagate: bool = True,
     n_boot: int | None = None,
     log: Callable[[str], None] | None = None,
-    max_plies: int | None = None,
 ) -> RatingReport:
     """Rate ``policy`` on ``ladder``: a :func:`play_match` against every rung (or ``rungs``)
     from the ladder's openings, then :func:`rate_against_ladder`.
@@ -1204,7 +1228,7 @@ def rate_policy(
     matches = []
     for k, spec in enumerate(specs):
         t0 = time.perf_counter()
-        m = play_match(policy, make_rung(spec), env, states, jax.random.fold_in(key, k), max_plies)
+        m = play_match(policy, make_rung(spec), env, states, jax.random.fold_in(key, k))
         matches.append(m)
         if log is not None:
             log(f"{name} vs {spec}: {m.overall} ({time.perf_counter() - t0:.1f} s)")
