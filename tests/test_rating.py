@@ -228,29 +228,26 @@ def test_play_match_is_the_arena_loop(ttt):
     assert (m.as_first, m.as_second, m.overall) == (a.as_first, a.as_second, a.overall)
 
 
-def test_paired_evaluation_matches_full_evaluation(ttt):
-    """play_from(paired=True) plays the same games as paired=False, also when some pair has
-    the same side to move in both games (the fallback)."""
-    s = openings(ttt, 2 * N_OPEN, 3, seed=3)
-    a_player = jnp.repeat(jnp.array([0, 1], jnp.int32), N_OPEN)
-    ids = jnp.tile(jnp.arange(N_OPEN, dtype=jnp.int32), 2)
-
-    def run(paired):
-        return jax.jit(
-            lambda st, k: play_from(
-                random_policy, first_legal, ttt, st, a_player, k, game_ids=ids, paired=paired
-            )
-        )
-
-    synced = jax.tree_util.tree_map(lambda x: np.concatenate([x[:N_OPEN]] * 2), s)
+def test_paired_loop_falls_back_when_a_pair_is_out_of_step(ttt):
+    """play_from(paired=True) on pairs with the same side to move in both games (it must
+    evaluate both policies on every game) plays the games that play_match plays from each
+    half's states."""
+    s = openings(ttt, N_OPEN, 3, seed=3)
     start = jax.tree_util.tree_map(lambda x: np.stack([np.asarray(x)] * N_OPEN), ttt.init(None))
-    clash = jax.tree_util.tree_map(lambda x, y: np.concatenate([x[:N_OPEN], y]), s, start)
-    for states in (synced, clash):  # clash: X to move in game i + n, O in game i
-        key = jax.random.PRNGKey(5)
-        fa, ta = run(True)(states, key)
-        fb, tb = run(False)(states, key)
-        assert np.array_equal(ta, tb)
-        assert np.array_equal(fa.step_count, fb.step_count)
+    clash = jax.tree_util.tree_map(lambda x, y: np.concatenate([x, y]), s, start)
+    a_player = jnp.repeat(jnp.array([0, 1], jnp.int32), N_OPEN)  # O to move in game i, X in i+n
+    key = jax.random.PRNGKey(5)
+    final, total = jax.jit(
+        lambda st, k: play_from(random_policy, first_legal, ttt, st, a_player, k, paired=True)
+    )(clash, key)
+    m1 = play_match(random_policy, first_legal, ttt, s, key)  # game i: from s[i], A = player 0
+    m2 = play_match(random_policy, first_legal, ttt, start, key)  # game n + i: start, A = 1
+    total = np.asarray(total)
+    mine = total[np.arange(2 * N_OPEN), a_player] - total[np.arange(2 * N_OPEN), 1 - a_player]
+    assert np.array_equal(np.sign(mine[:N_OPEN]), m1.outcomes[:N_OPEN])
+    assert np.array_equal(np.sign(mine[N_OPEN:]), m2.outcomes[N_OPEN:])
+    assert np.array_equal(final.step_count[:N_OPEN], m1.plies[:N_OPEN])
+    assert np.array_equal(final.step_count[N_OPEN:], m2.plies[N_OPEN:])
 
 
 def test_reversi_margin(r4):
@@ -272,13 +269,14 @@ def test_reversi_margin(r4):
 def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
     lines = []
     ladder = build_ladder(
-        ttt, list(RUNGS), RUNGS.__getitem__, n_openings=N_OPEN, plies=1, n_boot=200,
+        ttt, list(RUNGS), RUNGS.__getitem__, n_openings=N_OPEN, plies=1, span=1, n_boot=200,
         command="test", log=lines.append,
     )  # fmt: skip
     assert game_key(ttt) == "tic_tac_toe" and ladder.game == "tic_tac_toe"
     assert game_key(jaxgames.make("reversi", size=6)) == "reversi6"
     assert game_key(jaxgames.make("animal_shogi")) == "animal_shogi"
-    assert len(ladder.pairings) == 3 and len(lines) == 3
+    assert [(p.a, p.b) for p in ladder.pairings] == [("random", "first"), ("first", "last")]
+    assert len(lines) == 2
     assert ladder.rating("random") == Rating(0.0, 0.0, 0.0)
     assert ladder.games_per_pairing == 2 * N_OPEN and ladder.command == "test"
     path = save_ladder(ladder, str(tmp_path / "ttt.json"))
@@ -289,12 +287,15 @@ def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
     with pytest.raises(FileNotFoundError, match="packaged ladders"):
         load_ladder("no_such_game")
 
-    report = rate_policy(random_policy, ttt, loaded, RUNGS.__getitem__, key=jax.random.PRNGKey(1))
-    assert report.rungs == list(RUNGS) and report.games_per_rung == 2 * N_OPEN
+    report = rate_policy(
+        random_policy, ttt, loaded, RUNGS.__getitem__, key=jax.random.PRNGKey(1),
+        rungs=["random", "first"],
+    )  # fmt: skip
+    assert report.rungs == ["random", "first"] and report.games_per_rung == 2 * N_OPEN
     text = str(report)
-    assert "W/D/L first" in text and "last" in text and "Elo" in text
+    assert "W/D/L first" in text and "first" in text and "Elo" in text
     d = json.loads(json.dumps(report.to_json()))
-    assert d["game"] == "tic_tac_toe" and len(d["rungs"]) == 3
+    assert d["game"] == "tic_tac_toe" and len(d["rungs"]) == 2
     # random against itself scores about half
     assert abs(report.matches[0].score - 0.5) < 0.35
     with pytest.raises(ValueError, match="ladder is for"):
