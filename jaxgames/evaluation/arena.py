@@ -9,9 +9,11 @@ the other half give it to B; game k of each half uses the same random numbers (c
 numbers: ``arena(a, b).swapped() == arena(b, a)`` exactly for even ``n_games``). All games run
 at once in one jitted ``lax.while_loop`` over plies (stopping when every game is over); both
 policies are evaluated on the whole batch at every ply and the mover's choice is kept (so an
-expensive search costs twice what it would if only the movers were searched). Compiled arenas
-are cached per (policies, env, n_games, max_plies). ``opening_plies = k`` first plays k uniformly random plies in
-every game (as the animal-shogi article did) so that deterministic policies meet varied games.
+expensive search costs twice what it would if only the movers were searched; the rating
+module's ``play_match`` avoids that with ``play_from(..., paired=True)``). Compiled arenas are
+cached per (policies, env, n_games, max_plies). ``opening_plies = k`` first plays k uniformly
+random plies in every game (as the animal-shogi article did) so that deterministic policies
+meet varied games.
 """
 
 from __future__ import annotations
@@ -165,6 +167,101 @@ class ArenaResult:
         )
 
 
+def play_from(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    states,
+    a_player: jax.Array,
+    key: jax.Array,
+    opening_plies: int | jax.Array = 0,
+    max_plies: int | None = None,
+    game_ids: jax.Array | None = None,
+    paired: bool = False,
+):
+    """Play the batch of games ``states`` (leading axis G) on to the end, in parallel (jit this;
+    no Python loop over plies). The one game loop behind :func:`arena` and
+    :func:`jaxgames.evaluation.rating.play_match`.
+
+    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``, or
+    ``arange(G/2)`` twice when ``paired``) seeds each game's randomness: at loop step t the
+    mover's policy gets a key derived from (key, t, id), whichever policy it is, so games with
+    equal ids share their random numbers. The first ``opening_plies`` steps play uniformly
+    random moves instead. Returns (final states, summed rewards float32[G, 2]). Stops when all
+    games are over or after ``max_plies`` loop steps (if given).
+
+    ``paired`` (static): game i and game i + G/2 are the same game with colours swapped (they
+    must have equal game ids and different ``a_player``), so in every pair one game has A to
+    move and the other B (the games here alternate strictly): A and B are then each evaluated
+    on G/2 states per ply instead of G (half the cost), with the same keys and states, so the
+    same moves (up to float rounding that depends on the batch size, e.g. in a network). A
+    step where some pair has A (or B) to move in both live games falls back to evaluating both
+    policies on all G games.
+    """
+    g = a_player.shape[0]
+    if paired and g % 2:
+        raise ValueError(f"paired play needs an even number of games, got {g}")
+    h = g // 2
+    if game_ids is not None:
+        ids = game_ids
+    elif paired:
+        ids = jnp.concatenate([jnp.arange(h, dtype=jnp.int32)] * 2)
+    else:
+        ids = jnp.arange(g, dtype=jnp.int32)
+    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
+
+    def full(states, k_pol):
+        act_a = vpol_a(k_pol, states)
+        act_b = vpol_b(k_pol, states)
+        return jnp.where(states.current_player == a_player, act_a, act_b).astype(jnp.int32)
+
+    def split_pairs(states, k_pol):
+        """Each policy on the half of the states where it is to move (see ``paired``)."""
+        live = ~(states.terminated | states.truncated)
+        a_moves = states.current_player == a_player
+        a_in_first = jnp.where(live[:h], a_moves[:h], ~a_moves[h:])  # A's game is game i
+
+        def pick(x, take_first):
+            sel = take_first.reshape((h,) + (1,) * (x.ndim - 1))
+            return jnp.where(sel, x[:h], x[h:])
+
+        s_a = jax.tree_util.tree_map(lambda x: pick(x, a_in_first), states)
+        s_b = jax.tree_util.tree_map(lambda x: pick(x, ~a_in_first), states)
+        act_a = vpol_a(k_pol[:h], s_a).astype(jnp.int32)
+        act_b = vpol_b(k_pol[:h], s_b).astype(jnp.int32)
+        first = jnp.where(a_in_first, act_a, act_b)
+        second = jnp.where(a_in_first, act_b, act_a)
+        return jnp.concatenate([first, second])
+
+    def choose(states, k_pol):
+        if not paired:
+            return full(states, k_pol)
+        live = ~(states.terminated | states.truncated)
+        a_moves = states.current_player == a_player
+        clash = live[:h] & live[h:] & (a_moves[:h] == a_moves[h:])
+        return jax.lax.cond(jnp.any(clash), full, split_pairs, states, k_pol)
+
+    def cond(c):
+        states, _, t = c
+        live = jnp.any(~(states.terminated | states.truncated))
+        return live if max_plies is None else live & (t < max_plies)
+
+    def body(c):
+        states, total, t = c
+        k_t = jax.random.fold_in(key, t)
+        keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
+        k_pol, k_rand = keys[:, 0], keys[:, 1]
+        action = choose(states, k_pol)
+        act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
+        action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
+        states = jax.vmap(env.step)(states, action)
+        return states, total + states.rewards, t + 1
+
+    zeros = jnp.zeros((g, env.num_players), jnp.float32)
+    states, total, _ = jax.lax.while_loop(cond, body, (states, zeros, jnp.int32(0)))
+    return states, total
+
+
 def play_games(
     policy_a: Policy,
     policy_b: Policy,
@@ -175,40 +272,21 @@ def play_games(
     max_plies: int | None = None,
     game_ids: jax.Array | None = None,
 ):
-    """Play ``len(a_player)`` games in parallel (jit this; no Python loop over plies).
+    """Play ``len(a_player)`` games in parallel from the start position (jit this).
 
     a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``) seeds
     each game's randomness: at ply t the mover's policy gets a key derived from (key, t, id),
     whichever policy it is, so games with equal ids share their random numbers. Returns
     (final rewards float32[G, 2], plies int32[G]). Stops when all games are over or after
-    ``max_plies`` (if given).
+    ``max_plies`` (if given). The loop is :func:`play_from`.
     """
     g = a_player.shape[0]
     ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
     key_init, key_play = jax.random.split(key)
     states = jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids))
-    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
-
-    def cond(c):
-        states, _, t = c
-        live = jnp.any(~(states.terminated | states.truncated))
-        return live if max_plies is None else live & (t < max_plies)
-
-    def body(c):
-        states, total, t = c
-        k_t = jax.random.fold_in(key_play, t)
-        keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
-        k_pol, k_rand = keys[:, 0], keys[:, 1]
-        act_a = vpol_a(k_pol, states)
-        act_b = vpol_b(k_pol, states)
-        act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
-        action = jnp.where(states.current_player == a_player, act_a, act_b)
-        action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
-        states = jax.vmap(env.step)(states, action)
-        return states, total + states.rewards, t + 1
-
-    zeros = jnp.zeros((g, env.num_players), jnp.float32)
-    states, total, _ = jax.lax.while_loop(cond, body, (states, zeros, jnp.int32(0)))
+    states, total = play_from(
+        policy_a, policy_b, env, states, a_player, key_play, opening_plies, max_plies, ids
+    )
     return total, states.step_count
 
 

@@ -1,0 +1,304 @@
+"""Ladder ratings: Bradley-Terry/Elo fits and bootstrap intervals on synthetic results, bounds,
+openings, match play from openings (both colours, same loop as the arena), reversi margins,
+ladder JSON round trip."""
+
+import json
+import math
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.core import random_policy
+from jaxgames.evaluation.arena import arena, play_from
+from jaxgames.evaluation.rating import (
+    ELO_PER_NAT,
+    Ladder,
+    Pairing,
+    Rating,
+    build_ladder,
+    fit_ladder,
+    game_key,
+    ladder_pairs,
+    load_ladder,
+    margin_fn,
+    num_games,
+    openings,
+    openings_digest,
+    play_match,
+    position_keys,
+    rate_against_ladder,
+    rate_ladder,
+    rate_policy,
+    save_ladder,
+)
+
+N_OPEN = 8  # one opening-set size everywhere, so that compiled matches are shared
+
+
+def first_legal(key, state):
+    return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
+
+
+def last_legal(key, state):
+    n = state.legal_action_mask.shape[-1]
+    return (n - 1 - jnp.argmax(state.legal_action_mask[::-1])).astype(jnp.int32)
+
+
+RUNGS = {"random": random_policy, "first": first_legal, "last": last_legal}
+
+
+@pytest.fixture(scope="module")
+def r4():
+    return jaxgames.make("reversi", size=4)
+
+
+# --------------------------------------------------------------------------- synthetic results
+TRUE = {"random": 0.0, "b": 150.0, "c": 400.0, "d": 700.0}
+
+
+def simulate(rng, true, pairs, games, draw=0.2):
+    """Pairings from the Elo model; draws take ``draw * min(p, 1-p)`` (expected score p)."""
+    out = []
+    for a, b in pairs:
+        p = 1.0 / (1.0 + 10.0 ** ((true[b] - true[a]) / 400.0))
+        d = draw * min(p, 1.0 - p)
+        lo, dr, w = rng.multinomial(games, [1.0 - p - d / 2, d, p - d / 2])
+        out.append(Pairing.from_counts(a, b, w, dr, lo))
+    return out
+
+
+def round_robin_pairs(names):
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+def test_mle_recovers_known_elo():
+    rng = np.random.default_rng(0)
+    names = list(TRUE)
+    fit = fit_ladder(simulate(rng, TRUE, round_robin_pairs(names), 20_000), n_boot=50)
+    for n, e in zip(fit.names, fit.elo):
+        assert e == pytest.approx(TRUE[n], abs=15), (n, e)
+    # the cheap design: each rung against the next two
+    pairs = [(names[i], names[j]) for i, j in ladder_pairs(len(names), span=2)]
+    assert pairs == [("random", "b"), ("random", "c"), ("b", "c"), ("b", "d"), ("c", "d")]
+    ratings = rate_ladder(simulate(rng, TRUE, pairs, 20_000), n_boot=50)
+    for n, r in ratings.items():
+        assert r.elo == pytest.approx(TRUE[n], abs=20), (n, r)
+    assert ladder_pairs(4, None) == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+
+
+def test_bootstrap_intervals_cover_the_truth_and_shrink():
+    rng = np.random.default_rng(1)
+    names = list(TRUE)
+    pairs = round_robin_pairs(names)
+    covered, widths = [], {400: [], 1600: []}
+    for rep in range(30):
+        for games in (400, 1600):
+            ratings = rate_ladder(simulate(rng, TRUE, pairs, games), n_boot=300, seed=rep)
+            assert ratings["random"] == Rating(0.0, 0.0, 0.0)  # the anchor
+            for n in names[1:]:
+                r = ratings[n]
+                assert r.lo < r.elo < r.hi
+                widths[games].append(r.hi - r.lo)
+                if games == 400:
+                    covered.append(r.lo <= TRUE[n] <= r.hi)
+    assert np.mean(covered) >= 0.85, np.mean(covered)  # nominal 95% (90 intervals)
+    ratio = np.mean(widths[1600]) / np.mean(widths[400])
+    assert 0.4 < ratio < 0.6, ratio  # 4x the games: about half the width
+
+
+def test_fit_errors_and_whitewash():
+    with pytest.raises(ValueError, match="anchor"):
+        rate_ladder([Pairing.from_counts("a", "b", 5, 0, 5)])
+    with pytest.raises(ValueError, match="unconnected"):
+        rate_ladder(
+            [Pairing.from_counts("random", "a", 5, 0, 5), Pairing.from_counts("b", "c", 5, 0, 5)]
+        )
+    # whitewashes stay finite thanks to the virtual draw: 400 - 0 with one virtual draw
+    r = rate_ladder([Pairing.from_counts("x", "random", 400, 0, 0)], n_boot=20)
+    assert r["x"].elo == pytest.approx(400 * math.log10(400.5 / 0.5), abs=0.01)
+
+
+# --------------------------------------------------------------------------- agent ratings
+@pytest.fixture(scope="module")
+def ladder_fit():
+    rng = np.random.default_rng(2)
+    return fit_ladder(simulate(rng, TRUE, round_robin_pairs(list(TRUE)), 400), n_boot=500)
+
+
+def test_agent_rating_recovers_and_propagation_widens(ladder_fit):
+    rng = np.random.default_rng(3)
+    true = dict(TRUE, agent=500.0)
+    res = {p.b: p for p in simulate(rng, true, [("agent", r) for r in TRUE], 2000)}
+    fixed = rate_against_ladder(res, ladder_fit, propagate=False)
+    prop = rate_against_ladder(res, ladder_fit)
+    plain = rate_against_ladder(res, dict(zip(ladder_fit.names, ladder_fit.elo)), n_boot=500)
+    assert fixed.elo == prop.elo == plain.elo
+    assert prop.lo < 500 < prop.hi and not prop.extrapolated and prop.bound is None
+    assert prop.hi - prop.lo > fixed.hi - fixed.lo
+    assert plain == fixed  # a plain {rung: elo} mapping has nothing to propagate
+    # the MLE solves  sum_j S_j = sum_j N_j sigma((R - R_j) / s)
+    e = dict(zip(ladder_fit.names, ladder_fit.elo))
+    expected = sum(p.games / (1 + 10 ** ((e[r] - prop.elo) / 400)) for r, p in res.items())
+    assert expected == pytest.approx(sum(p.points for p in res.values()), rel=1e-9)
+
+
+def test_all_wins_is_a_lower_bound_all_losses_an_upper_bound(ladder_fit):
+    e = dict(zip(ladder_fit.names, ladder_fit.elo))
+    wins = {r: Pairing.from_counts("agent", r, 100, 0, 0) for r in ("c", "d")}
+    r = rate_against_ladder(wins, ladder_fit)
+    assert r.bound == "lower" and r.elo == r.lo and r.hi == math.inf and r.extrapolated
+    assert str(r).startswith(">= ")
+    # at the bound, winning all 200 games has probability 5%
+    log_p = sum(-100 * np.logaddexp(0, -(r.elo - e[k]) / ELO_PER_NAT) for k in ("c", "d"))
+    assert log_p == pytest.approx(math.log(0.05), abs=1e-6)
+    assert r.elo > e["d"]
+    # one draw: a finite estimate, extrapolated above the top rung, open-ended interval
+    near = dict(wins, d=Pairing.from_counts("agent", "d", 99, 1, 0))
+    r2 = rate_against_ladder(near, ladder_fit)
+    assert r2.bound is None and r2.extrapolated and r2.elo > e["d"] and r2.hi == math.inf
+    loss = {"random": Pairing.from_counts("agent", "random", 0, 0, 50)}
+    r3 = rate_against_ladder(loss, ladder_fit)
+    assert r3.bound == "upper" and r3.elo == r3.hi < 0 and r3.lo == -math.inf
+    assert str(r3).startswith("<= ")
+    for x in (r, r2, r3):
+        assert Rating.from_json(json.loads(json.dumps(x.to_json()))) == x
+    with pytest.raises(ValueError, match="not rungs"):
+        rate_against_ladder({"nobody": wins["c"]}, ladder_fit)
+
+
+# --------------------------------------------------------------------------- openings
+def test_openings_distinct_unfinished_deterministic(ttt, r4):
+    for env, plies in ((ttt, 3), (r4, 2)):
+        s = openings(env, 12, plies, seed=0)
+        assert num_games(s) == 12
+        assert len(set(position_keys(s))) == 12
+        assert not np.any(s.terminated | s.truncated)
+        assert np.all(s.step_count == plies)
+        assert openings_digest(openings(env, 12, plies, seed=0)) == openings_digest(s)
+        assert openings_digest(openings(env, 12, plies, seed=1)) != openings_digest(s)
+        head = openings(env, 5, plies, seed=0)  # a prefix of the longer set
+        assert position_keys(head) == position_keys(s)[:5]
+    # tic-tac-toe has 72 positions after 2 plies: the rest are repeats, with a warning
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = openings(ttt, 80, 2, seed=0)
+    assert any("72 distinct" in str(x.message) for x in w)
+    assert len(set(position_keys(s))) == 72 and num_games(s) == 80
+    with pytest.raises(ValueError):
+        openings(ttt, 0, 2)
+
+
+# --------------------------------------------------------------------------- match play
+def test_each_opening_is_played_with_both_colours(ttt):
+    s = openings(ttt, N_OPEN, 3, seed=0)
+    m = play_match(first_legal, first_legal, ttt, s, jax.random.PRNGKey(0))
+    n = N_OPEN
+    assert np.array_equal(m.opening, np.tile(np.arange(n), 2))
+    assert np.array_equal(m.a_player, np.repeat([0, 1], n))
+    assert m.as_first.games == m.as_second.games == n and m.margin is None
+    # the same deterministic policy on both sides: each opening's two games are one game seen
+    # from the two colours
+    assert np.array_equal(m.outcomes[:n], -m.outcomes[n:])
+    assert np.array_equal(m.plies[:n], m.plies[n:])
+    assert np.all(m.plies >= 3)
+    p = Pairing.from_match("x", "y", m)
+    assert p.units[0] == p.units[4] == 0 and sum(p.units) == n and p.games == 2 * n
+    assert p.points == pytest.approx(n)  # each opening: one win and one loss, or two draws
+    assert Pairing.from_json(json.loads(json.dumps(p.to_json()))) == p
+    assert p.swapped().swapped() == p
+    r = rate_ladder({("x", "y"): m}, anchor="x", n_boot=50)  # a mapping of match results
+    assert r["y"].elo == pytest.approx(0.0, abs=1e-6)  # even score: equal ratings
+    with pytest.raises(ValueError, match="finished"):
+        done = openings(ttt, 2, 3).replace(terminated=np.array([True, False]))
+        play_match(first_legal, first_legal, ttt, done, jax.random.PRNGKey(0))
+
+
+def test_play_match_is_the_arena_loop(ttt):
+    """From n copies of the start position, play_match plays exactly the arena's 2n games."""
+    key = jax.random.PRNGKey(4)
+    start = jax.tree_util.tree_map(lambda x: np.stack([np.asarray(x)] * N_OPEN), ttt.init(key))
+    m = play_match(random_policy, first_legal, ttt, start, jax.random.split(key)[1])
+    a = arena(random_policy, first_legal, ttt, 2 * N_OPEN, key)
+    assert np.array_equal(m.outcomes, a.outcomes)
+    assert np.array_equal(m.a_player, a.a_player) and np.array_equal(m.plies, a.plies)
+    assert (m.as_first, m.as_second, m.overall) == (a.as_first, a.as_second, a.overall)
+
+
+def test_paired_loop_falls_back_when_a_pair_is_out_of_step(ttt):
+    """play_from(paired=True) on pairs with the same side to move in both games (it must
+    evaluate both policies on every game) plays the games that play_match plays from each
+    half's states."""
+    s = openings(ttt, N_OPEN, 3, seed=3)
+    start = jax.tree_util.tree_map(lambda x: np.stack([np.asarray(x)] * N_OPEN), ttt.init(None))
+    clash = jax.tree_util.tree_map(lambda x, y: np.concatenate([x, y]), s, start)
+    a_player = jnp.repeat(jnp.array([0, 1], jnp.int32), N_OPEN)  # O to move in game i, X in i+n
+    key = jax.random.PRNGKey(5)
+    final, total = jax.jit(
+        lambda st, k: play_from(random_policy, first_legal, ttt, st, a_player, k, paired=True)
+    )(clash, key)
+    m1 = play_match(random_policy, first_legal, ttt, s, key)  # game i: from s[i], A = player 0
+    m2 = play_match(random_policy, first_legal, ttt, start, key)  # game n + i: start, A = 1
+    total = np.asarray(total)
+    mine = total[np.arange(2 * N_OPEN), a_player] - total[np.arange(2 * N_OPEN), 1 - a_player]
+    assert np.array_equal(np.sign(mine[:N_OPEN]), m1.outcomes[:N_OPEN])
+    assert np.array_equal(np.sign(mine[N_OPEN:]), m2.outcomes[N_OPEN:])
+    assert np.array_equal(final.step_count[:N_OPEN], m1.plies[:N_OPEN])
+    assert np.array_equal(final.step_count[N_OPEN:], m2.plies[N_OPEN:])
+
+
+def test_reversi_margin(r4):
+    margin = margin_fn(r4)
+    full = r4.from_text("XXXXXXXXXXOOOOOO X")  # 10 black (player 0), 6 white
+    assert bool(full.terminated)
+    assert float(margin(full)) == 4.0
+    assert float(margin(r4.from_text("XXXXXXXXXXOOOOOO O"))) == 4.0  # same board, O to move
+    assert float(margin(r4.from_text("-OO--XOO-XX--O-- X"))) == -2.0  # 3 X, 5 O, empties
+    assert margin_fn(jaxgames.make("tic_tac_toe")) is None
+    # from A's side in real games: the disc majority decides the game
+    m = play_match(random_policy, first_legal, r4, openings(r4, N_OPEN, 2), jax.random.PRNGKey(0))
+    assert np.array_equal(np.sign(m.margin), m.outcomes)
+    assert m.margin_stats()[0] == pytest.approx(float(np.mean(m.margin)))
+    assert np.array_equal(m.swapped().margin, -m.margin)
+
+
+# --------------------------------------------------------------------------- ladder files
+def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
+    lines = []
+    ladder = build_ladder(
+        ttt, list(RUNGS), RUNGS.__getitem__, n_openings=N_OPEN, plies=1, span=1, n_boot=200,
+        command="test", log=lines.append,
+    )  # fmt: skip
+    assert game_key(ttt) == "tic_tac_toe" and ladder.game == "tic_tac_toe"
+    assert game_key(jaxgames.make("reversi", size=6)) == "reversi6"
+    assert game_key(jaxgames.make("animal_shogi")) == "animal_shogi"
+    assert [(p.a, p.b) for p in ladder.pairings] == [("random", "first"), ("first", "last")]
+    assert len(lines) == 2
+    assert ladder.rating("random") == Rating(0.0, 0.0, 0.0)
+    assert ladder.games_per_pairing == 2 * N_OPEN and ladder.command == "test"
+    path = save_ladder(ladder, str(tmp_path / "ttt.json"))
+    loaded = load_ladder(path)
+    assert loaded.to_json() == ladder.to_json()
+    assert np.array_equal(loaded.fit().draws, ladder.fit().draws)  # refit from stored games
+    assert "random" in str(loaded)
+    with pytest.raises(FileNotFoundError, match="packaged ladders"):
+        load_ladder("no_such_game")
+
+    report = rate_policy(
+        random_policy, ttt, loaded, RUNGS.__getitem__, key=jax.random.PRNGKey(1),
+        rungs=["random", "first"],
+    )  # fmt: skip
+    assert report.rungs == ["random", "first"] and report.games_per_rung == 2 * N_OPEN
+    text = str(report)
+    assert "W/D/L first" in text and "first" in text and "Elo" in text
+    d = json.loads(json.dumps(report.to_json()))
+    assert d["game"] == "tic_tac_toe" and len(d["rungs"]) == 2
+    # random against itself scores about half
+    assert abs(report.matches[0].score - 0.5) < 0.35
+    with pytest.raises(ValueError, match="ladder is for"):
+        rate_policy(random_policy, jaxgames.make("reversi", size=4), loaded, RUNGS.__getitem__)
+    with pytest.raises(ValueError, match="format"):
+        Ladder.from_json(dict(loaded.to_json(), format=99))
