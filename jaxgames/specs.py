@@ -124,6 +124,13 @@ def parse_spec(text: str) -> Spec:
     return Spec("run", path=text)
 
 
+def agent_run(text: str) -> str | None:
+    """The run directory of a trained-agent spec (``<run>`` or ``mcts:N:<run>``), else None."""
+    spec = parse_spec(text)
+    spec = spec.inner if spec.kind == "mcts" else spec
+    return spec.path if spec.kind == "run" else None
+
+
 def check_spec(text: str, env: Env) -> str:
     """Validate ``text`` for ``env`` without building the player; returns the normal form.
 

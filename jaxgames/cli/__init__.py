@@ -2,6 +2,7 @@
 
     jaxgames train ppo --game tic_tac_toe --quick
     jaxgames eval --game reversi --size 8 --a runs/X --b alphabeta:2 --games 4000
+    jaxgames rate runs/X                       # Elo on the game's ladder of engines
     jaxgames play --game reversi --size 8 --agent runs/X
     jaxgames replay game.txt
 
@@ -19,10 +20,10 @@ import sys
 from typing import Sequence
 
 from jaxgames.cli import eval as eval_command
-from jaxgames.cli import play, train
+from jaxgames.cli import play, rate, train
 
 #: command modules, in the order ``--help`` lists them (``play`` adds ``play`` and ``replay``)
-COMMANDS = (train, eval_command, play)
+COMMANDS = (train, eval_command, rate, play)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,27 +14,13 @@ import json
 
 import jax
 
-from jaxgames.cli.options import add_game_arguments, make_env
-from jaxgames.core import Env
+from jaxgames.cli.options import add_game_arguments, env_for
 from jaxgames.evaluation.arena import arena
-from jaxgames.runs import run_env
-from jaxgames.specs import make_opponent, parse_spec
-
-
-def _game_of(args: argparse.Namespace) -> Env:
-    """``--game`` if given, else the game of the first run directory among the players."""
-    if args.game is not None:
-        return make_env(args)
-    for text in (args.a, args.b):
-        spec = parse_spec(text)
-        spec = spec.inner if spec.kind == "mcts" else spec
-        if spec.kind == "run":
-            return run_env(spec.path)
-    raise ValueError("--game is required unless --a or --b is a trained agent")
+from jaxgames.specs import make_opponent
 
 
 def _eval(args: argparse.Namespace) -> int:
-    env = _game_of(args)
+    env = env_for(args, [args.a, args.b])
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     result = arena(
         a, b, env, args.games, jax.random.PRNGKey(args.seed), opening_plies=args.opening_plies

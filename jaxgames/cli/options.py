@@ -8,6 +8,8 @@ from typing import Any
 
 from jaxgames.core import Env
 from jaxgames.games import make
+from jaxgames.runs import run_env
+from jaxgames.specs import agent_run
 from jaxgames.validation import parse_scalar
 
 
@@ -44,3 +46,15 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
 def make_env(args: argparse.Namespace) -> Env:
     """The env named by ``--game`` with its options."""
     return make(args.game, **game_options(args))
+
+
+def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
+    """``--game`` if given, else the game of the first trained agent among ``specs`` (a run
+    directory or a search over one)."""
+    if args.game is not None:
+        return make_env(args)
+    for text in specs:
+        run = agent_run(text)
+        if run is not None:
+            return run_env(run)
+    raise ValueError("--game is required unless a player is a trained agent (a run directory)")

@@ -1,0 +1,95 @@
+"""``jaxgames rate SPEC``: place any player on its game's ladder of fixed opponents.
+
+    jaxgames rate runs/r8-ppo                          # the game is read from the run
+    jaxgames rate mcts:64:runs/r8-ppo --games-per-rung 100
+    jaxgames rate engine:3 --game reversi --size 8 --json out.json
+
+Plays the player against every rung from the ladder's fixed openings (each opening once with
+each colour) and fits its Elo with a 95% bootstrap interval (random = 0); prints W/D/L per
+rung and colour, the score and, for reversi, the mean disc margin. A trained agent is not
+rated against its own training partners (``--include-partners`` keeps them): the ladder
+measures strength on held-out opponents. Ladders are built by ``experiments/build_ladder.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import jax
+
+from jaxgames.cli.options import add_game_arguments, env_for
+from jaxgames.evaluation.rating import game_key, load_ladder, rate_policy
+from jaxgames.runs import read_run_config
+from jaxgames.specs import agent_run, make_opponent
+
+
+def held_out_rungs(spec: str, rungs: list[str]) -> tuple[list[str], list[str]]:
+    """(rungs to play, rungs skipped because the agent of ``spec`` trained against them)."""
+    run = agent_run(spec)
+    partners = set(read_run_config(run)[1].partners) if run is not None else set()
+    return [r for r in rungs if r not in partners], [r for r in rungs if r in partners]
+
+
+def _rate(args: argparse.Namespace) -> int:
+    env = env_for(args, [args.spec])
+    try:
+        ladder = load_ladder(args.ladder or game_key(env))
+    except FileNotFoundError as e:
+        raise ValueError(str(e)) from None
+    rungs = ladder.specs if args.rungs is None else [r.strip() for r in args.rungs.split(",")]
+    unknown = [r for r in rungs if r not in ladder.specs]
+    if unknown:
+        raise ValueError(f"not rungs of this ladder: {unknown}; rungs: {', '.join(ladder.specs)}")
+    skipped: list[str] = []
+    if not args.include_partners:
+        rungs, skipped = held_out_rungs(args.spec, rungs)
+    if skipped:
+        print(f"not played (training partners of {args.spec}): {', '.join(skipped)}")
+    if not rungs:
+        raise ValueError("no rung left to play (all are training partners of this agent)")
+    policy = make_opponent(args.spec, env)
+    report = rate_policy(
+        policy,
+        env,
+        ladder,
+        lambda s: make_opponent(s, env),
+        args.games_per_rung,
+        jax.random.PRNGKey(args.seed),
+        name=args.spec,
+        rungs=rungs,
+        log=print,
+    )
+    print(report)
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder):
+            raise ValueError(f"--json {args.json!r}: folder {folder!r} does not exist")
+        with open(args.json, "w") as f:
+            json.dump({**report.to_json(), "skipped_partners": skipped}, f, indent=2)
+        print(f"wrote {args.json}")
+    return 0
+
+
+def add_command(subparsers) -> None:
+    """Register ``rate`` on the ``jaxgames`` command line."""
+    p = subparsers.add_parser("rate", help="Elo of any player on its game's ladder (95%% CI)")
+    p.add_argument("spec", help="the player: a run directory or any opponent spec")
+    add_game_arguments(p, default=None)
+    p.add_argument(
+        "--games-per-rung",
+        type=int,
+        default=None,
+        help="even; default: the ladder's games per pairing (fewer is faster, wider CI)",
+    )
+    p.add_argument("--rungs", default=None, help="comma-separated subset of the ladder's rungs")
+    p.add_argument("--ladder", default=None, help="a ladder JSON file (default: the game's)")
+    p.add_argument(
+        "--include-partners",
+        action="store_true",
+        help="also play the rungs the agent trained against",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", help="also write the report to this JSON file")
+    p.set_defaults(func=_rate)
