@@ -37,6 +37,7 @@ if (
 ):  # scripts run as `python experiments/x.py` import jaxgames from the checkout
     sys.path.insert(0, ROOT)
 
+import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
@@ -217,6 +218,18 @@ def target_win_rate(game: str, opponent: str) -> float | None:
 
 
 # ----------------------------------------------------------------------------- games / configs
+def standard_games() -> list[str]:
+    """Every variant of every registered game (``jaxgames.game_variants()``) as a game spec of
+    :func:`parse_game`, in registry order: ``["tic_tac_toe", "reversi:6", "reversi:8",
+    "animal_shogi"]``; the experiments' default list of games."""
+    specs = []
+    for name, options in jaxgames.game_variants():
+        if set(options) - {"size"}:
+            raise ValueError(f"no game spec for {name} with options {options} (only name:size)")
+        specs.append(f"{name}:{options['size']}" if options else name)
+    return specs
+
+
 def parse_game(spec: str) -> tuple[str, dict[str, Any], str]:
     """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6"); ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""
     name, _, size = spec.partition(":")

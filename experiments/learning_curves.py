@@ -43,6 +43,7 @@ from experiments.common import (  # noqa: E402
     read_csv,
     save_figure,
     save_seed_runs,
+    standard_games,
     target_win_rate,
     train_seeds,
     with_eval_points,
@@ -50,7 +51,7 @@ from experiments.common import (  # noqa: E402
     write_json,
 )
 
-DEFAULT_GAMES = ["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"]
+DEFAULT_GAMES = standard_games()  # every registered game and variant
 QUICK_GAMES = ["tic_tac_toe", "reversi:6"]
 DEFAULT_ALGOS = ["ppo", "dqn"]
 #: env steps per seed of the full runs, chosen so that 3 seeds in one vmap train in <= ~12

@@ -32,7 +32,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 
-from experiments.common import fmt_rate, prepare_out, pyplot, save_figure, targets_for, write_csv  # noqa: E402
+from experiments.common import (  # noqa: E402
+    fmt_rate,
+    prepare_out,
+    pyplot,
+    save_figure,
+    standard_games,
+    targets_for,
+    write_csv,
+)
 from experiments.learning_curves import opponents_for  # noqa: E402
 
 
@@ -158,7 +166,7 @@ def main(argv=None) -> dict:
     p.add_argument(
         "--games",
         nargs="+",
-        default=["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"],
+        default=standard_games(),
         help="games to train agents for when none exist (and to keep, with --only-games)",
     )
     p.add_argument(

@@ -15,7 +15,7 @@ from jaxgames.core import (
     random_policy,
     step_autoreset,
 )
-from jaxgames.games import make, registered_games
+from jaxgames.games import game_variants, make, registered_games
 
 __version__ = "0.1.0"
 
@@ -24,6 +24,7 @@ __all__ = [
     "Env",
     "GameState",
     "IllegalActionError",
+    "game_variants",
     "make",
     "random_action",
     "random_policy",

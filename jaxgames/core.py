@@ -26,6 +26,21 @@ Rules shared by all games (implemented once, here, in :meth:`Env.step`):
   at once, the mover gets -1 and the opponent +1, as in pgx. Use :meth:`Env.step_checked`
   outside ``jit`` to get a ``ValueError`` naming the action and the legal ones instead.
 * **Stepping a finished game** is a no-op that returns the same state with zero rewards.
+
+The game contract (what a module in :mod:`jaxgames.games` provides):
+
+* a **spec**: a frozen, hashable value holding everything static about one variant of the
+  game (``TicTacToeSpec()``, reversi's ``Geometry(size)``, ``AnimalShogiSpec(max_steps)``);
+  it is ``env.spec`` and the first, static argument of every pure function of the game;
+* a **state** class: a ``flax.struct`` dataclass extending :class:`GameStateBase`, declaring
+  the :data:`COMMON_FIELDS` (built with :func:`common_fields`) among its own fields;
+* pure functions ``init(spec) -> state``, ``step(spec, state, action) -> state`` (a legal
+  action on an unfinished game), ``heuristic(spec, state) -> float32[]`` (from the mover's
+  view) and ``board_view(spec, state) -> BoardView`` (host-side, what
+  :mod:`jaxgames.render` draws);
+* an :class:`Env` subclass wiring those to ``env.init``/``step``/``heuristic``/``board_view``
+  plus the text notation, with the presentation constants :attr:`Env.side_names` and
+  :attr:`Env.flip_for_second`; and one line in the registry, ``jaxgames/games/__init__.py``.
 """
 
 from __future__ import annotations
@@ -37,8 +52,20 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 
+from jaxgames.view import BoardView
+
 Array = jax.Array
 PRNGKey = jax.Array
+
+#: the fields every game state declares, contiguous and in this order
+COMMON_FIELDS = (
+    "current_player",
+    "legal_action_mask",
+    "rewards",
+    "terminated",
+    "truncated",
+    "step_count",
+)
 
 
 @runtime_checkable
@@ -58,6 +85,62 @@ class GameState(Protocol):
     def replace(self, **changes: Any) -> "GameState": ...
 
 
+class GameStateBase:
+    """Base class of every game's state: ``@struct.dataclass class XState(GameStateBase)``.
+
+    The subclass declares the :data:`COMMON_FIELDS` itself, contiguous and in that order, with
+    its own fields before and/or after them; defining a subclass that does not raises
+    ``TypeError``. The base adds no dataclass fields on purpose: a dataclass base's fields would
+    come first in every subclass and so change the order of the state's pytree leaves, and
+    checkpoints store a train state (which holds the batched game states) as its flat list of
+    leaves (:mod:`jaxgames.training.checkpoint`), so old checkpoints would restore with fields
+    swapped. Declaring the fields in each state keeps every game's leaf order as it was.
+    """
+
+    # for readers and type checkers only: the dataclass fields are the subclass's
+    current_player: Array
+    legal_action_mask: Array
+    rewards: Array
+    terminated: Array
+    truncated: Array
+    step_count: Array
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = list(inspect.get_annotations(cls))
+        if not set(COMMON_FIELDS) <= set(names):
+            missing = [f for f in COMMON_FIELDS if f not in names]
+            raise TypeError(f"{cls.__name__} must declare the common state fields {missing}")
+        first = names.index(COMMON_FIELDS[0])
+        if tuple(names[first : first + len(COMMON_FIELDS)]) != COMMON_FIELDS:
+            raise TypeError(
+                f"{cls.__name__} must declare the common state fields contiguously in the order "
+                f"{list(COMMON_FIELDS)}, got {names}"
+            )
+
+
+def common_fields(
+    *,
+    current_player: Any,
+    legal_action_mask: Array,
+    step_count: Any,
+    terminated: Any = False,
+    truncated: Any = False,
+    rewards: Array | None = None,
+) -> dict[str, Array]:
+    """The :data:`COMMON_FIELDS` of a state as keyword arguments for its constructor, with the
+    contract's dtypes: int32 player and ply count, bool flags, float32[2] rewards (zeros when
+    not given). ``legal_action_mask`` is taken as given (the game clears it when over)."""
+    return dict(
+        current_player=jnp.asarray(current_player, jnp.int32),
+        legal_action_mask=legal_action_mask,
+        rewards=jnp.zeros(2, jnp.float32) if rewards is None else rewards,
+        terminated=jnp.asarray(terminated, jnp.bool_),
+        truncated=jnp.asarray(truncated, jnp.bool_),
+        step_count=jnp.asarray(step_count, jnp.int32),
+    )
+
+
 class IllegalActionError(ValueError):
     """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
 
@@ -65,13 +148,21 @@ class IllegalActionError(ValueError):
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions.
 
-    Subclasses implement :meth:`_init`, :meth:`_step` (only ever called with a legal action
-    on an unfinished game; its result is discarded otherwise) and the text methods.
+    Subclasses set :attr:`spec` and implement :meth:`_init`, :meth:`_step` (only ever called
+    with a legal action on an unfinished game; its result is discarded otherwise), the text
+    methods and, to be drawn by :mod:`jaxgames.render`, :meth:`board_view`.
     """
 
     #: registered name, e.g. ``"reversi"``
     name: str = ""
     num_players: int = 2
+    #: the game's static spec: the first argument of each of its pure functions
+    spec: Any = None
+    #: how the players are called, by player id (e.g. ``("black", "white")``)
+    side_names: tuple[str, str] = ("player 0", "player 1")
+    #: show the board turned round to a (single) human playing player 1, so that each side
+    #: sees its own pieces at the bottom (animal shogi)
+    flip_for_second: bool = False
 
     # ---------------------------------------------------------------- to implement
     @property
@@ -158,6 +249,11 @@ class Env(abc.ABC):
         """
         raise NotImplementedError(f"{self.name} has no heuristic evaluation")
 
+    def board_view(self, state: GameState) -> BoardView:
+        """What :mod:`jaxgames.render` draws for one (unbatched) state. Games override this;
+        the default raises ``NotImplementedError`` (renderers then show the notation)."""
+        raise NotImplementedError(f"{self.name} has no board view")
+
     def step_checked(self, state: GameState, action: int) -> GameState:
         """Like :meth:`step` but, outside ``jit``, raises :class:`IllegalActionError` for an
         illegal action or a finished game instead of ending the game."""
@@ -166,7 +262,8 @@ class Env(abc.ABC):
         a = int(action)
         if not 0 <= a < self.num_actions:
             raise IllegalActionError(
-                f"action {a} is out of range for {self.name}: valid ids are 0..{self.num_actions - 1}"
+                f"action {a} is out of range for {self.name}: "
+                f"valid ids are 0..{self.num_actions - 1}"
             )
         if not bool(state.legal_action_mask[a]):
             raise IllegalActionError(

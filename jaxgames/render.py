@@ -1,11 +1,12 @@
 """Board rendering for every game: text for terminals, SVG for documents, PNG via matplotlib.
 
-Renderers never look inside a game's state layout: they parse the public position notation
-``env.to_text(state)`` into a :class:`BoardView` (one small parser per game, chosen by
-``env.name``), and draw that. All games name squares the same way (see
-:mod:`jaxgames.games.grid`): file letter = column from the left, rank number = row from the top,
-so a move's squares are the ``[a-z][0-9]+`` tokens of its notation (``d3``, ``b3b2``, ``C*b2``;
-``pass`` has none; the last token is the square the piece lands on).
+Renderers never look inside a game's state layout: they draw the :class:`~jaxgames.view.BoardView`
+that the game itself builds (``env.board_view(state)``: pieces, hands, colours, piece style,
+score), the same way for every game, and name the players with ``env.side_names``. All games
+name squares the same way (see :mod:`jaxgames.games.grid`): file letter = column from the left,
+rank number = row from the top, so a move's squares are the ``[a-z][0-9]+`` tokens of its
+notation (``d3``, ``b3b2``, ``C*b2``; ``pass`` has none; the last token is the square the piece
+lands on).
 
     from jaxgames import render
     print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
@@ -26,160 +27,73 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import math
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
+
+from jaxgames.view import BoardStyle, BoardView, Piece
+
+__all__ = [
+    "BoardStyle",
+    "BoardView",
+    "Piece",
+    "board_view",
+    "default_flip",
+    "legal_moves",
+    "move_numbers",
+    "move_squares",
+    "png",
+    "side_names",
+    "svg",
+    "svg_game",
+    "text",
+]
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 _SQUARE = re.compile(r"([a-z])(\d{1,2})")
 
 
 # ---------------------------------------------------------------------------- board views
-@dataclasses.dataclass(frozen=True)
-class BoardView:
-    """What a renderer needs to know about one position, parsed from the notation.
-
-    game:        ``env.name``
-    rows, cols:  board size (row 0 = rank 1 = top, col 0 = file ``a``)
-    cells:       ``rows`` tuples of ``cols`` piece symbols as written in the notation, or None
-    owners:      same layout: player id (0/1) owning the piece, or None
-    to_move:     player id to move (as written in the notation)
-    hands:       per player, the pieces in hand as symbols (animal shogi), else None
-    move_number: the move number written in the notation, if any
-    notation:    the text it was parsed from
-    """
-
-    game: str
-    rows: int
-    cols: int
-    cells: tuple[tuple[str | None, ...], ...]
-    owners: tuple[tuple[int | None, ...], ...]
-    to_move: int
-    hands: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-    move_number: int | None = None
-    notation: str = ""
-
-    def pieces(self, player: int | None = None) -> int:
-        """Number of pieces on the board (of ``player`` if given)."""
-        return sum(
-            o is not None and (player is None or o == player) for row in self.owners for o in row
-        )
-
-
-def _grid_view(game: str, text: str, empty: str, side_chars: str) -> BoardView:
-    """``"<cells> <side>"`` notations (tic-tac-toe, reversi): X = player 0, O = player 1."""
-    parts = text.split()
-    if len(parts) != 2 or parts[1] not in side_chars:
-        raise ValueError(f"cannot render {game} position {text!r}: expected '<cells> <side>'")
-    board, side = parts
-    n = math.isqrt(len(board))
-    if n * n != len(board) or set(board) - set(empty + "XO"):
-        raise ValueError(f"cannot render {game} position {text!r}: not a square board of {empty}XO")
-    rows = [board[r * n : (r + 1) * n] for r in range(n)]
-    cells = tuple(tuple(None if c == empty else c for c in row) for row in rows)
-    owners = tuple(tuple(None if c == empty else "XO".index(c) for c in row) for row in rows)
-    return BoardView(game, n, n, cells, owners, side_chars.index(side), notation=text)
-
-
-def _tic_tac_toe_view(text: str) -> BoardView:
-    return _grid_view("tic_tac_toe", text, ".", "XO")
-
-
-def _reversi_view(text: str) -> BoardView:
-    return _grid_view("reversi", text, "-", "XO")
-
-
-def _animal_shogi_view(text: str) -> BoardView:
-    """``gle/1c1/1C1/ELG b - 1``: ranks 1..4 from the top, uppercase = sente (player 0)."""
-    parts = text.split()
-    if len(parts) != 4 or parts[1] not in ("b", "w"):
-        raise ValueError(
-            f"cannot render animal_shogi position {text!r}: expected 'board side hands move'"
-        )
-    board, side, hands, move = parts
-    cells, owners = [], []
-    for rank in board.split("/"):
-        row: list[str | None] = []
-        for ch in rank:
-            if ch.isdigit():
-                row += [None] * int(ch)
-            elif ch.lower() in "lgech":
-                row.append(ch)
-            else:
-                raise ValueError(
-                    f"cannot render animal_shogi position {text!r}: unknown piece {ch!r}"
-                )
-        cells.append(tuple(row))
-        owners.append(tuple(None if c is None else (0 if c.isupper() else 1) for c in row))
-    if len(cells) != 4 or any(len(r) != 3 for r in cells):
-        raise ValueError(
-            f"cannot render animal_shogi position {text!r}: the board must be 3 files x 4 ranks"
-        )
-    in_hand: tuple[list[str], list[str]] = ([], [])
-    if hands != "-":
-        for count, piece in re.findall(r"(\d*)([A-Za-z])", hands):
-            in_hand[0 if piece.isupper() else 1].extend([piece] * int(count or 1))
-    return BoardView(
-        "animal_shogi",
-        4,
-        3,
-        tuple(cells),
-        tuple(owners),
-        0 if side == "b" else 1,
-        hands=(tuple(in_hand[0]), tuple(in_hand[1])),
-        move_number=int(move) if move.isdigit() else None,
-        notation=text,
-    )
-
-
-#: game name -> notation parser
-VIEWS: dict[str, Callable[[str], BoardView]] = {
-    "tic_tac_toe": _tic_tac_toe_view,
-    "reversi": _reversi_view,
-    "animal_shogi": _animal_shogi_view,
-}
-
-#: game name -> (player 0, player 1) names used in messages
-SIDE_NAMES: dict[str, tuple[str, str]] = {
-    "tic_tac_toe": ("X", "O"),
-    "reversi": ("black", "white"),
-    "animal_shogi": ("sente", "gote"),
-}
-
-
 def side_names(env: Any) -> tuple[str, str]:
     """How the two players are called in ``env``'s game, e.g. ``("black", "white")``."""
-    return SIDE_NAMES.get(env.name, ("player 0", "player 1"))
-
-
-#: games whose board is shown turned round when the (single) human plays player 1
-FLIP_FOR_SECOND = ("animal_shogi",)
+    return tuple(getattr(env, "side_names", ("player 0", "player 1")))  # type: ignore[return-value]
 
 
 def default_flip(env: Any, player: int) -> bool:
-    """Whether to show the board turned round for a human playing ``player`` (animal shogi:
-    each side sees its own pieces at the bottom)."""
-    return player == 1 and env.name in FLIP_FOR_SECOND
+    """Whether to show the board turned round for a human playing ``player`` (the game's
+    ``flip_for_second``, e.g. animal shogi: each side sees its own pieces at the bottom)."""
+    return player == 1 and bool(getattr(env, "flip_for_second", False))
+
+
+def _view_or_none(state: Any, env: Any) -> BoardView | None:
+    make = getattr(env, "board_view", None)
+    if make is None:
+        return None
+    try:
+        return make(state)
+    except NotImplementedError:
+        return None
 
 
 def board_view(state: Any, env: Any) -> BoardView:
-    """Parse ``env.to_text(state)`` with the parser registered for ``env.name``.
+    """The game's own view of one (unbatched) state, ``env.board_view(state)``.
 
-    Raises ``ValueError`` if no renderer knows the game (see :data:`VIEWS`)."""
-    if env.name not in VIEWS:
+    Raises ``ValueError`` if the game has no board view (it cannot be drawn)."""
+    view = _view_or_none(state, env)
+    if view is None:
         raise ValueError(
-            f"no board renderer for game {env.name!r}; renderers exist for: {', '.join(sorted(VIEWS))}"
+            f"no board renderer for game {env.name!r}: its Env has no board_view(state)"
         )
-    return VIEWS[env.name](env.to_text(state))
+    return view
 
 
 def move_squares(move: str | None) -> list[tuple[int, int]]:
     """(row, col) of the squares named in a move's notation, in order (destination last).
 
-    ``"d3"`` -> [(2, 3)]; ``"b3b2"`` -> [(2, 1), (1, 1)]; ``"C*b2"`` -> [(1, 1)]; ``"pass"`` -> []."""
+    ``"d3"`` -> [(2, 3)]; ``"b3b2"`` -> [(2, 1), (1, 1)]; ``"C*b2"`` -> [(1, 1)];
+    ``"pass"`` -> []."""
     if not move:
         return []
     return [(int(r) - 1, FILES.index(f)) for f, r in _SQUARE.findall(move)]
@@ -226,18 +140,18 @@ def text(
     numbers:    write on each piece the number of the move that put it there (e.g. ``X12``)
     flip:       turn the board 180 degrees (player 1's side at the bottom)
 
-    Below the board: disc counts (reversi), pieces in hand (animal shogi), the last move and
-    whose turn it is. Unknown games fall back to the raw notation.
+    Below the board: the game's summary line (reversi: disc counts), pieces in hand (animal
+    shogi), the last move and whose turn it is. A game without a board view shows its notation.
     """
     if last_move is None and history:
         last_move = history[-1]
     names = side_names(env)
     lines: list[str] = []
     moves = legal_moves(state, env) if legal and not _is_over(state) else []
-    if env.name not in VIEWS:
+    view = _view_or_none(state, env)
+    if view is None:
         lines.append(env.to_text(state))
     else:
-        view = board_view(state, env)
         nums = move_numbers(history) if numbers else {}
         last = move_squares(last_move)
         last_sq = last[-1] if last else None
@@ -249,7 +163,7 @@ def text(
                 if piece is None:
                     contents[r, c] = "*" if (r, c) in marks else "."
                 else:
-                    contents[r, c] = piece + (str(nums[r, c]) if (r, c) in nums else "")
+                    contents[r, c] = piece.symbol + (str(nums[r, c]) if (r, c) in nums else "")
         w = max(len(s) for s in contents.values())
         lw = len(str(view.rows))
         # every cell is "<l><content centred in w><r>", with [] around the last move
@@ -269,11 +183,9 @@ def text(
             lines.append(f"{r + 1:>{lw}}  {row}".rstrip())
         if view.hands is not None:
             lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
-        if env.name == "reversi":
-            lines.append(f"discs: {names[0]} (X) {view.pieces(0)}, {names[1]} (O) {view.pieces(1)}")
-    if (
-        last_move
-    ):  # players alternate in every game (a pass is a move), so the mover is the other side
+        if view.summary:
+            lines.append(view.summary)
+    if last_move:  # players alternate in every game (a pass is a move): the mover is the other side
         ply = f"{len(history)}. " if history else ""
         lines.append(f"last move: {ply}{last_move} ({names[1 - int(state.current_player)]})")
     if legal and moves:
@@ -289,12 +201,12 @@ def _order(n: int, flip: bool) -> list[int]:
     return list(range(n - 1, -1, -1)) if flip else list(range(n))
 
 
-def _hand(pieces: Sequence[str]) -> str:
+def _hand(pieces: Sequence[Piece]) -> str:
     if not pieces:
         return "-"
     counts: dict[str, int] = {}
     for p in pieces:
-        counts[p] = counts.get(p, 0) + 1
+        counts[p.symbol] = counts.get(p.symbol, 0) + 1
     return " ".join(p if n == 1 else f"{n}{p}" for p, n in counts.items())
 
 
@@ -353,18 +265,9 @@ class _Group:
     attrs: tuple = ()  # (name, value) pairs written on the SVG <g>
 
 
-_STYLE = {  # game -> (board fill, grid colour)
-    "tic_tac_toe": ("#ffffff", "#333333"),
-    "reversi": ("#2e8b57", "#1b4d32"),
-    "animal_shogi": ("#f3deb0", "#8b6b3e"),
-}
-_ANIMALS = {"l": "lion", "g": "giraffe", "e": "elephant", "c": "chick", "h": "hen"}
-
-
 def _piece(
-    view: BoardView,
-    symbol: str,
-    owner: int,
+    style: BoardStyle,
+    piece: Piece,
     cx: float,
     cy: float,
     s: float,
@@ -372,15 +275,16 @@ def _piece(
     cls: str = "piece",
     flip: bool = False,
 ) -> _Group:
-    """One piece of ``view.game`` centred on (cx, cy) in a cell of side ``s`` (lettered pieces
-    face their owner: upside down for the player at the top)."""
+    """One piece centred on (cx, cy) in a cell of side ``s``, drawn in the game's piece style
+    (tiles face their owner: upside down for the player at the top)."""
     items: list = []
     ink = "#000"
-    if view.game == "reversi":
+    owner = piece.owner
+    if style.pieces == "disc":
         fill = "#111" if owner == 0 else "#f8f8f8"
         items.append(_Circle(cx, cy, 0.42 * s, fill, "#000", 1.0))
         ink = "#fff" if owner == 0 else "#000"
-    elif view.game == "tic_tac_toe":
+    elif style.pieces == "mark":
         d = 0.3 * s
         if owner == 0:
             items += [
@@ -389,7 +293,7 @@ def _piece(
             ]
         else:
             items.append(_Circle(cx, cy, 0.32 * s, "none", "#2c3e8f", 0.1 * s))
-    else:  # animal shogi and anything with lettered pieces
+    else:  # "tile": a lettered piece
         a = 0.4 * s
         items.append(
             _Rect(
@@ -397,12 +301,10 @@ def _piece(
             )
         )
         items.append(
-            _Text(
-                cx, cy, symbol.upper(), 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True
-            )
+            _Text(cx, cy, piece.label, 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True)
         )
-    if number is not None:  # on a disc: centred; on marks and lettered pieces: in the cell's corner
-        if view.game == "reversi":
+    if number is not None:  # on a disc: centred; on marks and tiles: in the cell's corner
+        if style.pieces == "disc":
             items.append(_Text(cx, cy, str(number), 0.34 * s, ink, 0.0, True, "number"))
         else:
             items.append(
@@ -410,8 +312,7 @@ def _piece(
                     cx + 0.3 * s, cy - 0.33 * s, str(number), 0.22 * s, "#000", 0.0, True, "number"
                 )
             )
-    name = _ANIMALS.get(symbol.lower(), symbol) if view.game == "animal_shogi" else symbol
-    return _Group(cls, tuple(items), (("data-owner", str(owner)), ("data-piece", name)))
+    return _Group(cls, tuple(items), (("data-owner", str(owner)), ("data-piece", piece.name)))
 
 
 def _scene(
@@ -436,7 +337,8 @@ def _scene(
     if last_move is None and history:
         last_move = history[-1]
     nums = move_numbers(history) if numbers else {}
-    fill, grid_ink = _STYLE.get(view.game, ("#eeeeee", "#333333"))
+    style = view.style
+    fill, grid_ink = style.board, style.grid
     m = 0.5 * cell  # margin for coordinates
     hand_h = 0.8 * cell if view.hands is not None else 0.0
     ox, oy = m, m + hand_h
@@ -458,10 +360,8 @@ def _scene(
         items.append(
             _Line(ox, oy + k * cell, ox + view.cols * cell, oy + k * cell, grid_ink, 1.5, "grid")
         )
-    if view.game == "reversi" and view.rows >= 8 and view.rows % 4 == 0:  # the four star points
-        q = view.rows // 4
-        for r, c in ((q, q), (q, 3 * q), (3 * q, q), (3 * q, 3 * q)):
-            items.append(_Circle(ox + c * cell, oy + r * cell, 0.06 * cell, grid_ink, cls="star"))
+    for r, c in style.star_points:
+        items.append(_Circle(ox + c * cell, oy + r * cell, 0.06 * cell, grid_ink, cls="star"))
     last = move_squares(last_move)
     for k, (r, c) in enumerate(last):  # origin square faint, destination strong
         strong = k == len(last) - 1
@@ -480,9 +380,8 @@ def _scene(
             if view.cells[r][c] is not None:
                 items.append(
                     _piece(
-                        view,
+                        style,
                         view.cells[r][c],
-                        view.owners[r][c],
                         x(c),
                         y(r),
                         cell,
@@ -502,9 +401,8 @@ def _scene(
             for i, p in enumerate(view.hands[player]):
                 items.append(
                     _piece(
-                        view,
+                        style,
                         p,
-                        player,
                         ox + (i + 0.35) * 0.7 * cell,
                         y0 + 0.35 * cell,
                         0.7 * cell,
@@ -518,8 +416,8 @@ def _scene(
         status = "game over"
     else:
         status = f"{names[int(state.current_player)]} to move"
-    if view.game == "reversi":
-        status = f"{names[0]} {view.pieces(0)} - {names[1]} {view.pieces(1)}   " + status
+    if view.score:
+        status = f"{view.score}   " + status
     if last_move:
         status += f"   last: {last_move}"
     items.append(_Text(width / 2, height - 0.3 * cell, status, 0.26 * cell, "#333", cls="status"))
@@ -548,7 +446,8 @@ def _svg_item(it: Any) -> str:
         rot = f' transform="rotate({it.rotate:g} {it.x:.1f} {it.y:.1f})"' if it.rotate else ""
         bold = ' font-weight="bold"' if it.bold else ""
         return (
-            f'<text{cls} x="{it.x:.1f}" y="{it.y:.1f}" font-size="{it.size:.1f}" fill="{it.fill}"{bold}'
+            f'<text{cls} x="{it.x:.1f}" y="{it.y:.1f}" font-size="{it.size:.1f}" '
+            f'fill="{it.fill}"{bold}'
             f' text-anchor="middle" dominant-baseline="central" font-family="sans-serif"{rot}>'
             f"{escape(it.s)}</text>"
         )
@@ -616,7 +515,8 @@ def svg_game(
     rows = -(-len(panels) // columns)
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
-        f'height="{rows * (height + head):.0f}" viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
+        f'height="{rows * (height + head):.0f}" '
+        f'viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
         f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
     ]
     for k, (w, h, title, items) in enumerate(panels):

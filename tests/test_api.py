@@ -1,22 +1,20 @@
 """The API contract, checked on every registered game (new games are covered automatically)."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.core import GameState
+from jaxgames.core import COMMON_FIELDS, GameState, GameStateBase
+from jaxgames.games import game_module
 
-GAME_CONFIGS = {
-    "tic_tac_toe": [{}],
-    "reversi": [{"size": 6}, {"size": 8}],
-    "animal_shogi": [{}],
-}
+# every variant of every registered game (reversi 6x6 and 8x8: jaxgames.games registry)
 CASES = [
     pytest.param(name, opts, id=name + "".join(f"-{k}{v}" for k, v in opts.items()))
-    for name in jaxgames.registered_games()
-    for opts in GAME_CONFIGS.get(name, [{}])
+    for name, opts in jaxgames.game_variants()
 ]
 
 
@@ -156,3 +154,49 @@ def test_random_action_is_uniform_over_legal_actions():
     freq = np.bincount(actions[:, 0], minlength=5) / len(keys)
     np.testing.assert_allclose(freq, [0, 1 / 3, 0, 1 / 3, 1 / 3], atol=0.015)
     assert set(actions[:, 1]) == {0} and set(actions[:, 2]) == {0}
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_pure_functions_take_the_spec_first(name, opts):
+    """The game contract: the module's pure functions, called with ``env.spec`` (static,
+    hashable), are what the env runs; states extend GameStateBase; the game has a board view."""
+    env = jaxgames.make(name, **opts)
+    mod = game_module(name)
+    spec = env.spec
+    assert hash(spec) == hash(jaxgames.make(name, **opts).spec)
+    assert spec == jaxgames.make(name, **opts).spec
+    state = env.init(jax.random.PRNGKey(0))
+    assert isinstance(state, GameStateBase)
+    fields = [f.name for f in dataclasses.fields(state)]
+    i = fields.index(COMMON_FIELDS[0])
+    assert tuple(fields[i : i + len(COMMON_FIELDS)]) == COMMON_FIELDS
+    same = lambda a, b: jax.tree_util.tree_all(  # noqa: E731
+        jax.tree_util.tree_map(lambda x, y: bool(jnp.array_equal(x, y)), a, b)
+    )
+    assert same(jax.jit(mod.init, static_argnums=0)(spec), state)
+    action = int(jnp.argmax(state.legal_action_mask))
+    nxt = jax.jit(mod.step, static_argnums=0)(spec, state, action)
+    assert same(nxt, env.step(state, action))
+    assert float(jax.jit(mod.heuristic, static_argnums=0)(spec, nxt)) == float(env.heuristic(nxt))
+    view = mod.board_view(spec, nxt)
+    assert view == env.board_view(nxt) and view.to_move == int(nxt.current_player)
+    assert len(env.side_names) == 2
+
+
+def test_state_classes_must_declare_the_common_fields_in_order():
+    with pytest.raises(TypeError, match="must declare the common state fields"):
+
+        class Missing(GameStateBase):
+            board: jax.Array
+            current_player: jax.Array
+
+    with pytest.raises(TypeError, match="contiguously in the order"):
+
+        class Shuffled(GameStateBase):
+            current_player: jax.Array
+            legal_action_mask: jax.Array
+            rewards: jax.Array
+            board: jax.Array
+            terminated: jax.Array
+            truncated: jax.Array
+            step_count: jax.Array

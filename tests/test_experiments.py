@@ -55,6 +55,15 @@ def test_parse_game():
         common.parse_game("reversi:big")
 
 
+def test_games_and_targets_follow_the_registry():
+    import jaxgames
+
+    specs = common.standard_games()
+    assert specs == ["tic_tac_toe", "reversi:6", "reversi:8", "animal_shogi"]
+    assert [common.parse_game(s)[:2] for s in specs] == jaxgames.game_variants()
+    assert set(common.TARGETS) - {"default"} <= set(jaxgames.registered_games())
+
+
 # ----------------------------------------------------------------------------- scripts
 def test_quickstart_tiny(tmp_path):
     from experiments import quickstart

@@ -93,10 +93,8 @@ def test_load_without_validation_keeps_illegal_moves(tmp_path):
     assert rec.moves == ["b2", "b2"] and rec.lines["moves"] == [8, 9]
 
 
-@pytest.mark.parametrize("name,opts", [("reversi", {"size": 6}), ("animal_shogi", {})])
-def test_round_trip_other_games(name, opts):
-    if name not in jaxgames.registered_games():
-        pytest.skip(f"{name} not merged yet")
+@pytest.mark.parametrize("name,opts", jaxgames.game_variants())
+def test_round_trip_every_game(name, opts):
     env = jaxgames.make(name, **opts)
     init, step = records.jitted(env)  # the same compiled step as records.replay
     state, moves, key = init(0), [], jax.random.PRNGKey(1)

@@ -1,8 +1,10 @@
 """Rendering: text boards with coordinates and marks, SVG that parses and has the right pieces.
 
-Renderers read only the public notation, so reversi and animal shogi diagrams are tested here
-on notation strings through a stub env (and on the real games once they are registered)."""
+Renderers read only the game's own board view (``env.board_view(state)``), so reversi and animal
+shogi diagrams are tested here through a stub env holding a game's view of a fixed position and
+a fixed legal-move list (and on the real games, every registered one)."""
 
+import re
 import types
 import xml.etree.ElementTree as ET
 
@@ -12,12 +14,14 @@ import pytest
 
 import jaxgames
 from jaxgames import render
+from jaxgames.games import animal_shogi as A
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 class NotationEnv:
-    """Just enough of the Env API for the renderers: a fixed notation and legal move list."""
+    """Just enough of the Env API for the renderers: a fixed notation and legal move list, no
+    board view (a game the renderers cannot draw)."""
 
     def __init__(self, name, notation, legal=()):
         self.name, self.notation, self.legal = name, notation, list(legal)
@@ -30,6 +34,36 @@ class NotationEnv:
 
     def action_to_text(self, state, action):
         return self.legal[action]
+
+
+class ViewEnv(NotationEnv):
+    """A stub env showing the real game's board view of ``position`` (a state of that game),
+    with the game's side names and flip, and a fixed legal move list."""
+
+    def __init__(self, name, position, legal=(), **options):
+        env = jaxgames.make(name, **options)
+        super().__init__(name, env.to_text(position), legal)
+        self.side_names, self.flip_for_second = env.side_names, env.flip_for_second
+        self.view = env.board_view(position)
+
+    def board_view(self, state):
+        return self.view
+
+
+def shogi_position(text):
+    """An animal shogi state from SFEN-like text without the legality checks of
+    ``env.from_text`` (so that a test can show any pieces, e.g. three chicks)."""
+    rows, side, hands, number = text.split()
+    board = []
+    for rank in rows.split("/"):
+        for ch in rank:
+            board += [A.EMPTY] * int(ch) if ch.isdigit() else [A.PIECE_CHARS.index(ch)]
+    hand = np.zeros((2, 3), np.int32)
+    if hands != "-":
+        for count, letter in re.findall(r"(\d*)(\D)", hands):
+            hand[0 if letter.isupper() else 1, A.HAND_CHARS.index(letter.upper())] = int(count or 1)
+    spec = A.AnimalShogiSpec()
+    return A.make_state(spec, np.array(board), hand, "bw".index(side), int(number) - 1)
 
 
 def stub_state(player=0, over=False, n_legal=0):
@@ -95,7 +129,7 @@ def test_tic_tac_toe_svg_counts_pieces_and_marks(ttt):
 
 def test_reversi_notation_rendering():
     notation = "-" * 19 + "X" + "-" * 7 + "XX" + "-" * 6 + "XO" + "-" * 27 + " O"
-    env = NotationEnv("reversi", notation, ["c3", "e3", "c5"])
+    env = ViewEnv("reversi", jaxgames.make("reversi").from_text(notation), ["c3", "e3", "c5"])
     state = stub_state(1, n_legal=3)
     out = render.text(state, env, history=["d3"], legal=True, numbers=True)
     lines = out.splitlines()
@@ -111,7 +145,7 @@ def test_reversi_notation_rendering():
 
 
 def test_animal_shogi_notation_rendering():
-    env = NotationEnv("animal_shogi", "gle/1C1/3/ELG w 2Cc 3", ["b1b2", "c*a2"])
+    env = ViewEnv("animal_shogi", shogi_position("gle/1C1/3/ELG w 2Cc 3"), ["b1b2", "c*a2"])
     state = stub_state(1, n_legal=2)
     out = render.text(state, env, history=["b3b2", "b2b1", "C*b2"], legal=True)
     lines = out.splitlines()
@@ -143,8 +177,8 @@ def test_unknown_game_and_bad_notation():
     assert render.text(state, env).splitlines()[0] == "whatever"  # falls back to the notation
     with pytest.raises(ValueError, match="no board renderer for game 'go'"):
         render.svg(state, env)
-    with pytest.raises(ValueError, match="cannot render reversi"):
-        render.svg(state, NotationEnv("reversi", "XO- X"))
+    with pytest.raises(ValueError, match="cannot render reversi"):  # cells not a rectangle
+        render.BoardView("reversi", ((None, None, None), (None,)), 0)
 
 
 def test_png(ttt, tmp_path):
@@ -170,8 +204,45 @@ def test_real_games(name, opts, n_pieces):
     assert "legal: " in out
 
 
+@pytest.mark.parametrize(
+    "name,opts",
+    [
+        pytest.param(n, o, id=n + "".join(f"-{v}" for v in o.values()))
+        for n, o in jaxgames.game_variants()
+    ],
+)
+def test_every_registered_game_draws_its_view(name, opts):
+    """Every game has a board view, and the renderers draw exactly its pieces (a new game is
+    covered as soon as it is registered)."""
+    env = jaxgames.make(name, **opts)
+    state, key, history = env.init(jax.random.PRNGKey(0)), jax.random.PRNGKey(1), []
+    for _ in range(6):
+        if bool(state.terminated) or bool(state.truncated):
+            break
+        key, k = jax.random.split(key)
+        a = int(jaxgames.random_action(k, state.legal_action_mask))
+        history.append(env.action_to_text(state, a))
+        state = env.step(state, a)
+    view = env.board_view(state)
+    svg = render.svg(state, env, history=history, legal=True, numbers=True)
+    assert len(pieces(svg)) == view.pieces()
+    in_hand = 0 if view.hands is None else len(view.hands[0]) + len(view.hands[1])
+    assert len(by_class(svg, "hand-piece")) == in_hand
+    assert len(by_class(svg, "last-move")) == (1 if render.move_squares(history[-1]) else 0)
+    out = render.text(state, env, history=history, flip=render.default_flip(env, 1))
+    assert out.splitlines()[-1] in ("game over", *(f"{n} to move" for n in env.side_names))
+    assert f"last move: {len(history)}. {history[-1]}" in out
+
+
+def test_render_has_no_per_game_code():
+    """Games own their presentation: render.py names no game."""
+    source = open(render.__file__).read()
+    for name in jaxgames.registered_games():
+        assert f'"{name}"' not in source and f"'{name}'" not in source
+
+
 def test_flip_turns_the_board_round(ttt):
-    env = NotationEnv("animal_shogi", "gle/1c1/1C1/ELG b C 1")
+    env = ViewEnv("animal_shogi", shogi_position("gle/1c1/1C1/ELG b C 1"))
     out = render.text(stub_state(), env, flip=True).splitlines()
     assert out[0] == "sente in hand: C" and out[1].split() == ["c", "b", "a"]
     assert out[2].split() == ["4", "G", "L", "E"] and out[5].split() == ["1", "e", "l", "g"]

@@ -7,6 +7,7 @@ import pytest
 
 import jaxgames
 from jaxgames.analysis import perft
+from jaxgames.games import tic_tac_toe as T
 from jaxgames.games.tic_tac_toe import LINES
 
 
@@ -35,7 +36,7 @@ def test_every_line_wins_for_either_player(ttt, line, winner):
         (
             list(c)
             for c in itertools.combinations(rest, 3)
-            if not any(set(map(int, l)) <= set(c) for l in LINES)
+            if not any(set(map(int, line)) <= set(c) for line in LINES)
         ),
     )
     if winner == 0:
@@ -90,7 +91,7 @@ def test_reachable_positions(ttt):
         fresh = np.unique(boards[live], axis=0)
         fresh = np.array([b for b in fresh if tuple(b) in new]).reshape(-1, 9)
         frontier = jax.vmap(
-            lambda b: jaxgames.games.tic_tac_toe.make_state(b, (b >= 0).sum() % 2, (b >= 0).sum())
+            lambda b: T.make_state(T.TicTacToeSpec(), b, (b >= 0).sum() % 2, (b >= 0).sum())
         )(jnp.asarray(fresh, jnp.int32))
     assert len(seen) == 5_478
 

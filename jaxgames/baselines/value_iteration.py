@@ -53,7 +53,7 @@ def decode(code: jax.Array) -> jax.Array:
 def state_from_board(board: jax.Array) -> ttt.TicTacToeState:
     """int32[9] board -> TicTacToeState (mover and step count from the mark counts)."""
     n = jnp.sum(board != ttt.EMPTY)
-    return ttt.make_state(board, n % 2, n)
+    return ttt.make_state(ttt.TicTacToeSpec(), board, n % 2, n)
 
 
 class Positions(NamedTuple):

@@ -23,7 +23,8 @@ def square_name(index: int, width: int) -> str:
 
 
 def parse_square(text: str, height: int, width: int) -> int:
-    """Name such as ``"d3"`` (case-insensitive) -> index; ``ValueError`` if malformed or off board."""
+    """Name such as ``"d3"`` (case-insensitive) -> index; ``ValueError`` if malformed or off
+    board."""
     m = re.fullmatch(r"\s*([a-zA-Z])(\d{1,2})\s*", text)
     if not m:
         raise ValueError(
@@ -47,7 +48,8 @@ def parse_grid_position(text: str, cells: int, symbols: str, sides: str) -> tupl
     parts = text.strip().split()
     if len(parts) != 2:
         raise ValueError(
-            f"malformed position {text!r}: expected {cells} board characters, a space, and the side to move"
+            f"malformed position {text!r}: expected {cells} board characters, a space, "
+            "and the side to move"
         )
     board, side = parts
     if len(board) != cells:

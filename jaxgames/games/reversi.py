@@ -32,6 +32,10 @@ Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` e
 the side to move (``X``/``O``), e.g. the 8x8 start
 ``---------------------------OX------XO--------------------------- X``.
 Move text: a square name such as ``d3``, or ``pass``.
+
+Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract): the
+:class:`Geometry` of the board size, ``init(geo)``, ``step(geo, state, action)``,
+``heuristic(geo, state)``, ``board_view(geo, state)``; ``env.spec is env.geo``.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxgames.core import Env, winner_rewards
+from jaxgames.core import Env, GameStateBase, common_fields, winner_rewards
 from jaxgames.games import grid
+from jaxgames.view import BoardStyle, BoardView, Piece
 
 VALID_SIZES = tuple(range(4, 17, 2))
 
@@ -57,7 +62,7 @@ Words = tuple  # a bitboard inside the pure functions: tuple of W uint32 scalars
 
 
 @struct.dataclass
-class ReversiState:
+class ReversiState(GameStateBase):
     """One game of NxN reversi (W = ceil(N*N/32) words per bitboard).
 
     mover:             uint32[W]       discs of the player to move (bit row*N+col)
@@ -201,7 +206,10 @@ def _shift(a: Words, s: int) -> Words:
 
 
 class Geometry:
-    """Static (numpy / Python int) masks and shifts for one board size."""
+    """Static (numpy / Python int) masks and shifts for one board size: reversi's spec.
+
+    Hashable and compared by ``size`` (usable as a static ``jit`` argument); treat as
+    read-only."""
 
     def __init__(self, size: int):
         n = self.size = size
@@ -231,6 +239,15 @@ class Geometry:
         start[c - 1, c] = start[c, c - 1] = 1
         self.start_black = pack_mask(start.reshape(-1) == 1)
         self.start_white = pack_mask(start.reshape(-1) == 2)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Geometry) and other.size == self.size
+
+    def __hash__(self) -> int:
+        return hash((Geometry, self.size))
+
+    def __repr__(self) -> str:
+        return f"Geometry({self.size})"
 
 
 def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
@@ -300,12 +317,13 @@ def make_state(
     return ReversiState(
         mover=_stack(mover),
         opponent=_stack(opponent),
-        current_player=jnp.asarray(current_player, jnp.int32),
-        legal_action_mask=mask & ~terminated,
-        rewards=rewards,
-        terminated=jnp.asarray(terminated, jnp.bool_),
-        truncated=jnp.bool_(False),
-        step_count=jnp.asarray(step_count, jnp.int32),
+        **common_fields(
+            current_player=current_player,
+            legal_action_mask=mask & ~terminated,
+            rewards=rewards,
+            terminated=terminated,
+            step_count=step_count,
+        ),
         passed=jnp.asarray(passed, jnp.bool_),
     )
 
@@ -357,12 +375,44 @@ def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
     return jnp.where(state.terminated, final, score).astype(jnp.float32)
 
 
+# ----------------------------------------------------------------------- presentation
+SIDE_NAMES = ("black", "white")
+
+
+def cells(geo: Geometry, state: ReversiState) -> list[int]:
+    """0 empty, 1 black, 2 white per square of one (unbatched) state (plain Python)."""
+    mover = np.asarray(unpack(jnp.asarray(state.mover), geo.cells))
+    opp = np.asarray(unpack(jnp.asarray(state.opponent), geo.cells))
+    black, white = (mover, opp) if int(state.current_player) == 0 else (opp, mover)
+    return [1 if b else 2 if w else 0 for b, w in zip(black, white)]
+
+
+def board_view(geo: Geometry, state: ReversiState) -> BoardView:
+    """The board of one (unbatched) state for :mod:`jaxgames.render`: black (``X``) and white
+    (``O``) discs on green, the four star points on boards of 8, 12 and 16, disc counts."""
+    n = geo.size
+    discs = [None if v == 0 else Piece("-XO"[v], v - 1) for v in cells(geo, state)]
+    q = n // 4
+    stars = ((q, q), (q, 3 * q), (3 * q, q), (3 * q, 3 * q)) if n >= 8 and n % 4 == 0 else ()
+    nb, nw = discs.count(Piece("X", 0)), discs.count(Piece("O", 1))
+    black, white = SIDE_NAMES
+    return BoardView(
+        "reversi",
+        tuple(tuple(discs[r * n : (r + 1) * n]) for r in range(n)),
+        int(state.current_player),
+        BoardStyle(board="#2e8b57", grid="#1b4d32", pieces="disc", star_points=stars),
+        summary=f"discs: {black} (X) {nb}, {white} (O) {nw}",
+        score=f"{black} {nb} - {white} {nw}",
+    )
+
+
 # ----------------------------------------------------------------------- Env wrapper
 class Reversi(Env):
     """``jaxgames.make("reversi", size=N)``: N*N+1 actions (last = pass), observation
     float32[N, N, 2] (mover's discs, opponent's discs). ``size``: even, 4..16, default 8."""
 
     name = "reversi"
+    side_names = SIDE_NAMES
 
     @classmethod
     def validate_options(cls, size: int = 8) -> None:
@@ -379,7 +429,7 @@ class Reversi(Env):
     def __init__(self, size: int = 8) -> None:
         self.validate_options(size)
         self.size = int(size)
-        self.geo = Geometry(self.size)
+        self.geo = self.spec = Geometry(self.size)
         # jitted once per env: eager (op-by-op) calls from text / interactive code stay fast;
         # inside a caller's jit or vmap these simply inline
         self._step_fn = jax.jit(functools.partial(step, self.geo))
@@ -421,14 +471,13 @@ class Reversi(Env):
         """float32[]: weighted disc difference from the mover's view (see :func:`heuristic`)."""
         return self._heuristic_fn(state)
 
+    def board_view(self, state) -> BoardView:
+        return board_view(self.geo, state)
+
     # ------------------------------------------------------------------- text
     def _cells(self, state) -> list[int]:
         """0 empty, 1 black, 2 white per square."""
-        n2 = self.size * self.size
-        mover = np.asarray(unpack(jnp.asarray(state.mover), n2))
-        opp = np.asarray(unpack(jnp.asarray(state.opponent), n2))
-        black, white = (mover, opp) if int(state.current_player) == 0 else (opp, mover)
-        return [1 if b else 2 if w else 0 for b, w in zip(black, white)]
+        return cells(self.geo, state)
 
     def to_text(self, state) -> str:
         """OBF-style text of one (unbatched) state, e.g. ``"---...OX---XO...--- X"``."""
@@ -478,7 +527,8 @@ class Reversi(Env):
         if t == "pass":
             if not bool(state.legal_action_mask[self.pass_action]):
                 raise ValueError(
-                    f"illegal move 'pass': a placement is available; legal: {self.describe_legal(state)}"
+                    "illegal move 'pass': a placement is available; "
+                    f"legal: {self.describe_legal(state)}"
                 )
             return self.pass_action
         action = grid.parse_square(t, self.size, self.size)

@@ -14,16 +14,23 @@ Observation: ``float32[3, 3, 2]``, plane 0 = the mover's marks, plane 1 = the op
 
 Text notation: 9 characters row-major from the top-left (``X``, ``O``, ``.``), a space, then
 the side to move (``X`` or ``O``), e.g. ``"X...O.... X"``.
+
+Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract):
+``init(spec)``, ``step(spec, state, action)``, ``heuristic(spec, state)``,
+``board_view(spec, state)``, with ``spec = TicTacToeSpec()`` (the game has no options).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxgames.core import Env, winner_rewards
+from jaxgames.core import Env, GameStateBase, common_fields, winner_rewards
 from jaxgames.games import grid
+from jaxgames.view import BoardStyle, BoardView, Piece
 
 EMPTY = -1
 #: the 8 winning lines as square indices, int32[8, 3]
@@ -33,8 +40,13 @@ LINES = jnp.array(
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class TicTacToeSpec:
+    """Static spec of tic-tac-toe: the game has no options (3x3, three in a row)."""
+
+
 @struct.dataclass
-class TicTacToeState:
+class TicTacToeState(GameStateBase):
     """One game of tic-tac-toe.
 
     board:             int32[9]  -1 empty, 0 = X (player 0), 1 = O (player 1)
@@ -61,7 +73,8 @@ class TicTacToeState:
 
 
 def observe(board: jax.Array, player: jax.Array) -> jax.Array:
-    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] planes (player's, opponent's).
+    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] planes (player's,
+    opponent's).
 
     Works on batched states too (``state.observation`` of a vmapped state)."""
     player = jnp.asarray(player)[..., None]
@@ -80,68 +93,87 @@ def winner_of(board: jax.Array) -> jax.Array:
 
 
 def make_state(
-    board: jax.Array, current_player: jax.Array, step_count: jax.Array
+    spec: TicTacToeSpec, board: jax.Array, current_player: jax.Array, step_count: jax.Array
 ) -> TicTacToeState:
     """State for ``board`` with ``current_player`` to move; ends the game if it is decided."""
     board = jnp.asarray(board, jnp.int32)
     terminated = (winner_of(board) >= 0) | jnp.all(board != EMPTY)
     return TicTacToeState(
         board=board,
-        current_player=jnp.asarray(current_player, jnp.int32),
-        legal_action_mask=(board == EMPTY) & ~terminated,
-        rewards=jnp.zeros(2, jnp.float32),
-        terminated=terminated,
-        truncated=jnp.bool_(False),
-        step_count=jnp.asarray(step_count, jnp.int32),
+        **common_fields(
+            current_player=current_player,
+            legal_action_mask=(board == EMPTY) & ~terminated,
+            terminated=terminated,
+            step_count=step_count,
+        ),
     )
 
 
-def init() -> TicTacToeState:
+def init(spec: TicTacToeSpec) -> TicTacToeState:
     """The empty board, X to move."""
-    return make_state(jnp.full(9, EMPTY, jnp.int32), 0, 0)
+    return make_state(spec, jnp.full(9, EMPTY, jnp.int32), 0, 0)
 
 
-def step(state: TicTacToeState, action: jax.Array) -> TicTacToeState:
+def step(spec: TicTacToeSpec, state: TicTacToeState, action: jax.Array) -> TicTacToeState:
     """Place the mover's mark on empty square ``action`` (int32[])."""
     mover = state.current_player
     board = state.board.at[action].set(mover)
-    nxt = make_state(board, 1 - mover, state.step_count + 1)
+    nxt = make_state(spec, board, 1 - mover, state.step_count + 1)
     won = has_line(board, mover)
     return nxt.replace(rewards=winner_rewards(jnp.where(won, mover, -1)))
 
 
-def heuristic(board: jax.Array, player: jax.Array) -> jax.Array:
-    """Static evaluation for ``player`` to move: float32[] 1.0 if ``player`` can complete a line
-    with this move (a line holding two of its marks and an empty square), else 0.0.
+def heuristic(spec: TicTacToeSpec, state: TicTacToeState) -> jax.Array:
+    """Static evaluation for the mover: float32[] 1.0 if it can complete a line with this move
+    (a line holding two of its marks and an empty square), else 0.0.
 
     Deliberately coarse: one ply of search over it gives the classic "greedy" opponent
     (win if possible, else block the opponent's immediate win, else random).
     """
-    cells = board[LINES]  # int32[8, 3]
+    cells = state.board[LINES]  # int32[8, 3]
+    player = state.current_player
     threat = (jnp.sum(cells == player, axis=-1) == 2) & jnp.any(cells == EMPTY, axis=-1)
     return jnp.any(threat).astype(jnp.float32)
+
+
+STYLE = BoardStyle(board="#ffffff", grid="#333333", pieces="mark")
+
+
+def board_view(spec: TicTacToeSpec, state: TicTacToeState) -> BoardView:
+    """The board of one (unbatched) state for :mod:`jaxgames.render`: X and O marks."""
+    marks = [None if int(v) == EMPTY else Piece("XO"[int(v)], int(v)) for v in state.board]
+    return BoardView(
+        "tic_tac_toe",
+        tuple(tuple(marks[r * 3 : r * 3 + 3]) for r in range(3)),
+        int(state.current_player),
+        STYLE,
+    )
 
 
 class TicTacToe(Env):
     """``jaxgames.make("tic_tac_toe")``: 9 actions, observation float32[3, 3, 2]."""
 
     name = "tic_tac_toe"
+    side_names = ("X", "O")
 
     def __init__(self) -> None:
-        pass
+        self.spec = TicTacToeSpec()
 
     num_actions = 9  # type: ignore[assignment]
     observation_shape = (3, 3, 2)  # type: ignore[assignment]
 
     def _init(self, key):
-        return init()
+        return init(self.spec)
 
     def _step(self, state, action):
-        return step(state, action)
+        return step(self.spec, state, action)
 
     def heuristic(self, state: TicTacToeState) -> jax.Array:
         """float32[]: 1.0 if the mover can win this move, else 0.0 (see :func:`heuristic`)."""
-        return heuristic(state.board, state.current_player)
+        return heuristic(self.spec, state)
+
+    def board_view(self, state: TicTacToeState) -> BoardView:
+        return board_view(self.spec, state)
 
     def to_text(self, state: TicTacToeState) -> str:
         cells = "".join(".XO"[int(v) + 1] for v in state.board)
@@ -156,7 +188,8 @@ class TicTacToe(Env):
         expected = 0 if nx == no else 1
         if side != expected:
             raise ValueError(
-                f"impossible position {text!r}: with {nx} X and {no} O it is {'XO'[expected]} to move"
+                f"impossible position {text!r}: with {nx} X and {no} O "
+                f"it is {'XO'[expected]} to move"
             )
         b = jnp.array(board, jnp.int32)
         x_won, o_won = bool(has_line(b, 0)), bool(has_line(b, 1))
@@ -164,7 +197,7 @@ class TicTacToe(Env):
             raise ValueError(
                 f"impossible position {text!r}: play would have stopped at the first line"
             )
-        return make_state(b, side, nx + no)
+        return make_state(self.spec, b, side, nx + no)
 
     def action_to_text(self, state, action: int) -> str:
         if not 0 <= int(action) < 9:

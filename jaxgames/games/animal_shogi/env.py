@@ -1,0 +1,79 @@
+"""``jaxgames.make("animal_shogi", max_steps=256)``: the ``Env`` of animal shogi."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from jaxgames.core import Env
+from jaxgames.games.animal_shogi import notation, rules
+from jaxgames.games.animal_shogi.rules import AnimalShogiSpec, AnimalShogiState
+from jaxgames.view import BoardView
+
+
+class AnimalShogi(Env):
+    """``jaxgames.make("animal_shogi", max_steps=256)``: 132 actions, observation
+    float32[4, 3, 24]. See the package docstring for rules, encodings and text."""
+
+    name = "animal_shogi"
+    side_names = notation.SIDE_NAMES
+    flip_for_second = True
+
+    @classmethod
+    def validate_options(cls, max_steps: int = 256) -> None:
+        if (
+            isinstance(max_steps, bool)
+            or not isinstance(max_steps, (int, np.integer))
+            or max_steps < 1
+        ):
+            raise ValueError(
+                f"max_steps must be a positive int (plies before truncation), got {max_steps!r}"
+            )
+
+    def __init__(self, max_steps: int = 256) -> None:
+        self.validate_options(max_steps)
+        self.max_steps = int(max_steps)
+        self.spec = AnimalShogiSpec(self.max_steps)
+
+    num_actions = rules.NUM_ACTIONS  # type: ignore[assignment]
+    observation_shape = (4, 3, rules.OBS_PLANES)  # type: ignore[assignment]
+
+    @property
+    def config(self):
+        return {"max_steps": self.max_steps}
+
+    def _init(self, key):
+        return rules.init_jit(self.spec)
+
+    def _step(self, state, action):
+        return rules.step(self.spec, state, action)
+
+    def heuristic(self, state: AnimalShogiState) -> jax.Array:
+        return rules.heuristic(self.spec, state)
+
+    def board_view(self, state: AnimalShogiState) -> BoardView:
+        return notation.board_view(self.spec, state)
+
+    def to_text(self, state: AnimalShogiState) -> str:
+        return notation.position_text(
+            np.asarray(state.board),
+            np.asarray(state.hand),
+            int(state.current_player),
+            int(state.step_count),
+        )
+
+    def from_text(self, text: str) -> AnimalShogiState:
+        board, hand, player, step_count = notation.parse_position(self.spec, text)
+        return rules.make_state_jit(self.spec, board, hand, player, step_count)
+
+    def action_to_text(self, state: AnimalShogiState, action: int) -> str:
+        return notation.action_text(action, int(state.current_player))
+
+    def text_to_action(self, state: AnimalShogiState, text: str) -> int:
+        action, why = notation.parse_move(state, text)
+        s = text.strip()
+        if bool(state.terminated) or bool(state.truncated):
+            raise ValueError(f"illegal move {s!r}: the game is over")
+        if not bool(state.legal_action_mask[action]):
+            raise ValueError(f"illegal move {s!r}: {why}; legal: {self.describe_legal(state)}")
+        return action
