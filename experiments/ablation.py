@@ -1,16 +1,17 @@
 """Ablations: one (game, algorithm) trained under several config variants, same seeds, same
 yardstick, one table.
 
-    PYTHONPATH=$PWD python experiments/ablation.py                          # the study below (33 min)
+    PYTHONPATH=$PWD python experiments/ablation.py            # the study below (33 min)
     PYTHONPATH=$PWD python experiments/ablation.py --variants preset ent_0.1
-    PYTHONPATH=$PWD python experiments/ablation.py --quick                  # seconds per variant
+    PYTHONPATH=$PWD python experiments/ablation.py --quick    # seconds per variant
 
 The built-in study (``STUDIES["reversi6_vs_random"]``) asks why the reversi 6x6 agents stop near
 98% against *random* while beating greedy and alphabeta:2 almost always: does more training,
 a bigger network, a larger random-partner share, a different entropy bonus, dropping the
-greedy/alphabeta:2 partners or more DQN gradient steps move the win rate against random? Every variant is a learning-curves run
-(:func:`experiments.learning_curves.run_one`) with its ``--set`` overrides, evaluated with the
-same greedy-policy arena (``--eval-games`` per seed, half per colour).
+greedy/alphabeta:2 partners or more DQN gradient steps move the win rate against random? Every
+variant is a learning-curves run (:func:`experiments.learning_curves.run_one`) with its ``--set``
+overrides, evaluated with the same greedy-policy arena (``--eval-games`` per seed, half per
+colour).
 
 Writes ``<out>/<variant>/`` (each a learning-curves folder: curves.csv, summary.json, figures)
 and ``<out>/ablation.md`` + ``ablation.csv``: per variant the final win / draw / loss rates per
@@ -200,7 +201,8 @@ def ordered(a, rows: list[dict]) -> list[dict]:
 
 
 def write_table(a, rows: list[dict]) -> str:
-    """``<out>/ablation.md``: one markdown row per (variant, opponent) of ``rows``. Returns its path."""
+    """``<out>/ablation.md``: one markdown row per (variant, opponent) of ``rows``. Returns its
+    path."""
     lines = [
         f"# Ablation {a.study}: {a.game}, greedy policy, final evaluation of each variant",
         "",
@@ -213,9 +215,9 @@ def write_table(a, rows: list[dict]) -> str:
             r["loss_rate_first"] * r["games_first"] + r["loss_rate_second"] * r["games_second"]
         ) / max(r["games_first"] + r["games_second"], 1)
         lines.append(
-            f"| {r['variant']} | {r['algorithm']} | `{r['overrides']}` | {r['opponent']} | {r['env_steps']:,} | "
-            f"{r['seeds']} | {r['games_first']} | {r['win_rate_first']:.1%} | {r['win_rate_second']:.1%} | "
-            f"{loss:.1%} | {r['train_minutes']:.1f} min |"
+            f"| {r['variant']} | {r['algorithm']} | `{r['overrides']}` | {r['opponent']} | "
+            f"{r['env_steps']:,} | {r['seeds']} | {r['games_first']} | {r['win_rate_first']:.1%} | "
+            f"{r['win_rate_second']:.1%} | {loss:.1%} | {r['train_minutes']:.1f} min |"
         )
     path = os.path.join(a.out, "ablation.md")
     with open(path, "w") as f:

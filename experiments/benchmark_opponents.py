@@ -1,6 +1,7 @@
 """Time the classic opponents: milliseconds per move for a batch of positions.
 
-    PYTHONPATH=. python experiments/benchmark_opponents.py --game reversi --specs greedy alphabeta:2 alphabeta:3
+    PYTHONPATH=. python experiments/benchmark_opponents.py --game reversi \\
+        --specs greedy alphabeta:2 alphabeta:3
     PYTHONPATH=. python experiments/benchmark_opponents.py --game animal_shogi --batch 8 64 --quick
 
 Positions come from ``--plies`` random plies from the start (one batch, fixed seed). Each
@@ -55,7 +56,8 @@ def main(argv=None):
     env = jaxgames.make(a.game, **({"size": a.size} if a.size else {}))
     rows = []
     print(
-        f"{env!r} on {jax.devices()[0].platform}: ms per call (one move for every position of the batch)"
+        f"{env!r} on {jax.devices()[0].platform}: "
+        "ms per call (one move for every position of the batch)"
     )
     for spec in a.specs:
         policy = make_opponent(spec, env)
@@ -81,7 +83,8 @@ def main(argv=None):
                 )
             )
             print(
-                f"{spec:>12} batch {b:5d}: {ms:9.2f} ms/call  {ms / b:8.3f} ms/position  (compile {compile_s:.1f}s)"
+                f"{spec:>12} batch {b:5d}: {ms:9.2f} ms/call  {ms / b:8.3f} ms/position  "
+                f"(compile {compile_s:.1f}s)"
             )
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, f"{a.game}.csv")

@@ -99,7 +99,8 @@ def rollout(
 ) -> Callable:
     """jit(key -> int32[] games finished) playing ``steps`` plies of ``batch`` games.
 
-    mesh: a ``jaxgames.distributed.make_mesh`` mesh to split the games over (``None``: default device).
+    mesh: a ``jaxgames.distributed.make_mesh`` mesh to split the games over (``None``: default
+    device).
 
     init(key) -> state and step_autoreset(state, action, key) -> (state, done) act on ONE game;
     they are vmapped here. Reset keys are derived per game and step by XOR-ing the step index
@@ -249,7 +250,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument(
         "--pgx-native-autoreset",
         action="store_true",
-        help="use pgx.experimental.auto_reset for pgx (default: the same select-based reset as jaxgames)",
+        help="use pgx.experimental.auto_reset for pgx "
+        "(default: the same select-based reset as jaxgames)",
     )
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument(
@@ -264,7 +266,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         nargs="+",
         type=int,
         default=None,
-        help="device counts to compare (one subprocess each; forced host devices on CPU), e.g. 1 2 4",
+        help="device counts to compare (one subprocess each; forced host devices on CPU), "
+        "e.g. 1 2 4",
     )
     ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -343,7 +346,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
                 )
                 rows.append(row)
                 print(
-                    f"{label:>14} {impl:>8} batch {batch:>6} x{n_dev} dev: {row['steps_per_s']:>14,.0f} steps/s "
+                    f"{label:>14} {impl:>8} batch {batch:>6} x{n_dev} dev: "
+                    f"{row['steps_per_s']:>14,.0f} steps/s "
                     f"(compile {compile_s:.1f}s, run {seconds:.3f}s, {done} games finished)",
                     flush=True,
                 )
@@ -377,7 +381,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
 
 def scaling_rows(rows: list[dict]) -> list[dict]:
-    """Per (game, impl, batch, devices n): steps/s and efficiency = steps/s(n) / (n * steps/s(1))."""
+    """Per (game, impl, batch, devices n): steps/s and
+    efficiency = steps/s(n) / (n * steps/s(1))."""
     base = {(r["game"], r["impl"], r["batch"]): r["steps_per_s"] for r in rows if r["devices"] == 1}
     out = []
     for r in rows:
@@ -465,15 +470,17 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
     if rows and not args.no_plot:
         plot(rows, args.out)
     print(
-        f"\n{'game':>14} {'impl':>8} {'batch':>6} {'devices':>7} {'steps/s':>14} {'speedup':>8} {'efficiency':>10}"
+        f"\n{'game':>14} {'impl':>8} {'batch':>6} {'devices':>7} {'steps/s':>14} "
+        f"{'speedup':>8} {'efficiency':>10}"
     )
     for r in scaling:
         print(
-            f"{r['game']:>14} {r['impl']:>8} {r['batch']:>6} {r['devices']:>7} {r['steps_per_s']:14,.0f} "
-            f"{r['speedup']:7.2f}x {r['efficiency']:10.2f}"
+            f"{r['game']:>14} {r['impl']:>8} {r['batch']:>6} {r['devices']:>7} "
+            f"{r['steps_per_s']:14,.0f} {r['speedup']:7.2f}x {r['efficiency']:10.2f}"
         )
     print(
-        f"\nwrote {args.out}/throughput.csv, scaling.csv (efficiency = steps/s(n) / (n * steps/s(1)))"
+        f"\nwrote {args.out}/throughput.csv, scaling.csv "
+        "(efficiency = steps/s(n) / (n * steps/s(1)))"
     )
     return rows
 

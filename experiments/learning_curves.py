@@ -1,8 +1,10 @@
 """Learning curves: win rate vs environment steps and vs wall clock against random, greedy and
 alphabeta:2 (tic-tac-toe also vs perfect), seed mean with a 95% band, PPO and DQN, every game.
 
-    PYTHONPATH=$PWD python experiments/learning_curves.py                 # full: 4 games x 2 algos x 3 seeds
-    PYTHONPATH=$PWD python experiments/learning_curves.py --quick         # ~3 minutes: tic-tac-toe, reversi 6x6
+    # full: 4 games x 2 algos x 3 seeds
+    PYTHONPATH=$PWD python experiments/learning_curves.py
+    # ~3 minutes: tic-tac-toe, reversi 6x6
+    PYTHONPATH=$PWD python experiments/learning_curves.py --quick
     PYTHONPATH=$PWD python experiments/learning_curves.py --games tic_tac_toe --algos ppo --seeds 5
 
 All seeds of one (game, algorithm) train at once: the algorithm's pure ``chunk`` is
@@ -211,9 +213,11 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
             game,
         )
     echo(
-        f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, eval {res.eval_seconds:.1f}s; "
+        f"   compile {res.compile_seconds:.1f}s, train {res.train_seconds:.1f}s, "
+        f"eval {res.eval_seconds:.1f}s; "
         + "; ".join(
-            f"{o}: win {final[o]['win_rate_all']['mean']:.1%} loss {final[o]['loss_rate_all']['mean']:.1%}"
+            f"{o}: win {final[o]['win_rate_all']['mean']:.1%} "
+            f"loss {final[o]['loss_rate_all']['mean']:.1%}"
             for o in opp_names
         )
     )
@@ -281,8 +285,8 @@ def parse_args(argv=None):
     p.add_argument(
         "--quick",
         action="store_true",
-        help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), the algorithms' quick presets, "
-        "3 seeds, 4 evaluations x 64 games",
+        help="a few minutes: tic-tac-toe and reversi 6x6 (unless --games), "
+        "the algorithms' quick presets, 3 seeds, 4 evaluations x 64 games",
     )
     p.add_argument("--no-plot", action="store_true")
     p.add_argument(
@@ -356,7 +360,8 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
             w, (lo, hi) = f["win_rate_all"]["mean"], f["win_rate_all"]["ci95"]
             cells.append(f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%})")
         lines.append(
-            f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | {s['env_steps_per_seed']:,} | "
+            f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | "
+            f"{s['env_steps_per_seed']:,} | "
             f"{s['train_seconds'] / 60:.1f} min | " + " | ".join(cells) + " |"
         )
     path = os.path.join(out, "summary.md")

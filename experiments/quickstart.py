@@ -2,7 +2,8 @@
 and the perfect player. Well under 3 minutes on a 2-core CPU, compilation included.
 
     PYTHONPATH=$PWD python experiments/quickstart.py
-    PYTHONPATH=$PWD python experiments/quickstart.py --total-steps 200000 --out runs/quickstart_short
+    PYTHONPATH=$PWD python experiments/quickstart.py --total-steps 200000 \\
+        --out runs/quickstart_short
 
 Training goes through the shared run driver (``jaxgames.training.driver.run_training``, the
 same as ``jaxgames train ppo --game tic_tac_toe``), so ``runs/quickstart/`` is an ordinary run
@@ -68,7 +69,8 @@ def main(argv=None) -> dict:
     if a.overrides:
         cfg = cfg.override(dict(kv.split("=", 1) for kv in a.overrides))
     print(
-        f"PPO self-play on tic-tac-toe: {cfg.total_steps:,} plies, {cfg.num_envs} games at once -> {a.out}/"
+        f"PPO self-play on tic-tac-toe: {cfg.total_steps:,} plies, {cfg.num_envs} games at once "
+        f"-> {a.out}/"
     )
     summary = run_training("ppo", cfg, a.out, progress=not a.no_progress)
     t_train = time.time() - t0
@@ -107,8 +109,8 @@ def main(argv=None) -> dict:
     md = [
         f"# Quick start: PPO self-play on tic-tac-toe ({algo.total_steps:,} plies)",
         "",
-        f"Greedy agent, {a.games_per_colour} games per colour; W/D/L from the agent's side, win rates with 95% "
-        "Wilson intervals.",
+        f"Greedy agent, {a.games_per_colour} games per colour; W/D/L from the agent's side, "
+        "win rates with 95% Wilson intervals.",
         "",
         "| opponent | as X W/D/L | win as X | as O W/D/L | win as O | losses |",
         "|---|---|---|---|---|---|",
@@ -120,8 +122,8 @@ def main(argv=None) -> dict:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
     print(
-        f"\nwrote {a.out}/: config.json, metrics.jsonl, metrics.csv, learning_curve.png, checkpoints/, "
-        f"strength.md, strength.json"
+        f"\nwrote {a.out}/: config.json, metrics.jsonl, metrics.csv, learning_curve.png, "
+        f"checkpoints/, strength.md, strength.json"
     )
     print(f"play against it: python -m jaxgames.cli play --game tic_tac_toe --agent {a.out}")
     return result

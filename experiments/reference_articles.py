@@ -1,9 +1,12 @@
 """Reference articles revisited: our numbers beside the five small projects jaxgames grew from
 (their numbers as reported; see the summaries in the project notes).
 
-    PYTHONPATH=$PWD python experiments/reference_articles.py             # every part, article-sized budgets
-    PYTHONPATH=$PWD python experiments/reference_articles.py --quick     # minutes
-    PYTHONPATH=$PWD python experiments/reference_articles.py --parts othello6_dqn --othello-games 40000
+    # every part, article-sized budgets
+    PYTHONPATH=$PWD python experiments/reference_articles.py
+    # minutes
+    PYTHONPATH=$PWD python experiments/reference_articles.py --quick
+    PYTHONPATH=$PWD python experiments/reference_articles.py --parts othello6_dqn \\
+        --othello-games 40000
 
 Parts (each trains within its budget argument and ``--budget-minutes`` of training wall clock):
 
@@ -90,7 +93,8 @@ def yardstick_rows(exp: str, finals: dict, article: str) -> list[dict]:
                 experiment=exp,
                 quantity=f"greedy net vs {o}: win / loss (both colours)",
                 article=article,
-                ours=f"win {fmt_rate(f['win_all'], f['games'])}, loss {f['loss_all'] / max(f['games'], 1):.1%}",
+                ours=f"win {fmt_rate(f['win_all'], f['games'])}, "
+                f"loss {f['loss_all'] / max(f['games'], 1):.1%}",
                 note=f"as 1st {f['win_first'] / max(f['games_first'], 1):.1%}, "
                 f"as 2nd {f['win_second'] / max(f['games_second'], 1):.1%}; {f['games']} games",
             )
@@ -133,7 +137,8 @@ def train_part(
         ),
     )
     print(
-        f"== {name}: {algo} on {game} {options or ''}, {len(seeds)} seed(s) x {cfg.total_steps:,} steps"
+        f"== {name}: {algo} on {game} {options or ''}, "
+        f"{len(seeds)} seed(s) x {cfg.total_steps:,} steps"
     )
     res = train_seeds(
         algo,
@@ -182,7 +187,10 @@ def part_tabular_q(a, out):
     def cell(x):
         if not x:
             return "not reached (budget)"
-        return f"{x['greedy_win']:.1%} [{x['ci95'][0]:.1%}, {x['ci95'][1]:.1%}] at {x['games']:,.0f} games"
+        return (
+            f"{x['greedy_win']:.1%} [{x['ci95'][0]:.1%}, {x['ci95'][1]:.1%}] "
+            f"at {x['games']:,.0f} games"
+        )
 
     rows = [
         dict(
@@ -398,8 +406,9 @@ def main(argv=None) -> list[dict]:
         "# Reference articles revisited",
         "",
         f"Mode: {'quick (smoke-test budgets: NOT the articles budgets)' if a.quick else 'full'}; "
-        f"{a.seeds} seed(s) per part; yardstick evaluations: {a.eval_games} games per seed and opponent "
-        "(half per colour), greedy nets. Their numbers as reported; ours from this run.",
+        f"{a.seeds} seed(s) per part; yardstick evaluations: {a.eval_games} games per seed "
+        "and opponent (half per colour), greedy nets. Their numbers as reported; ours from "
+        "this run.",
         "",
         "| experiment | quantity | article | jaxgames | note |",
         "|---|---|---|---|---|",

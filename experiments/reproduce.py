@@ -127,8 +127,8 @@ def main(argv=None) -> dict:
         "--publish",
         default=None,
         metavar="DIR",
-        help="copy the README's figures/tables there afterwards (default: docs/results for a full run "
-        "of every step; 'none' to skip)",
+        help="copy the README's figures/tables there afterwards "
+        "(default: docs/results for a full run of every step; 'none' to skip)",
     )
     a = p.parse_args(argv)
     out = a.out or os.path.join("runs", "quick" if a.quick else "", "reproduce")

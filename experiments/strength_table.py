@@ -5,9 +5,11 @@ network alone (greedy) and, with ``--search-sims N`` (default 16; 0 turns it off
 network guiding N simulations of Gumbel MuZero search per move (``<agent>+mctsN``; against
 the target opponents, and also the held-out ones and in the Elo round robin with ``--search-all``).
 
-    PYTHONPATH=$PWD python experiments/strength_table.py                    # agents of runs/learning_curves
+    # agents of runs/learning_curves
+    PYTHONPATH=$PWD python experiments/strength_table.py
     PYTHONPATH=$PWD python experiments/strength_table.py --runs runs/ttt-ppo runs/r6-dqn
-    PYTHONPATH=$PWD python experiments/strength_table.py --quick            # trains quick agents if none exist
+    # trains quick agents if none exist
+    PYTHONPATH=$PWD python experiments/strength_table.py --quick
 
 Agents come from ``--runs`` (run directories written by ``jaxgames train`` or the ``seed<k>/``
 folders of ``learning_curves.py``; a ``<game>_<algo>`` folder of learning_curves.py stands for
@@ -88,7 +90,8 @@ def find_agents(a) -> list[tuple[str, str]]:
                 )
                 if not seeds:
                     raise ValueError(
-                        f"{d!r} is neither a run directory nor a learning_curves folder with seed*/ runs"
+                        f"{d!r} is neither a run directory nor a learning_curves folder "
+                        "with seed*/ runs"
                     )
                 dirs += [os.path.join(d, s) for s in (seeds if a.all_seeds else seeds[:1])]
     else:
@@ -317,7 +320,8 @@ def main(argv=None) -> dict:
                         )
                     )
                 md_rows.append(
-                    f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | {fmt_rate(r.as_first.wins, r.as_first.games)} | "
+                    f"| {gl} | {name} | {o} | {seen} | {wdl(r.as_first)} | "
+                    f"{fmt_rate(r.as_first.wins, r.as_first.games)} | "
                     f"{wdl(r.as_second)} | {fmt_rate(r.as_second.wins, r.as_second.games)} | "
                     f"{fmt_rate(r.overall.losses, r.overall.games)} | {target} | "
                     f"{'-' if met is None else ('yes' if met else '**NO**')} |"
@@ -347,34 +351,40 @@ def main(argv=None) -> dict:
         "a target that is not met is marked **NO** (the opponents are never lowered).",
         "",
         "'training partner': the agent met this opponent in training (its config's `partners`,",
-        "a share of the training games); the arena games here are new games (other random numbers).",
-        f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; reversi and animal shogi) were never",
+        "a share of the training games); the arena games here are new games "
+        "(other random numbers).",
+        f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; "
+        "reversi and animal shogi) were never",
         f"training partners; they have no target and {a.extra_games_per_colour} games per colour.",
         "",
         *(
             [
-                f"`<agent>+mcts{a.search_sims}`: the same network playing with play-time search, {a.search_sims} "
-                "simulations of Gumbel MuZero (mctx) per move over the real game, the network as prior and "
-                "leaf value (`jaxgames.agents.search.SearchPolicy`, deterministic). The network-only rows "
-                "are the agents as trained; the search rows are those agents as AlphaZero-style players"
+                f"`<agent>+mcts{a.search_sims}`: the same network playing with play-time search, "
+                f"{a.search_sims} simulations of Gumbel MuZero (mctx) per move over the real game, "
+                "the network as prior and leaf value (`jaxgames.agents.search.SearchPolicy`, "
+                "deterministic). The network-only rows are the agents as trained; the search rows "
+                "are those agents as AlphaZero-style players"
                 + (
                     " (also vs the held-out opponents and in the Elo tables)."
                     if a.search_all
-                    else " (vs the target opponents; `--search-all` adds the held-out ones and the Elo tables)."
+                    else " (vs the target opponents; `--search-all` adds the held-out ones "
+                    "and the Elo tables)."
                 ),
                 "",
             ]
             if a.search_sims
             else []
         ),
-        "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | win as 2nd | loss rate | target | met |",
+        "| game | agent | opponent | training partner | as 1st W/D/L | win as 1st | as 2nd W/D/L | "
+        "win as 2nd | loss rate | target | met |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         *md_rows,
         "",
     ]
     for gl, ratings in summary["elo"].items():
         lines += [
-            f"## Elo, {gl} (Bradley-Terry over a round robin of {a.elo_games} games per pairing, random = 0)",
+            f"## Elo, {gl} (Bradley-Terry over a round robin of {a.elo_games} games per pairing, "
+            "random = 0)",
             "",
             "| rank | player | Elo |",
             "|---|---|---|",
@@ -388,7 +398,8 @@ def main(argv=None) -> dict:
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2, default=str)
     print(
-        f"wrote {a.out}/table.md, table.csv, strength.png/.pdf, elo_*.csv/.png/.pdf ({summary['seconds']:.0f}s)"
+        f"wrote {a.out}/table.md, table.csv, strength.png/.pdf, elo_*.csv/.png/.pdf "
+        f"({summary['seconds']:.0f}s)"
     )
     return summary
 

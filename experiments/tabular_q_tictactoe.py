@@ -74,7 +74,8 @@ def main(argv=None):
     out = jax.block_until_ready(train(keys))
     t_run = time.time() - t0
     print(
-        f"{a.seeds} seeds x ~{a.games} games ({a.envs} at once): compile {t_compile:.1f}s, run {t_run:.1f}s"
+        f"{a.seeds} seeds x ~{a.games} games ({a.envs} at once): "
+        f"compile {t_compile:.1f}s, run {t_run:.1f}s"
     )
 
     ev = {k: np.asarray(v) for k, v in out.evals.items()}  # [seeds, points]

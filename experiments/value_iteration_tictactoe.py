@@ -1,6 +1,7 @@
 """Value iteration for tic-tac-toe (the C++ article's baseline) and the opponents' ladder.
 
-    PYTHONPATH=. python experiments/value_iteration_tictactoe.py    # 20k games perfect vs random, 4k per pair
+    # 20k games perfect vs random, 4k per pair
+    PYTHONPATH=. python experiments/value_iteration_tictactoe.py
     PYTHONPATH=. python experiments/value_iteration_tictactoe.py --quick
 
 1. Enumerates the reachable positions and runs value iteration (zero-sum, gamma 1) and the

@@ -77,8 +77,9 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
             return list(available)
         if n < 0 or n > len(available):
             raise ValueError(
-                f"invalid devices={n}: must be between 1 and the {len(available)} {jax.default_backend()} "
-                f"device(s) present (on CPU, XLA_FLAGS=--xla_force_host_platform_device_count=N fakes N)"
+                f"invalid devices={n}: must be between 1 and the {len(available)} "
+                f"{jax.default_backend()} device(s) present "
+                f"(on CPU, XLA_FLAGS=--xla_force_host_platform_device_count=N fakes N)"
             )
         return list(available[:n])
     devices = list(devices)
@@ -90,7 +91,8 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
 
 
 def make_mesh(devices: int | str | Sequence[Any] | None = None) -> Mesh:
-    """A 1-D :class:`jax.sharding.Mesh` with axis ``'data'`` over :func:`resolve_devices` ``(devices)``."""
+    """A 1-D :class:`jax.sharding.Mesh` with axis ``'data'`` over :func:`resolve_devices`
+    ``(devices)``."""
     return Mesh(np.array(resolve_devices(devices)), (DATA,))
 
 
@@ -153,8 +155,8 @@ def state_shardings(
             if name is not None and np.shape(leaf)[axis] % n:
                 where = "/".join(_path_names(path))
                 raise ValueError(
-                    f"cannot split {where} (axis {axis} of shape {np.shape(leaf)}) over {n} devices: "
-                    f"num_envs must be a multiple of the number of devices"
+                    f"cannot split {where} (axis {axis} of shape {np.shape(leaf)}) "
+                    f"over {n} devices: num_envs must be a multiple of the number of devices"
                 )
         return NamedSharding(mesh, spec)
 
@@ -178,7 +180,8 @@ def shard_batch(tree: Any, mesh: Mesh) -> Any:
     for leaf in jax.tree_util.tree_leaves(tree):
         if np.ndim(leaf) == 0 or np.shape(leaf)[0] % n:
             raise ValueError(
-                f"cannot split a leaf of shape {np.shape(leaf)} over {n} devices on its leading axis"
+                f"cannot split a leaf of shape {np.shape(leaf)} over {n} devices "
+                "on its leading axis"
             )
     return jax.device_put(tree, batch_sharding(mesh))
 

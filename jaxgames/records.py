@@ -63,7 +63,8 @@ class GameRecord:
     lines: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def make_env(self) -> Any:
-        """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line if that fails."""
+        """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line if that
+        fails."""
         try:
             return make(self.game, **self.options)
         except ValueError as e:
@@ -186,7 +187,8 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
     result = fields.get("result", "*") or "*"
     if result not in RESULTS:
         raise RecordError(
-            f"{source}:{lines['result']}: unknown result {result!r}; use one of {', '.join(RESULTS)}"
+            f"{source}:{lines['result']}: unknown result {result!r}; "
+            f"use one of {', '.join(RESULTS)}"
         )
     return GameRecord(
         game=fields["game"],

@@ -30,7 +30,8 @@ def name(f: int, r: int) -> str:
 
 class Game:
     """One game. ``legal_moves()`` -> set of move texts; ``play(text)``; ``result`` after the end:
-    ``("win", player)``, ``("draw", "repetition")`` or ``("truncated", None)``; ``None`` while live."""
+    ``("win", player)``, ``("draw", "repetition")`` or ``("truncated", None)``; ``None`` while
+    live."""
 
     def __init__(self, sfen: str = START, max_steps: int = 256):
         rows, side, hands, number = sfen.split()

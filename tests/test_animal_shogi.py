@@ -440,7 +440,8 @@ def test_against_pgx():
     env = jaxgames.make("animal_shogi")
     penv = pgx.make("animal_shogi")
     # our (direction, mover square) -> pgx (direction, square); pgx square = (2 - col) * 4 + row,
-    # pgx directions (dx, dy) = (-d_col, d_row); drops: ours G E C, pgx chick(0) elephant(1) giraffe(2)
+    # pgx directions (dx, dy) = (-d_col, d_row); drops: ours G E C, pgx chick(0) elephant(1)
+    # giraffe(2)
     pgx_dirs = list(zip([-1, -1, -1, 0, 0, 1, 1, 1], [-1, 0, 1, -1, 1, -1, 0, 1]))
     perm = np.zeros(132, np.int32)
     for a in range(132):

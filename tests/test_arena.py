@@ -59,7 +59,8 @@ def test_random_openings(ttt):
     # every first move is a draw under perfect play
     r1 = arena(perfect, perfect, ttt, 600, jax.random.PRNGKey(2), opening_plies=1)
     assert r1.overall.draws == 600
-    # two random plies can lose the game for O (e.g. X corner, O adjacent edge): decisive games appear
+    # two random plies can lose the game for O (e.g. X corner, O adjacent edge): decisive games
+    # appear
     r2 = arena(perfect, perfect, ttt, 600, jax.random.PRNGKey(3), opening_plies=2)
     assert r2.overall.wins + r2.overall.losses > 0
     assert r2.overall.score == pytest.approx(0.5, abs=0.1)

@@ -1,4 +1,5 @@
-"""PPO: masking, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds, config errors."""
+"""PPO: masking, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds, config
+errors."""
 
 import dataclasses
 
@@ -83,7 +84,7 @@ def test_masked_gradients_are_finite_and_zero_on_illegal(key):
     logits = jax.random.normal(key, (4, 9))
     mask = jnp.arange(9)[None, :] % 2 == 0
     mask = jnp.broadcast_to(mask, (4, 9))
-    g = jax.grad(lambda l: (masked_log_probs(l, mask)[:, 0] + masked_entropy(l, mask)).sum())(
+    g = jax.grad(lambda x: (masked_log_probs(x, mask)[:, 0] + masked_entropy(x, mask)).sum())(
         logits
     )
     assert bool(jnp.all(jnp.isfinite(g)))
@@ -220,9 +221,9 @@ def test_vmap_over_seeds_gives_different_runs():
         jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
     )
     leaves = jax.tree_util.tree_leaves(states.params)
-    assert all(l.shape[0] == 2 for l in leaves)
-    assert any(not bool(jnp.array_equal(l[0], l[1])) for l in leaves)
-    assert all(bool(jnp.all(jnp.isfinite(l))) for l in leaves)
+    assert all(leaf.shape[0] == 2 for leaf in leaves)
+    assert any(not bool(jnp.array_equal(leaf[0], leaf[1])) for leaf in leaves)
+    assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in leaves)
     assert metrics["loss"].shape == (2, 2)  # 2 seeds x 2 chunks
     assert bool(jnp.all(metrics["episodes"] > 0))
     assert int(states.update[0]) == 4

@@ -1,4 +1,5 @@
-"""On-device trajectory ring buffer: wrap-around, windows, extend == repeated add, jit + donation."""
+"""On-device trajectory ring buffer: wrap-around, windows, extend == repeated add, jit +
+donation."""
 
 import functools
 

@@ -96,7 +96,7 @@ def random_games(size: int, games: int = 48, seed: int = 0):
 
         last, (traj, actions) = jax.lax.scan(body, state, jax.random.split(k1, steps))
         return jax.tree_util.tree_map(
-            lambda t, l: jnp.concatenate([t, l[None]]), traj, last
+            lambda t, x: jnp.concatenate([t, x[None]]), traj, last
         ), actions
 
     traj, actions = jax.jit(run)(jax.random.PRNGKey(seed))
@@ -154,7 +154,7 @@ def test_random_games_match_pgx():
             return jax.vmap(penv.step)(state, a), state
 
         last, traj = jax.lax.scan(body, state, actions)
-        traj = jax.tree_util.tree_map(lambda t, l: jnp.concatenate([t, l[None]]), traj, last)
+        traj = jax.tree_util.tree_map(lambda t, x: jnp.concatenate([t, x[None]]), traj, last)
         # absolute board: +1 black, -1 white (pgx keeps it from the mover's side)
         board = jax.vmap(jax.vmap(pgx_othello._get_abs_board))(traj)
         return traj, board

@@ -16,8 +16,8 @@ def test_tabular_q_improves_over_random():
     assert games[-1] >= 3500 and games[0] < games[-1]
     assert wins[-1] > 0.58 and wins[-1] > wins[0], wins  # random: 0.44 +- 0.03
     assert np.asarray(out.evals["losses"])[-1] < 330  # random: ~437 of 1000
-    g, w, d, l = learning_curve(out.curve, window=1000)
-    assert len(g) >= 3 and np.allclose(w + d + l, 1.0)
+    g, w, d, losses = learning_curve(out.curve, window=1000)
+    assert len(g) >= 3 and np.allclose(w + d + losses, 1.0)
     assert w[-1] > w[0], w  # the training win rate rises
     # the table only holds values in [-1, 1]
     q = np.asarray(out.q)

@@ -1,8 +1,12 @@
-"""Known issue (jax 0.10.2, XLA:CPU, 2-core machine): jit(vmap(init)) over 3 seeds may never return.
+"""Known issue (jax 0.10.2, XLA:CPU, 2-core machine): jit(vmap(init)) over 3 seeds may never
+return.
 
-    PYTHONPATH=$PWD timeout 120 python docs/known_issues/jit_vmap_init_hang.py 1   # compiles ~3 s, runs 0.5 s
-    PYTHONPATH=$PWD timeout 120 python docs/known_issues/jit_vmap_init_hang.py 3   # compiles ~3 s, then often hangs
-    PYTHONPATH=$PWD taskset -c 0 python docs/known_issues/jit_vmap_init_hang.py 3  # one core: never hangs
+    # compiles ~3 s, runs 0.5 s
+    PYTHONPATH=$PWD timeout 120 python docs/known_issues/jit_vmap_init_hang.py 1
+    # compiles ~3 s, then often hangs
+    PYTHONPATH=$PWD timeout 120 python docs/known_issues/jit_vmap_init_hang.py 3
+    # one core: never hangs
+    PYTHONPATH=$PWD taskset -c 0 python docs/known_issues/jit_vmap_init_hang.py 3
 
 Root cause (found 2026-11-21, session 3): a **thread-pool deadlock in XLA:CPU**, not a jaxgames
 bug. The two orthogonal initialisers of the heads (policy 128x132, value 128x1), vmapped over the

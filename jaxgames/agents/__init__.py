@@ -1,9 +1,9 @@
 """Agents: networks, the training algorithms (PPO, DQN, Gumbel AlphaZero, winner imitation),
 play-time search, and trained-policy loading.
 
-    policy = jaxgames.agents.load_policy("runs/ttt-ppo")      # greedy, legal moves only
-    action = policy(key, state)                                # one state; jax.vmap(policy) for many
-    policy.value(state)                                        # value estimate, mover's view
+    policy = jaxgames.agents.load_policy("runs/ttt-ppo")  # greedy, legal moves only
+    action = policy(key, state)                            # one state; jax.vmap(policy) for many
+    policy.value(state)                                    # value estimate, mover's view
 
 Algorithms are registered by name in :mod:`jaxgames.agents.registry`. The loaders of run
 directories live one layer up, in :mod:`jaxgames.runs`; they are re-exported here on first

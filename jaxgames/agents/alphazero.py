@@ -21,9 +21,10 @@ Gumbel"):
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
 plies per second than PPO; what it buys is a better target per ply. Status: experimental and
 untuned; on tic-tac-toe 100k plies take the network from worse than random to ~93% as X vs
-random, but it still loses ~20% of its games (PPO loses none); not yet measured on reversi. The trained network is
-evaluated and loaded like any other (``load_policy``: the network alone, greedy); play it with
-search through :class:`jaxgames.agents.search.SearchPolicy` (opponent spec ``mcts:N:<run>``).
+random, but it still loses ~20% of its games (PPO loses none); not yet measured on reversi. The
+trained network is evaluated and loaded like any other (``load_policy``: the network alone,
+greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy` (opponent spec
+``mcts:N:<run>``).
 """
 
 from __future__ import annotations

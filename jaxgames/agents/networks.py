@@ -84,8 +84,8 @@ class MLP(nn.Module):
 def _as_image(obs: jax.Array, name: str) -> jax.Array:
     if obs.ndim != 4:
         raise ValueError(
-            f"network {name!r} needs board observations float32[B, H, W, C]; got shape {obs.shape}. "
-            "Use network='mlp' for flat observations."
+            f"network {name!r} needs board observations float32[B, H, W, C]; "
+            f"got shape {obs.shape}. Use network='mlp' for flat observations."
         )
     return obs.astype(jnp.float32)
 

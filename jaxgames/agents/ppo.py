@@ -43,9 +43,9 @@ from jaxgames.validation import check_float
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig(RolloutConfig):
-    """PPO hyper-parameters: the rollout fields of :class:`~jaxgames.agents.rollout_learning.RolloutConfig`
-    (num_steps, update_epochs, num_minibatches, gae_lambda, vf_coef), the
-    shared :class:`TrainConfig` fields, and
+    """PPO hyper-parameters: the rollout fields of
+    :class:`~jaxgames.agents.rollout_learning.RolloutConfig` (num_steps, update_epochs,
+    num_minibatches, gae_lambda, vf_coef), the shared :class:`TrainConfig` fields, and
 
     clip_eps:         PPO ratio clipping (also used for the value clipping)
     ent_coef:         entropy bonus weight

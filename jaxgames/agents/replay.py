@@ -141,12 +141,14 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         return rows, envs
 
     def gather(state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array) -> Any:
-        """Items at ``rows`` (int32[B, ...]) of ``envs`` (int32[B]): leaves [B, ..., *item_shape]."""
+        """Items at ``rows`` (int32[B, ...]) of ``envs`` (int32[B]): leaves
+        [B, ..., *item_shape]."""
         envs = envs.reshape(envs.shape + (1,) * (rows.ndim - 1))
         return jax.tree_util.tree_map(lambda d: d[rows, envs], state.data)
 
     def sample(state: TrajectoryBufferState, key: jax.Array, batch_size: int, length: int) -> Any:
-        """``batch_size`` windows of ``length`` consecutive steps: leaves [batch_size, length, ...]."""
+        """``batch_size`` windows of ``length`` consecutive steps: leaves
+        [batch_size, length, ...]."""
         rows, envs = sample_indices(state, key, batch_size, length)
         return gather(state, rows, envs)
 

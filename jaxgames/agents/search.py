@@ -1,8 +1,8 @@
 """Play-time search: a trained network guiding Gumbel MuZero tree search over the real game.
 
-    guide = jaxgames.agents.load_policy("runs/r6-ppo")         # any trained policy (PPO, DQN, ...)
-    policy = SearchPolicy(env, guide, num_simulations=32)      # policy(key, state) -> int32[] action
-    jax.vmap(policy)(keys, states)                             # a batch of games, jittable
+    guide = jaxgames.agents.load_policy("runs/r6-ppo")     # any trained policy (PPO, DQN, ...)
+    policy = SearchPolicy(env, guide, num_simulations=32)  # policy(key, state) -> int32[] action
+    jax.vmap(policy)(keys, states)                         # a batch of games, jittable
 
 AlphaZero-style agents play with their network *inside* a search: the network proposes moves
 (prior) and judges positions (value), the search checks them against the rules. Here the search
@@ -116,8 +116,9 @@ class SearchPolicy:
 
     Same interface as :class:`~jaxgames.agents.common.Policy` (one state; ``jax.vmap`` for a
     batch; only legal moves): ``value(state)`` and ``probs(state)`` are the search's value of
-    its chosen move (float32[], mover's view) and its improved policy (float32[A]). Deterministic when
-    ``gumbel_scale == 0`` (default). Hashed by identity, so jitted callers compile once.
+    its chosen move (float32[], mover's view) and its improved policy (float32[A]).
+    Deterministic when ``gumbel_scale == 0`` (default). Hashed by identity, so jitted callers
+    compile once.
     """
 
     env: Env

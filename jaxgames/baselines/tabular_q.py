@@ -74,7 +74,8 @@ class TabularQConfig:
             raise ValueError(f"gamma must be in [0, 1], got {self.gamma}")
         if self.eval_points < 0 or self.eval_games < 2:
             raise ValueError(
-                f"need eval_points >= 0 and eval_games >= 2, got {self.eval_points}, {self.eval_games}"
+                f"need eval_points >= 0 and eval_games >= 2, "
+                f"got {self.eval_points}, {self.eval_games}"
             )
         if self.agent_player not in (None, 0, 1):
             raise ValueError(f"agent_player must be None, 0 or 1, got {self.agent_player}")

@@ -2,7 +2,8 @@
 
     table = round_robin({"random": r, "greedy": g, "alphabeta:2": ab}, env, n_games=1000, key=key)
     ratings = bradley_terry(table)               # {name: elo}, mean 0 (or anchor="random" at 0)
-    write_ratings_csv(ratings, table, "runs/elo/ratings.csv"); plot_ratings(ratings, "runs/elo/elo.png")
+    write_ratings_csv(ratings, table, "runs/elo/ratings.csv")
+    plot_ratings(ratings, "runs/elo/elo.png")
 
 Model: ``P(i beats j) = 1 / (1 + 10 ** ((elo_j - elo_i) / 400))``; a draw counts as half a win
 for each side. Fitted by the minorisation-maximisation iteration of Hunter (2004), with
