@@ -10,7 +10,7 @@ an auto-reset written like ``jaxgames.step_autoreset`` when it has the game and 
         --games reversi:8 reversi:6 animal_shogi tic_tac_toe \\
         --batch-sizes 1 4 16 64 256 1024 4096 16384 --steps 200 --out runs/throughput
     PYTHONPATH=$PWD python experiments/benchmark_throughput.py --quick   # < 1 minute
-    PYTHONPATH=$PWD python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \
+    PYTHONPATH=$PWD python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \\
         --games reversi:8 tic_tac_toe --batch-sizes 1024 16384 --out runs/throughput_devices
 
 Writes ``<out>/throughput.csv`` (game, impl, batch, steps_per_s, compile_s, seconds, steps),
