@@ -1,7 +1,8 @@
 """Build a game's ladder of fixed opponents: play the rungs' pairings from a fixed opening set,
 fit their Elo (random = 0) with 95% bootstrap intervals, and store it as package data.
 
-    python experiments/build_ladder.py --game reversi --size 8        # -> jaxgames/evaluation/ladders/reversi8.json
+    # -> jaxgames/evaluation/ladders/reversi8.json
+    python experiments/build_ladder.py --game reversi --size 8
     python experiments/build_ladder.py --game animal_shogi --openings 100
     python experiments/build_ladder.py --all                          # every game's default ladder
     python experiments/build_ladder.py --game reversi --size 6 --quick   # small, into runs/ only
