@@ -277,31 +277,33 @@ def _final_score(margin: jax.Array) -> jax.Array:
 
 
 def _leaf(geo: Geometry, tb: _Tables, p: Words, o: Words, one: jax.Array):
-    """Score a position from p's view (p to move): exact when the game is over or at most one
-    square is empty, else the heuristic. Returns (float32[...] score, int32[...] p's mobility).
-    """
-    mp = _keep(legal_moves(geo, p, o), one)
-    mo = _keep(legal_moves(geo, o, p), one)
-    mob_p, mob_o = _popcount(mp), _popcount(mo)
+    """Midgame leaf, p to move: exact when neither side can place (game over), else the
+    heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility)."""
+    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
+    mob_o = _popcount(_keep(legal_moves(geo, o, p), one))
     empty = _andnot(geo.full, _or(p, o))
-    n_empty = _popcount(empty)
-    margin = _popcount(p) - _popcount(o)
-    # one empty square left: whoever can play it does (p first), then the board is full
-    fp = _popcount(flips(geo, p, o, empty))
-    fo = _popcount(flips(geo, o, p, empty))
-    last = jnp.where(
-        mob_p > 0, margin + 1 + 2 * fp, jnp.where(mob_o > 0, margin - 1 - 2 * fo, margin)
-    )
-    exact = ((mob_p == 0) & (mob_o == 0)) | (n_empty <= 1)
-    final = _final_score(jnp.where(n_empty == 1, last, margin))
     heur = _heuristic(geo, tb, p, o, mob_p, mob_o, empty)
-    return jnp.where(exact, final, heur), mob_p
+    final = _final_score(_popcount(p) - _popcount(o))
+    return jnp.where((mob_p == 0) & (mob_o == 0), final, heur), mob_p
+
+
+def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
+    """Endgame leaf, p to move, at most one empty square: the exact final score (whoever can
+    play the last square does, p first; then the board is full). Returns (float32[...] score
+    from p's view, int32[...] p's mobility, for move ordering at any number of empties)."""
+    empty = _andnot(geo.full, _or(p, o))
+    fp = _popcount(flips(geo, p, o, empty))  # with one empty: > 0 iff p can play it
+    fo = _popcount(flips(geo, o, p, empty))
+    margin = _popcount(p) - _popcount(o)
+    last = jnp.where(fp > 0, margin + 1 + 2 * fp, jnp.where(fo > 0, margin - 1 - 2 * fo, margin))
+    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
+    return _final_score(last), mob_p
 
 
 def evaluate(env: Env, state) -> jax.Array:
-    """float32[]: the engine's static score of a (single, unbatched) reversi state from the
-    mover's view: exact (``WIN_BONUS * sign(margin) + margin``) when the game is over or one
-    square is empty, else the heuristic of the module docstring."""
+    """float32[]: the engine's static score of one (unbatched) reversi state from the mover's
+    view, as used at the search horizon: exact (``WIN_BONUS * sign(margin) + margin``) when
+    neither side can place, else the heuristic of the module docstring."""
     geo, tb = _tables(env.size)
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
@@ -320,20 +322,25 @@ class _Expansion(NamedTuple):
     count: jax.Array  # int32[]: legal placements of p
     order: jax.Array  # int32[K]: squares, legal placements first, best-ordered
     best_reply: jax.Array  # float32[]: max over p's placements of -score(grandchild)
-    static: jax.Array  # float32[]: _leaf score of (p, o)
+    static: jax.Array  # float32[]: score of the position as given (before any pass)
 
 
-def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, one) -> _Expansion:
+def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, static: bool, one) -> _Expansion:
     """Normalise (p to move, o the other side): a side that cannot place passes. Then play
     every legal placement at once and score each grandchild.
 
     lanes: (tuple of W uint32[K] one-bit boards, int32[K] their squares); K lanes cover every
     square that may be empty (all N*N in the midgame, the root's empties in the endgame).
+    exact: grandchildren are scored by :func:`_leaf_exact` (valid with <= 1 empty), else by
+    :func:`_leaf`. static: score (p, o) itself with :func:`_leaf` (else only exactly, which is
+    right when the game is over).
     """
     bits, squares = lanes
     mp = _keep(legal_moves(geo, p, o), one)
     mo = _keep(legal_moves(geo, o, p), one)
     has_p, has_o = _any(mp), _any(mo)
+    margin = _popcount(p) - _popcount(o)
+    score = _leaf(geo, tb, p, o, one)[0] if static else _final_score(margin)
     swapped = ~has_p & has_o
     p, o = _where(swapped, o, p), _where(swapped, p, o)
     moves = _keep(_where(swapped, mo, mp), one)
@@ -341,10 +348,14 @@ def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, one) -> _Expansion:
     flipped = flips(geo, p, o, bits)
     gp = _keep(_andnot(o, flipped), one)  # grandchild: the other side to move
     go = _keep(_or(_or(p, bits), flipped), one)
-    score_g, mob_g = _leaf(geo, tb, gp, go, one)
-    value = jnp.where(legal, -score_g, -jnp.inf)
-    # midgame: by the 1-ply score; endgame: fewest replies first, then by the 1-ply score
-    key = value - 4.0 * WIN_BONUS * mob_g.astype(jnp.float32) if exact else value
+    if exact:
+        score_g, mob_g = _leaf_exact(geo, gp, go, one)
+        # fastest first: fewest replies; corners first among equals
+        corner = _any(_and(bits, tb.corners)).astype(jnp.float32)
+        key = -mob_g.astype(jnp.float32) + 0.5 * corner
+    else:
+        score_g, _ = _leaf(geo, tb, gp, go, one)
+        key = -score_g  # the 1-ply score
     order = squares[jnp.argsort(-jnp.where(legal, key, -jnp.inf))].astype(jnp.int32)
     return _Expansion(
         p=p,
@@ -354,36 +365,39 @@ def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, one) -> _Expansion:
         n_empty=_popcount(_andnot(geo.full, _or(p, o))),
         count=_popcount(moves),
         order=order,
-        best_reply=jnp.max(value),
-        static=_leaf(geo, tb, p, o, one)[0],
+        best_reply=jnp.max(jnp.where(legal, -score_g, -jnp.inf)),
+        static=score,
     )
 
 
 class _Loop(NamedTuple):
-    root: _Expansion
-    best: jax.Array  # float32[]: value of the normalised root
+    value: jax.Array  # float32[]: value of the root for its mover
     root_values: jax.Array  # float32[N*N]: exact for every move as good as the best
     nodes: jax.Array  # int32[]
 
 
-def _search_loop(geo, tb, p0, o0, one, lanes, exact: bool, depth: int, levels: int, active):
+def _search_loop(geo, tb, p0, o0, lanes, exact: bool, depth: int, levels: int, active):
     """Alpha-beta from (p0, o0) (p0 to move) in one ``lax.while_loop`` over an explicit stack
     of ``levels`` nodes. ``exact``: search to the end of the game (the root must have at most
-    ``levels + 2`` empties), else to ``depth`` placements. ``active``: bool[], False returns at
-    once (under ``vmap`` only the games that need this loop keep it running)."""
-    cells, n_words = geo.cells, geo.words
-    root = _expand(geo, tb, p0, o0, lanes, exact, one)
-    neg_inf = jnp.float32(-jnp.inf)
+    ``levels + 1`` empties), else to ``depth`` placements. ``active``: bool[], False returns at
+    once (under ``vmap`` only the games that need this loop keep it running).
 
-    def stack(x):
+    Level 0 is a pre-root, (o0, p0) with the single null move (no square: nothing flips), so
+    that the root itself (level 1) is expanded by the loop body like any other node.
+    """
+    cells, n_words = geo.cells, geo.words
+    neg_inf = jnp.float32(-jnp.inf)
+    k = lanes[1].shape[0]
+
+    def stack(x, fill=0):
         x = jnp.asarray(x)
-        return jnp.zeros((levels,) + x.shape, x.dtype).at[0].set(x)
+        return jnp.full((levels,) + x.shape, fill, x.dtype).at[0].set(x)
 
     carry = dict(
-        P=stack(jnp.stack(root.p)),  # uint32[L, W] per level: the mover's discs
-        O=stack(jnp.stack(root.o)),
-        order=stack(root.order),  # int32[L, K]: the node's moves, best first
-        count=stack(root.count),
+        P=stack(jnp.stack(o0)),  # uint32[L, W] per level: the mover's discs
+        O=stack(jnp.stack(p0)),
+        order=stack(jnp.full(k, cells, jnp.int32)),  # int32[L, K]: moves, best first
+        count=stack(jnp.int32(1)),
         idx=jnp.zeros(levels, jnp.int32),  # next position in order[l]
         move=jnp.zeros(levels, jnp.int32),  # move being searched below level l
         best=jnp.full(levels, neg_inf),
@@ -392,7 +406,7 @@ def _search_loop(geo, tb, p0, o0, one, lanes, exact: bool, depth: int, levels: i
         sign=jnp.ones(levels, jnp.float32),  # a node adds sign * value to its parent
         root_values=jnp.full(cells, neg_inf),
         top=jnp.int32(0),
-        done=~active | root.terminal,
+        done=~active,
         nodes=jnp.int32(0),
     )
 
@@ -403,38 +417,38 @@ def _search_loop(geo, tb, p0, o0, one, lanes, exact: bool, depth: int, levels: i
         o = tuple(c["O"][t, i] for i in range(n_words))
         i = c["idx"][t]
         expand = (i < c["count"][t]) & (c["best"][t] < c["beta"][t])
-        m = c["order"][t, jnp.minimum(i, c["order"].shape[1] - 1)]
+        m = c["order"][t, jnp.minimum(i, k - 1)]
         mv = square_bit(geo, m)
         f = flips(geo, p, o, mv)
-        child = _expand(geo, tb, _andnot(o, f), _or(_or(p, mv), f), lanes, exact, one)
+        static = not exact and depth == 1  # depth 1: the root's children are leaves
+        child = _expand(geo, tb, _andnot(o, f), _or(_or(p, mv), f), lanes, exact, static, one)
         sgn = jnp.where(child.swapped, 1.0, -1.0)  # the same side moves again after a pass
-        level = t + 1
         if exact:  # a child with <= 2 empties: its replies' grandchildren are scored exactly
-            direct = child.terminal | (child.n_empty <= 2)
-            v_child = jnp.where(child.terminal, child.static, child.best_reply)
-        else:  # depth - level placements left below the child
-            direct = child.terminal | (depth - level <= 1)
-            v_child = jnp.where(
-                child.terminal | (depth - level <= 0), child.static, child.best_reply
-            )
+            direct, leaf = child.terminal | (child.n_empty <= 2), child.terminal
+        else:  # the child is t placements below the root: depth - t placements are left
+            direct = child.terminal | (depth - t <= 1)
+            leaf = child.terminal | (depth - t <= 0)
+        direct = child.terminal | ((t > 0) & direct)  # the root itself is always pushed
+        # a leaf child is scored as it stands (its mover may have to pass)
+        v_direct = jnp.where(leaf, -child.static, sgn * child.best_reply)
         push = expand & ~direct
         pop = ~expand
 
         # fold a value into a node: a direct child's into t, or the popped t's into t - 1
         ft = jnp.where(pop, t - 1, t)
-        fv = jnp.where(pop, c["sign"][t] * c["best"][t], sgn * v_child)
+        fv = jnp.where(pop, c["sign"][t] * c["best"][t], v_direct)
         fm = jnp.where(pop, c["move"][jnp.maximum(t - 1, 0)], m)
         fold = (expand & direct) | (pop & (t > 0))
         ftd = jnp.where(fold, ft, levels)  # an out-of-range index is dropped
         out = dict(c)
         out["best"] = c["best"].at[ftd].max(fv, mode="drop")
         out["alpha"] = c["alpha"].at[ftd].max(fv, mode="drop")
-        root_sq = jnp.where(fold & (ft == 0), fm, cells)
+        root_sq = jnp.where(fold & (ft == 1), fm, cells)
         out["root_values"] = c["root_values"].at[root_sq].set(fv, mode="drop")
         out["idx"] = c["idx"].at[jnp.where(expand, t, levels)].add(1, mode="drop")
         # push the child with the parent's window (at the root widened so ties stay exact)
-        q = jnp.where(push, level, levels)
-        lo = c["alpha"][t] - jnp.where(t == 0, ROOT_TIE_EPS, 0.0)
+        q = jnp.where(push, t + 1, levels)
+        lo = c["alpha"][t] - jnp.where(t == 1, ROOT_TIE_EPS, 0.0)
         hi = c["beta"][t]
         out["P"] = c["P"].at[q].set(jnp.stack(child.p), mode="drop")
         out["O"] = c["O"].at[q].set(jnp.stack(child.o), mode="drop")
@@ -446,14 +460,14 @@ def _search_loop(geo, tb, p0, o0, one, lanes, exact: bool, depth: int, levels: i
         out["beta"] = c["beta"].at[q].set(jnp.where(sgn > 0, hi, -lo), mode="drop")
         out["sign"] = c["sign"].at[q].set(sgn, mode="drop")
         out["move"] = c["move"].at[jnp.where(push, t, levels)].set(m, mode="drop")
-        out["top"] = jnp.where(push, level, jnp.where(pop, t - 1, t))
+        out["top"] = jnp.where(push, t + 1, jnp.where(pop, t - 1, t))
         out["done"] = pop & (t == 0)
         out["nodes"] = c["nodes"] + 1
         return out
 
     c = jax.lax.while_loop(lambda c: ~c["done"], body, carry)
-    best = jnp.where(root.terminal, root.static, c["best"][0])
-    return _Loop(root=root, best=best, root_values=c["root_values"], nodes=c["nodes"])
+    # the pre-root's best is the negated value of the root (for the root's mover)
+    return _Loop(value=-c["best"][0], root_values=c["root_values"], nodes=c["nodes"])
 
 
 class SearchResult(NamedTuple):
@@ -503,55 +517,39 @@ def search(
     _check(depth, endgame_empties)
     geo, tb = _tables(env.size)
     cells, n_words = geo.cells, geo.words
-    one = _runtime_one(state.step_count)
     p0 = tuple(state.mover[i] for i in range(n_words))
     o0 = tuple(state.opponent[i] for i in range(n_words))
     empty0 = _andnot(geo.full, _or(p0, o0))
     exact = _popcount(empty0) <= endgame_empties
-    if full_root:
-        go = jnp.bool_(True)
-    else:  # a forced pass or a single legal move needs no search
-        mp = legal_moves(geo, p0, o0)
-        go = _popcount(mp) >= 2
+    moves0 = legal_moves(geo, p0, o0)
+    n_moves = _popcount(moves0)
+    # a policy needs no search for a forced pass or a single legal move
+    go = jnp.bool_(True) if full_root else n_moves >= 2
     loops = []
     if midgame:
         lanes = (tuple(jnp.asarray(b) for b in tb.lanes), jnp.arange(cells, dtype=jnp.int32))
-        levels = max(depth - 1, 1)  # pushed children have >= 2 placements left: level <= D-2
-        loops.append(_search_loop(geo, tb, p0, o0, one, lanes, False, depth, levels, go & ~exact))
+        levels = max(depth, 2)  # pushed: pre-root, root, nodes with >= 2 placements left
+        loops.append(_search_loop(geo, tb, p0, o0, lanes, False, depth, levels, go & ~exact))
     if endgame_empties > 0:
         # lanes: the root's empty squares (padded with the off-board square N*N: no bits)
-        k = endgame_empties
         empty_sq = unpack(jnp.stack(empty0), cells)
-        squares = jnp.nonzero(empty_sq, size=k, fill_value=cells)[0].astype(jnp.int32)
-        bits = square_bit(geo, squares)
-        levels = max(k - 2, 1)  # pushed children have >= 3 empties: level <= k - 3
-        loops.append(
-            _search_loop(geo, tb, p0, o0, one, (bits, squares), True, 1, levels, go & exact)
-        )
-    # only what the root needs from each loop (their move lists have different lengths)
-    outs = [
-        dict(
-            best=r.best,
-            root_values=r.root_values,
-            nodes=r.nodes,
-            swapped=r.root.swapped,
-            terminal=r.root.terminal,
-            single=jnp.where(r.root.count == 1, r.root.order[0], -1),
-        )
-        for r in loops
-    ]
-    if len(outs) == 2:
-        res = jax.tree_util.tree_map(lambda a, b: jnp.where(exact, b, a), *outs)
+        squares = jnp.nonzero(empty_sq, size=endgame_empties, fill_value=cells)[0]
+        squares = squares.astype(jnp.int32)
+        lanes = (square_bit(geo, squares), squares)
+        levels = max(endgame_empties - 1, 2)  # pushed: pre-root, root, nodes with >= 3 empties
+        loops.append(_search_loop(geo, tb, p0, o0, lanes, True, 1, levels, go & exact))
+    if len(loops) == 2:
+        res = jax.tree_util.tree_map(lambda a, b: jnp.where(exact, b, a), *loops)
     else:
-        (res,) = outs
-    # the mover's value: the normalised root's, negated if the mover has to pass
-    value = jnp.where(res["swapped"], -res["best"], res["best"])
-    top = jnp.max(res["root_values"])
+        (res,) = loops
+    top = jnp.max(res.root_values)
     noise = jax.random.uniform(key, (cells,))
-    action = jnp.argmax(jnp.where(res["root_values"] >= top, noise, -1.0)).astype(jnp.int32)
-    action = jnp.where(res["single"] >= 0, res["single"], action)
-    action = jnp.where(res["swapped"] | res["terminal"], cells, action)
-    return SearchResult(value=value, action=action, exact=exact, nodes=res["nodes"])
+    action = jnp.argmax(jnp.where(res.root_values >= top, noise, -1.0)).astype(jnp.int32)
+    if not full_root:  # the single legal move (lowest set bit)
+        single = jnp.argmax(unpack(jnp.stack(moves0), cells)).astype(jnp.int32)
+        action = jnp.where(n_moves == 1, single, action)
+    action = jnp.where(n_moves == 0, cells, action)  # pass (or the game is over)
+    return SearchResult(value=res.value, action=action, exact=exact, nodes=res.nodes)
 
 
 def margin_of(value: jax.Array) -> jax.Array:
