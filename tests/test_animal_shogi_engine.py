@@ -1,0 +1,184 @@
+"""Animal shogi alpha-beta engine: legality, exact terminal play, and root values equal to an
+independent brute-force negamax over the same evaluation."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.evaluation import animal_shogi_engine as E
+
+
+@pytest.fixture(scope="module")
+def env():
+    return jaxgames.make("animal_shogi")
+
+
+def random_states(env, key, n, max_plies):
+    """n live states after 0..max_plies uniformly random plies (both sides to move)."""
+    k_len, k_play = jax.random.split(key)
+    lengths = jax.random.randint(k_len, (n,), 0, max_plies + 1)
+
+    def one(k, length):
+        def body(t, s):
+            a = jaxgames.random_action(jax.random.fold_in(k, t), s.legal_action_mask)
+            nxt = env.step(s, a)
+            keep = (t < length) & ~(nxt.terminated | nxt.truncated)
+            return jax.tree_util.tree_map(lambda x, y: jnp.where(keep, x, y), nxt, s)
+
+        return jax.lax.fori_loop(0, max_plies, body, env.init(k))
+
+    return jax.jit(jax.vmap(one))(jax.random.split(k_play, n), lengths)
+
+
+SHUFFLE = ["c4c3", "a1a2", "c3c4", "a2a1", "c4c3", "a1a2", "c3c4"]  # a2a1 next: 3rd occurrence
+
+
+@pytest.fixture(scope="module")
+def states(env):
+    """48 live states: a repetition position first, then random ones."""
+    s, step = env.init(jax.random.PRNGKey(0)), jax.jit(env.step)
+    for m in SHUFFLE:
+        s = step(s, env.text_to_action(s, m))
+    rand = random_states(env, jax.random.PRNGKey(7), 47, 24)
+    return jax.tree_util.tree_map(lambda x, y: jnp.concatenate([x[None], y]), s, rand)
+
+
+@pytest.fixture(scope="module")
+def policies(env):
+    return {d: jax.jit(jax.vmap(E.animal_shogi_engine_policy(env, d))) for d in (1, 3)}
+
+
+def flip_text(text):
+    """The same position with colours swapped and the board turned (gote to move)."""
+    rows, side, hands, number = text.split()
+    board = "".join(c if c.isdigit() else c.swapcase() for c in rows[::-1])
+    assert side == "b"
+    return f"{board} w {hands.swapcase()} {int(number) + 1}"
+
+
+def stack(states):
+    return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
+
+
+def test_legal_moves_both_sides_vmap_jit(env, states, policies):
+    players = np.asarray(states.current_player)
+    assert 0 < players.sum() < len(players)  # both sides to move are covered
+    mask = np.asarray(states.legal_action_mask)
+    keys = jax.random.split(jax.random.PRNGKey(1), len(players))
+    for d, pol in policies.items():
+        acts = np.asarray(pol(keys, states))
+        assert acts.dtype == np.int32
+        assert mask[np.arange(len(acts)), acts].all(), d
+        # deterministic per key
+        np.testing.assert_array_equal(acts, np.asarray(pol(keys, states)))
+    # games of a batch do not interact: permuting the batch permutes the moves
+    perm = np.random.default_rng(0).permutation(len(players))
+    shuffled = jax.tree_util.tree_map(lambda x: x[perm], states)
+    np.testing.assert_array_equal(np.asarray(pol(keys[perm], shuffled)), acts[perm])
+
+
+#: positions with an immediate win for the mover, and one where some moves lose at once
+POSITIONS = [
+    "l2/2E/1E1/2L b G 1",  # G*a2 catches the lion
+    "2l/L2/3/3 b - 1",  # a2a1 is a try
+    "3/2g/1El/L2 b C 1",  # taking the giraffe (or moving the elephant) lets gote try
+]
+
+
+def test_takes_immediate_win_and_avoids_immediate_loss(env, states, policies):
+    texts = POSITIONS + [flip_text(t) for t in POSITIONS]
+    n = states.current_player.shape[0]  # the same batch size as `states`: no recompilation
+    batch = stack([env.from_text(texts[i % len(texts)]) for i in range(n)])
+    me = np.asarray(batch.current_player)
+    step = jax.vmap(env.step)
+
+    @jax.jit
+    def mover_wins(s):
+        """bool[B, 132]: the mover of s wins at once with this (legal) action."""
+        children = jax.vmap(jax.vmap(env.step, in_axes=(None, 0)), in_axes=(0, None))(
+            s, jnp.arange(132)
+        )
+        return s.legal_action_mask & (children.winner == s.current_player[:, None])
+
+    can_win = np.asarray(mover_wins(batch)).any(1)
+    np.testing.assert_array_equal(can_win, np.arange(n) % 3 != 2)
+    # the third position is a real test: taking the giraffe lets gote try at once
+    bait_b = env.text_to_action(env.from_text(POSITIONS[2]), "b3c2")
+    bait_w = env.text_to_action(env.from_text(flip_text(POSITIONS[2])), "b2a3")
+    baits = np.where(np.arange(n) % 6 == 2, bait_b, bait_w)
+    rows = np.arange(n) % 3 == 2
+    first_legal = np.argmax(np.asarray(batch.legal_action_mask), axis=1)
+    lost = np.asarray(mover_wins(step(batch, jnp.asarray(np.where(rows, baits, first_legal)))))
+    assert lost.any(1)[rows].all()
+
+    keys = jax.random.split(jax.random.PRNGKey(2), n)
+    for d, pol in policies.items():
+        children = step(batch, pol(keys, batch))
+        won = np.asarray(children.winner) == me
+        assert won[can_win].all(), d
+        if d >= 2:
+            assert not np.asarray(mover_wins(children)).any(1)[~can_win].any(), d
+
+
+# ------------------------------------------------------------------ brute-force reference
+@jax.jit
+def expand_all(view, own_hand, opp_hand, mover):
+    """All 132 children of a mover-frame position and their horizon scores (E.WIN for a
+    position whose mover has a legal try)."""
+    actions = jnp.arange(132, dtype=jnp.int32)
+    ch = jax.vmap(E.play, in_axes=(None, None, None, 0, None))(
+        view, own_hand, opp_hand, actions, mover
+    )
+    has_try = jax.vmap(E._has_try)(ch.view, ch.legal)
+    ev = jax.vmap(E.evaluate)(ch.view, ch.own_hand, ch.opp_hand)
+    return ch, jnp.where(has_try, E.WIN, ev)
+
+
+def reference_values(env, state, depth):
+    """Root values by plain recursive negamax (no pruning, no ordering) in Python over the
+    module's move generator and evaluation: {legal action: int}."""
+    history = [tuple(k) for k in np.asarray(state.history)[: int(state.step_count) + 1]]
+    step0 = int(state.step_count)
+
+    def negamax(view, oh, ph, mover, legal, ply, path):
+        ch, ev = jax.device_get(expand_all(view, oh, ph, mover))
+        vals = {}
+        for a in np.flatnonzero(legal):
+            key = tuple(ch.key[a])
+            seen = history.count(key) + path.count(key)
+            if ch.won[a]:
+                v = E.WIN - (ply + 1)
+            elif seen >= 2 or step0 + ply + 1 >= env.max_steps:
+                v = 0
+            elif ply + 1 == depth:
+                v = -(E.WIN - ply - 2 if ev[a] == E.WIN else int(ev[a]))
+            else:
+                args = (ch.view[a], ch.own_hand[a], ch.opp_hand[a], 1 - mover, ch.legal[a])
+                v = -max(negamax(*args, ply + 1, path + [key]).values())
+            vals[int(a)] = v
+        return vals
+
+    p = int(state.current_player)
+    view = np.asarray(E.mover_view(state.board, p))
+    hand = np.asarray(state.hand)
+    return negamax(view, hand[p], hand[1 - p], p, np.asarray(state.legal_action_mask), 0, [])
+
+
+@pytest.mark.parametrize("depth,n", [(2, 10), (3, 3)])
+def test_root_values_equal_brute_force(env, states, policies, depth, n):
+    exact = np.asarray(jax.jit(jax.vmap(E.search(env, depth, exact_root=True)))(states))
+    if depth in policies:
+        keys = jax.random.split(jax.random.PRNGKey(3), states.current_player.shape[0])
+        played = np.asarray(policies[depth](keys, states))
+    for i in range(n):
+        s = jax.tree_util.tree_map(lambda x: x[i], states)
+        ref = reference_values(env, s, depth)
+        legal = np.flatnonzero(np.asarray(s.legal_action_mask))
+        np.testing.assert_array_equal(exact[i, legal], [ref[a] for a in legal])
+        if depth in policies:  # the pruned search of the policy plays one of the best moves
+            assert ref[int(played[i])] == max(ref.values())
+    # states[0]: going back to the start position a third time is a draw
+    s0 = jax.tree_util.tree_map(lambda x: x[0], states)
+    assert exact[0, env.text_to_action(s0, "a2a1")] == 0
