@@ -125,45 +125,55 @@ def test_takes_immediate_win_and_avoids_immediate_loss(env, states, policies):
 # ------------------------------------------------------------------ brute-force reference
 @jax.jit
 def expand_all(view, own_hand, opp_hand, mover):
-    """All 132 children of a mover-frame position and their horizon scores (E.WIN for a
-    position whose mover has a legal try)."""
+    """All 132 children of a mover-frame position, with what the reference needs of each:
+    (Child, static value for the child's mover (a legal try: WIN), in check, quiet moves)."""
     actions = jnp.arange(132, dtype=jnp.int32)
     ch = jax.vmap(E.play, in_axes=(None, None, None, 0, None))(
         view, own_hand, opp_hand, actions, mover
     )
     has_try = jax.vmap(E._has_try)(ch.view, ch.legal)
-    ev = jax.vmap(E.evaluate)(ch.view, ch.own_hand, ch.opp_hand)
-    return ch, jnp.where(has_try, E.WIN, ev)
+    stand = jnp.where(has_try, E.WIN, jax.vmap(E.evaluate)(ch.view, ch.own_hand, ch.opp_hand))
+    return ch, stand, jax.vmap(E._in_check)(ch.view), jax.vmap(E._quiet_moves)(ch.view, ch.legal)
 
 
-def reference_values(env, state, depth):
-    """Root values by plain recursive negamax (no pruning, no ordering) in Python over the
-    module's move generator and evaluation: {legal action: int}."""
+def reference_values(env, state, depth, quiescence):
+    """Root values by plain recursive negamax in Python (no pruning, no move ordering) over
+    the module's move generator and evaluation: full width to ``depth``, then captures and
+    promotions with stand-pat (all moves, no stand-pat, in check) until ply depth +
+    quiescence. Returns {legal action: int}."""
     history = [tuple(k) for k in np.asarray(state.history)[: int(state.step_count) + 1]]
-    step0 = int(state.step_count)
+    step0, size = int(state.step_count), depth + quiescence
 
-    def negamax(view, oh, ph, mover, legal, ply, path):
-        ch, ev = jax.device_get(expand_all(view, oh, ph, mover))
-        vals = {}
-        for a in np.flatnonzero(legal):
-            key = tuple(ch.key[a])
-            seen = history.count(key) + path.count(key)
-            if ch.won[a]:
-                v = E.WIN - (ply + 1)
-            elif seen >= 2 or step0 + ply + 1 >= env.max_steps:
-                v = 0
-            elif ply + 1 == depth:
-                v = -(E.WIN - ply - 2 if ev[a] == E.WIN else int(ev[a]))
-            else:
-                args = (ch.view[a], ch.own_hand[a], ch.opp_hand[a], 1 - mover, ch.legal[a])
-                v = -max(negamax(*args, ply + 1, path + [key]).values())
-            vals[int(a)] = v
-        return vals
+    def move_value(node, a, ply, path):
+        """Value of move ``a`` for the mover of ``node`` = (position, its expand_all output)."""
+        (_, _, _, mover), (ch, stand, check, quiet) = node
+        key, k = tuple(ch.key[a]), ply + 1
+        if ch.won[a]:
+            return E.WIN - k
+        if history.count(key) + path.count(key) >= 2 or step0 + k >= env.max_steps:
+            return 0
+        child = (ch.view[a], ch.own_hand[a], ch.opp_hand[a], 1 - mover)
+        if k < depth:  # full width
+            return -node_value(child, ch.legal[a], k, path + [key], E.NEG)
+        if stand[a] == E.WIN:  # the child's mover has a legal try
+            return -(E.WIN - k - 1)
+        if k >= size:
+            return -int(stand[a])
+        if check[a]:  # quiescence in check: every evasion, no stand-pat
+            return -node_value(child, ch.legal[a], k, path + [key], E.NEG)
+        return -node_value(child, quiet[a], k, path + [key], int(stand[a]))
+
+    def node_value(position, moves, ply, path, base):
+        """max(base, the values of ``moves``) at a position (view, own hand, opp hand, mover)."""
+        node = (position, jax.device_get(expand_all(*position)))
+        return max([base] + [move_value(node, a, ply, path) for a in np.flatnonzero(moves)])
 
     p = int(state.current_player)
-    view = np.asarray(E.mover_view(state.board, p))
     hand = np.asarray(state.hand)
-    return negamax(view, hand[p], hand[1 - p], p, np.asarray(state.legal_action_mask), 0, [])
+    root = (np.asarray(E.mover_view(state.board, p)), hand[p], hand[1 - p], p)
+    node = (root, jax.device_get(expand_all(*root)))
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+    return {int(a): move_value(node, a, 0, []) for a in legal}
 
 
 @pytest.mark.parametrize("depth,n", [(2, 10), (3, 3)])
@@ -174,7 +184,7 @@ def test_root_values_equal_brute_force(env, states, policies, depth, n):
         played = np.asarray(policies[depth](keys, states))
     for i in range(n):
         s = jax.tree_util.tree_map(lambda x: x[i], states)
-        ref = reference_values(env, s, depth)
+        ref = reference_values(env, s, depth, E.QUIESCENCE)
         legal = np.flatnonzero(np.asarray(s.legal_action_mask))
         np.testing.assert_array_equal(exact[i, legal], [ref[a] for a in legal])
         if depth in policies:  # the pruned search of the policy plays one of the best moves

@@ -101,6 +101,11 @@ IN_CHECK = 60
 OPP_TRY_SQUARE = 250  # per square the opponent's lion could try on next move
 LION_NEAR_TRY = 40
 CONTROL = 10  # per attacked square
+LION_ADVANCE = 20  # per row a lion has advanced from its home rank
+CHICK_ADVANCE = 10  # per row a chick has advanced
+
+#: extra plies of captures and promotions searched beyond the full-width depth
+QUIESCENCE = 4
 
 # move-ordering bonuses (same units)
 ORDER_TRY = 100_000
@@ -233,7 +238,13 @@ def evaluate(view: jax.Array, own_hand: jax.Array, opp_hand: jax.Array) -> jax.A
     tries = LION_NEAR_TRY * near_try.astype(jnp.int32) - OPP_TRY_SQUARE * _popcount(opp_tries)
 
     control = CONTROL * (_popcount(at.own_bits) - _popcount(at.opp_bits))
-    return (material + capture - hanging + lion_safety + tries + control).astype(jnp.int32)
+    # progress: rows the lions and chicks have advanced (mover's rows count down to 0)
+    row = SQUARES // 3
+    advance = LION_ADVANCE * ((3 - at.own_lion // 3) - at.opp_lion // 3) + CHICK_ADVANCE * (
+        jnp.sum(jnp.where(view == 4, 3 - row, 0)) - jnp.sum(jnp.where(view == 9, row, 0))
+    )
+    total = material + capture - hanging + lion_safety + tries + control + advance
+    return total.astype(jnp.int32)
 
 
 def _has_try(view: jax.Array, legal: jax.Array) -> jax.Array:
@@ -315,41 +326,62 @@ def _root(state) -> tuple[jax.Array, jax.Array, jax.Array]:
     return view, state.hand[p], state.hand[1 - p]
 
 
-def search(env: Env, depth: int, exact_root: bool = False):
-    """``search_fn(state) -> int32[132]``: depth-``depth`` alpha-beta values of the root moves
-    of one animal shogi state (mover's view; ``NEG`` for illegal moves).
+def _quiet_moves(view: jax.Array, legal: jax.Array) -> jax.Array:
+    """bool[132]: the legal moves searched in quiescence - captures and chick promotions."""
+    to = jnp.maximum(jnp.asarray(ACTION_TO), 0)
+    frm = jnp.maximum(jnp.asarray(ACTION_FROM), 0)
+    is_move = jnp.arange(NUM_ACTIONS) < NUM_MOVE_ACTIONS
+    capture = view[to] >= 6
+    promote = (view[frm] == 4) & (to < 3)
+    return legal & is_move & (capture | promote)
 
-    With ``exact_root=False`` (what the policy uses) every move whose value equals the best is
-    exact and the others may be upper bounds (fail-low); with ``exact_root=True`` the root is
-    searched with a full window, so every legal move's value is exact (slower; for tests).
+
+def _in_check(view: jax.Array) -> jax.Array:
+    """bool[]: the mover's lion is attacked."""
+    at = _attacks(view)
+    return at.opp_count[at.own_lion] > 0
+
+
+def search(env: Env, depth: int, quiescence: int = QUIESCENCE, exact_root: bool = False):
+    """``search_fn(state) -> int32[132]``: alpha-beta values of the root moves of one animal
+    shogi state (mover's view; ``NEG`` for illegal moves).
+
+    Full width to ``depth`` plies, then up to ``quiescence`` more plies of captures and
+    promotions only, where the side to move may also stand pat on :func:`evaluate` (all
+    evasions are searched, without standing pat, when it is in check). With
+    ``exact_root=False`` (what the policy uses) every move whose value equals the best is exact
+    and the others may be upper bounds (fail-low); with ``exact_root=True`` the root is searched
+    with a full window, so every legal move's value is exact (slower; for tests).
     """
-    if not isinstance(depth, int) or depth < 1:
-        raise ValueError(f"search depth must be an integer >= 1, got {depth!r}")
+    for name, x, low in (("depth", depth, 1), ("quiescence", quiescence, 0)):
+        if isinstance(x, bool) or not isinstance(x, int) or x < low:
+            raise ValueError(f"search {name} must be an integer >= {low}, got {x!r}")
     if getattr(env, "name", None) != "animal_shogi":
         raise ValueError(f"the animal shogi engine plays only animal_shogi, not {env!r}")
     max_steps = env.max_steps
+    size = depth + quiescence  # stack of nodes at plies 0 .. size - 1
     no_key = jnp.full((2,), 0xFFFFFFFF, jnp.uint32)
 
     def search_fn(state) -> jax.Array:
         view, oh, ph = _root(state)
         root_player = state.current_player
         stack = dict(
-            view=jnp.zeros((depth, 12), jnp.int32).at[0].set(view),
-            oh=jnp.zeros((depth, 3), jnp.int32).at[0].set(oh),
-            ph=jnp.zeros((depth, 3), jnp.int32).at[0].set(ph),
-            # path keys of plies 1..depth-1 (the root is in the game history already)
-            key=jnp.broadcast_to(no_key, (depth, 2)),
-            order=jnp.full((depth, NUM_ACTIONS), NEG, jnp.int32)
+            view=jnp.zeros((size, 12), jnp.int32).at[0].set(view),
+            oh=jnp.zeros((size, 3), jnp.int32).at[0].set(oh),
+            ph=jnp.zeros((size, 3), jnp.int32).at[0].set(ph),
+            # path keys of plies >= 1 (the root is in the game history already)
+            key=jnp.broadcast_to(no_key, (size, 2)),
+            order=jnp.full((size, NUM_ACTIONS), NEG, jnp.int32)
             .at[0]
             .set(order_scores(view, state.legal_action_mask)),
         )
         carry = dict(
             stack=stack,
             p=jnp.int32(0),
-            act=jnp.zeros(depth, jnp.int32),
-            best=jnp.full(depth, NEG, jnp.int32),
-            alpha=jnp.full(depth, NEG, jnp.int32),
-            beta=jnp.full(depth, -NEG, jnp.int32),
+            act=jnp.zeros(size, jnp.int32),
+            best=jnp.full(size, NEG, jnp.int32),
+            alpha=jnp.full(size, NEG, jnp.int32),
+            beta=jnp.full(size, -NEG, jnp.int32),
             root=jnp.full(NUM_ACTIONS, NEG, jnp.int32),
             done=jnp.bool_(False),
         )
@@ -363,18 +395,23 @@ def search(env: Env, depth: int, exact_root: bool = False):
             ch = play(node["view"], node["oh"], node["ph"], a, mover)
             ply = p + 1
             # the third occurrence of a position draws: count it in the game and on the path
-            path = (jnp.arange(depth) >= 1) & (jnp.arange(depth) <= p)
+            path = (jnp.arange(size) >= 1) & (jnp.arange(size) <= p)
             seen = jnp.sum(jnp.all(state.history == ch.key, axis=1)) + jnp.sum(
                 path & jnp.all(c["stack"]["key"] == ch.key, axis=1)
             )
             draw = (seen >= 2) | (state.step_count + ply >= max_steps)
-            horizon = jnp.where(
-                _has_try(ch.view, ch.legal),
-                WIN - ply - 1,
-                evaluate(ch.view, ch.own_hand, ch.opp_hand),
-            )
-            leaf = jnp.where(ch.won, WIN - ply, jnp.where(draw, 0, -horizon))
-            is_leaf = ch.won | draw | (ply >= depth)
+            # the child's static value for its mover; a legal try there is a win, exactly
+            has_try = _has_try(ch.view, ch.legal)
+            stand = jnp.where(has_try, WIN - ply - 1, evaluate(ch.view, ch.own_hand, ch.opp_hand))
+            # beyond the full-width depth the child is a quiescence node: it stands pat on
+            # `stand` unless in check, and searches only captures and promotions
+            quiet = ply >= depth
+            in_check = _in_check(ch.view)
+            q_moves = jnp.where(in_check, ch.legal, _quiet_moves(ch.view, ch.legal))
+            child_beta = -alpha[p]
+            stands = ~in_check & (~jnp.any(q_moves) | (stand >= child_beta))
+            is_leaf = ch.won | draw | (quiet & (has_try | (ply >= size) | stands))
+            leaf = jnp.where(ch.won, WIN - ply, jnp.where(draw, 0, -stand))
             # three exclusive cases, applied as guarded single-row updates:
             # (1) score a leaf move into node p, (2) push the child to ply p + 1, (3) node p is
             # exhausted or cut off: pop it and fold its negated value into its parent
@@ -390,23 +427,24 @@ def search(env: Env, depth: int, exact_root: bool = False):
             alpha = alpha.at[t].set(jnp.where(fold, jnp.maximum(alpha[t], raised), alpha[t]))
             root = c["root"].at[fa].set(jnp.where(fold & (t == 0), v, c["root"][fa]))
 
-            q = jnp.minimum(ply, depth - 1)
+            q = jnp.minimum(ply, size - 1)
             child = dict(
                 view=ch.view,
                 oh=ch.own_hand,
                 ph=ch.opp_hand,
                 key=ch.key,
-                order=order_scores(ch.view, ch.legal),
+                order=order_scores(ch.view, jnp.where(quiet, q_moves, ch.legal)),
             )
             stack = dict(c["stack"], order=c["stack"]["order"].at[p, a].set(NEG))
             stack = {k: x.at[q].set(jnp.where(push, child[k], x[q])) for k, x in stack.items()}
+            start = jnp.where(quiet & ~in_check, stand, NEG)  # stand pat
             return dict(
                 stack=stack,
                 p=jnp.where(push, q, jnp.where(pop, jnp.maximum(p - 1, 0), p)),
                 act=act.at[p].set(jnp.where(push, a, act[p])),
-                best=best.at[q].set(jnp.where(push, NEG, best[q])),
-                alpha=alpha.at[q].set(jnp.where(push, -c["beta"][p], alpha[q])),
-                beta=beta.at[q].set(jnp.where(push, -c["alpha"][p], beta[q])),
+                best=best.at[q].set(jnp.where(push, start, best[q])),
+                alpha=alpha.at[q].set(jnp.where(push, jnp.maximum(-c["beta"][p], start), alpha[q])),
+                beta=beta.at[q].set(jnp.where(push, child_beta, beta[q])),
                 root=root,
                 done=pop & (p == 0),
             )
@@ -417,14 +455,14 @@ def search(env: Env, depth: int, exact_root: bool = False):
     return search_fn
 
 
-def animal_shogi_engine_policy(env: Env, depth: int) -> Policy:
+def animal_shogi_engine_policy(env: Env, depth: int, quiescence: int = QUIESCENCE) -> Policy:
     """The engine as a policy ``policy(key, state) -> int32[]`` for one animal shogi state.
 
     Depth-``depth`` alpha-beta over the evaluation above (module docstring); plays a move
     drawn uniformly with ``key`` among the moves of best value. Pure: ``jax.vmap`` it over
     keys and states for a batch, ``jax.jit`` works. A finished game returns action 0.
     """
-    search_fn = search(env, depth)
+    search_fn = search(env, depth, quiescence)
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:
         values = search_fn(state)
