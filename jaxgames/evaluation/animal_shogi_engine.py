@@ -1,22 +1,26 @@
 """Animal shogi alpha-beta engine: a batched, jitted opponent with a real evaluation.
 
-    policy = animal_shogi_engine_policy(env, depth=4)     # policy(key, state) -> int32[]
+    policy = animal_shogi_engine_policy(env, depth=3)     # policy(key, state) -> int32[]
     jax.vmap(policy)(keys, states)                         # a batch of games, jittable
 
-Search. Depth-``depth`` negamax with fail-soft alpha-beta pruning, written like
-:func:`jaxgames.evaluation.opponents.alphabeta_policy` (an explicit stack of ``depth`` nodes
-inside one ``lax.while_loop``, one move expanded per iteration, vmappable), but
+Search. Negamax with fail-soft alpha-beta pruning, full width to ``depth`` plies and then up
+to ``quiescence`` (default 4) plies of captures and promotions only, written like
+:func:`jaxgames.evaluation.opponents.alphabeta_policy` (an explicit stack of nodes inside one
+``lax.while_loop``, one move expanded per iteration, vmappable), but
 
 * on the raw position - board in the mover's frame, both hands - instead of ``env.step``
-  (no observation, legal-mask-for-the-env or history update per node), with the rules'
-  terminal results detected exactly: a lion *try* (the mover's lion reaching the far rank),
-  a side with no legal move (its lion is caught), the third occurrence of a position (a
-  draw, counted over the game's history plus the search path) and the ``max_steps`` cap;
+  (no observation or history update per node), with the rules' terminal results detected
+  exactly: a lion *try* (the mover's lion reaching its far rank), a side with no legal move
+  (its lion is caught), the third occurrence of a position (a draw, counted over the game's
+  history plus the search path; the env's own position keys) and the ``max_steps`` cap;
 * with **move ordering**: at every node the next move is the untried legal move with the
   highest cheap score (tries first, then captures by victim value, promotions, checks,
   minus the value of a piece moved or dropped onto an attacked, undefended square);
-* with an **evaluation** (:func:`evaluate`) at the horizon, in integer units
-  (a board chick = 100), so that scores compare exactly;
+* with a **quiescence search** beyond ``depth``: the side to move may stand pat on the
+  evaluation or try captures and chick promotions (in check it must play one of its
+  evasions, all searched), so the horizon is not in the middle of an exchange;
+* with an **evaluation** (:func:`evaluate`) in integer units (a board chick = 100), so that
+  scores compare exactly;
 * exact root values for every move that could be best (the root window is kept one unit
   below the best score so far), so the played move is drawn uniformly from *all* equal-best
   moves with the key.
@@ -25,22 +29,26 @@ Scores (negamax, from the view of the player to move at the node)::
 
     the mover wins at ply k   WIN - k       (faster wins score higher; WIN = 1_000_000)
     draw (repetition, cap)    0
-    horizon                   evaluate(position), or WIN - k - 1 if the mover has a legal try
+    static                    evaluate(position), or WIN - k - 1 if the mover has a legal try
                               there (a try always wins at once, so that is exact, not a guess)
 
 Evaluation (:func:`evaluate`, mover's view, ``own - opponent`` unless stated). All weights
-are hand-set, none fitted: the piece values are the ratios of the repo's own material
+are hand-set, none fitted to data: the piece values are the ratios of the repo's own material
 heuristic (``animal_shogi.heuristic``: chick 1, elephant 3, giraffe 4, hen 5), with pieces in
 hand worth 10-20% more than on the board (a drop can go to any empty square; a chick in hand
 most of all, relative to its value, since it is the piece dropped to block or attack next to
-a lion); the positional terms are kept well below one chick each so that material dominates::
+a lion); the positional terms are kept well below one chick each so that material dominates.
+Two of them (lion and chick advancement) were added after short engine-vs-engine matches
+showed shallow engines drawing by repetition from quiet openings; with them every extra ply of
+depth wins clearly (``experiments/validate_engines.py``)::
 
     material      board: giraffe 400, elephant 300, chick 100, hen 500 (the lion is not counted)
                   hand:  giraffe 440, elephant 330, chick 120
     capture       + 3/4 of the best gain the mover can make by capturing now (its move):
                   gain = victim's board value + its hand value for the captor (a hen becomes a
                   chick), or, if the victim is defended, that minus the same for the cheapest
-                  capturing piece (it will be recaptured); a lion may only take undefended pieces
+                  capturing piece (it will be recaptured); a lion may only take undefended
+                  pieces; in check only the checker counts
     hanging       - of the pieces the opponent threatens the same way: 1/4 of the largest
                   threat (the mover can save one piece, but spends its move) + 3/4 of the rest
     lion safety   -30 per square next to the mover's lion that the opponent attacks, +30 per
@@ -49,8 +57,10 @@ a lion); the positional terms are kept well below one chick each so that materia
     try threats   -250 per square the opponent's lion could try on next move (on its far rank,
                   next to it, not attacked by the mover, not holding an opponent piece);
                   +40 if the mover's lion is one step from its far rank but cannot try yet
-                  (a legal try at the horizon is scored as the win it is, see above)
+                  (a legal try is scored as the win it is, see above)
     control       +10 per square the mover attacks, -10 per square the opponent attacks
+    advancement   +20 per rank the mover's lion stands forward of its home rank, +10 per rank
+                  for each chick; the same subtracted for the opponent's
 
 Imports only :mod:`jaxgames.core` and public names of :mod:`jaxgames.games.animal_shogi`.
 """
