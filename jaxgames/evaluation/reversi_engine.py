@@ -1,0 +1,588 @@
+"""A reversi engine: alpha-beta on bitboards with a classical evaluation and an exact endgame.
+
+    policy = reversi_engine_policy(env, depth=4, endgame_empties=10)
+    action = jax.jit(policy)(key, state)                  # one game
+    actions = jax.jit(jax.vmap(policy))(keys, states)     # a batch
+
+Search (negamax, values from the point of view of the player to move)::
+
+    more than E empties   alpha-beta to ``depth`` placements, heuristic at the horizon
+    E or fewer empties    exact: searched to the end of the game, maximising the final
+                          disc margin (perfect play; empty squares count for nobody)
+
+* Everything below the root works on bare bitboards (``uint32[W]`` words, see
+  :mod:`jaxgames.games.reversi`): no ``env.step``, no observations.
+* One explicit stack and one ``lax.while_loop``; an iteration either expands the next move of
+  the node on top of the stack or pops a finished node. Under ``vmap`` the loop runs until the
+  slowest game of the batch has finished its search.
+* The last ply is vectorised: expanding a move computes *all* replies of the child at once
+  (one lane per square) and scores every grandchild. Those scores order the child's moves
+  when it is pushed, or give its exact minimax value when the child is one ply above the
+  horizon (midgame) or has at most 2 empties (endgame), so such children cost one iteration.
+* Move ordering: midgame by the 1-ply score (the evaluation after each move); endgame
+  fastest-first (fewest opponent replies; ties by that 1-ply score).
+* Passes: a side with no placement passes and the other side moves again, without using
+  depth (a forced ply); when neither side can place the game is over and is scored exactly.
+  ``depth`` counts placements.
+* Scores: a finished game is ``WIN_BONUS * sign(margin) + margin`` (margin = mover's discs
+  minus the opponent's), above any heuristic value (clipped to +-``WIN_BONUS / 2``), so the
+  search prefers any win to any heuristic edge and, among wins, the largest margin.
+* Ties at the root: root moves are searched with ``alpha - ROOT_TIE_EPS`` so every move as
+  good as the best gets an exact value; the move is drawn uniformly from the equal-best ones
+  with ``key`` (deterministic for a key, like the other opponents).
+
+Evaluation (:func:`evaluate`, mover's view, float32, roughly -2000..2000): the weighted sum
+of the terms that classical othello programs use, with the hand-set weights that circulate in
+many open-source othello heuristics (usually credited to Kartik Kukreja's 2013 post
+"Heuristic function for Reversi (Othello)"; the four decimals are his: corners 801.724, corner
+closeness 382.026, mobility 78.922, frontier 74.396; discs 10), plus edge stability and
+parity, set by hand at a similar scale::
+
+    discs        10      * 100 (d_p - d_o) / (d_p + d_o)
+    corners      801.724 * 25 (corners_p - corners_o)
+    closeness    382.026 * -12.5 (near_p - near_o)     discs on the X and C squares of an
+                                                       empty corner
+    mobility     78.922  * 100 (m_p - m_o) / (m_p + m_o)      legal placements
+    potential    74.396  * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the
+                                                       other side's discs (frontier)
+    stability    STABLE_WEIGHT * 6 / (N - 2) * (s_p - s_o)    stable edge discs (not corners):
+                                                       anchored to an own corner along the
+                                                       edge, or on a full edge line
+    parity       PARITY_WEIGHT * (+1 if the empties are odd else -1), once at most N*N/4
+                 squares are empty (the mover then expects to play last)
+
+all divided by 100. The ratios use the smooth ``(a - b) / (a + b)`` form (Kukreja's code uses
+a discontinuous variant). Scaling with board size: the ratio terms are size-free; corners and
+X/C squares are always 4 and 12 squares; the stable-edge weight per disc is scaled by
+``6 / (N - 2)`` so that a whole edge is worth the same on every board (exactly its 8x8 value).
+Two changes to the 8x8 hand-set weights were tried in short depth-2 matches before fixing them
+(see ``experiments/validate_reversi_engine.py`` for the match results of the final set).
+
+Speed (measured on the 2-core development CPU; ``experiments/benchmark_reversi_engine.py``):
+see that script's docstring.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Env, GameState
+from jaxgames.games.reversi import (
+    DIRECTIONS,
+    Geometry,
+    flips,
+    legal_moves,
+    pack_mask,
+    square_bit,
+    unpack,
+)
+
+Policy = Callable[[jax.Array, GameState], jax.Array]
+Words = tuple  # a bitboard: tuple of W uint32 scalars (or arrays of one shape)
+
+#: a finished game scores WIN_BONUS * sign(margin) + margin (exact in float32)
+WIN_BONUS = 100_000.0
+#: heuristic values are clipped to this (below any finished game)
+HEURISTIC_CAP = WIN_BONUS / 2
+#: root moves within this of the best so far are still searched exactly (random tie-breaking)
+ROOT_TIE_EPS = 1e-2
+#: Kukreja's weights (see the module docstring)
+DISC_WEIGHT, CORNER_WEIGHT, CLOSENESS_WEIGHT = 10.0, 801.724, 382.026
+MOBILITY_WEIGHT, POTENTIAL_WEIGHT = 78.922, 74.396
+#: hand-set here: a stable edge disc (8x8 scale), parity in the late game
+STABLE_WEIGHT, PARITY_WEIGHT = 2000.0, 1000.0
+
+
+# ----------------------------------------------------------------------- bitboard helpers
+def _const(mask: np.ndarray) -> Words:
+    return tuple(np.uint32(m) for m in pack_mask(mask))
+
+
+def _and(a: Words, b: Words) -> Words:
+    return tuple(x & y for x, y in zip(a, b))
+
+
+def _or(a: Words, b: Words) -> Words:
+    return tuple(x | y for x, y in zip(a, b))
+
+
+def _andnot(a: Words, b: Words) -> Words:
+    return tuple(x & ~y for x, y in zip(a, b))
+
+
+def _where(c: jax.Array, a: Words, b: Words) -> Words:
+    return tuple(jnp.where(c, x, y) for x, y in zip(a, b))
+
+
+def _any(a: Words) -> jax.Array:
+    return functools.reduce(lambda x, y: x | y, a) != 0
+
+
+def _popcount(a: Words) -> jax.Array:
+    return sum(jax.lax.population_count(x).astype(jnp.int32) for x in a)
+
+
+def _runtime_one(x: jax.Array) -> jax.Array:
+    """uint32 1, computed from the int32 ``x >= 0`` so that XLA cannot constant-fold it."""
+    return jnp.uint32(1) + (jnp.asarray(x, jnp.int32).astype(jnp.uint32) >> np.uint32(31))
+
+
+def _keep(a: Words, one: jax.Array) -> Words:
+    """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
+    computed once and stored instead of being re-fused into each consumer (bit operations are
+    "cheap" to XLA, which otherwise recomputes whole Kogge-Stone fills per consumer; the same
+    trick as ``jaxgames.games.reversi``)."""
+    return tuple(w // one for w in a)
+
+
+def _shift(a: Words, s: int) -> Words:
+    """Shift a multi-word bitboard by ``s`` bits (static): ``s > 0`` towards higher squares."""
+    w, (q, r) = len(a), divmod(abs(s), 32)
+    out = []
+    for i in range(w):
+        src = i - q if s >= 0 else i + q
+        car = src - 1 if s >= 0 else src + 1
+        parts = []
+        if 0 <= src < w:
+            x = a[src]
+            parts.append(x if r == 0 else (x << np.uint32(r) if s >= 0 else x >> np.uint32(r)))
+        if r and 0 <= car < w:
+            y = a[car]
+            parts.append(y >> np.uint32(32 - r) if s >= 0 else y << np.uint32(32 - r))
+        out.append(functools.reduce(lambda x, y: x | y, parts) if parts else jnp.zeros_like(a[0]))
+    return tuple(out)
+
+
+def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
+    """Kogge-Stone fill: ``gen`` plus all squares reached by steps of ``s`` through ``pro``."""
+    for k in range(stages):
+        gen = _or(gen, _and(pro, _shift(gen, s << k)))
+        if k + 1 < stages:
+            pro = _and(pro, _shift(pro, s << k))
+    return gen
+
+
+def _neighbours(geo: Geometry, a: Words) -> Words:
+    """Squares adjacent (8 directions) to a square of ``a``."""
+    out = None
+    for s, dest in geo.dirs:
+        step = _and(_shift(a, s), dest)
+        out = step if out is None else _or(out, step)
+    return out
+
+
+# ----------------------------------------------------------------------- static tables
+class _Tables:
+    """Static masks (numpy uint32 words) of one board size for the evaluation and search."""
+
+    def __init__(self, geo: Geometry):
+        n = self.n = geo.size
+        self.cells = n * n
+        rows, cols = np.divmod(np.arange(n * n), n)
+
+        def mask(sel):
+            return _const(np.asarray(sel, bool))
+
+        self.corner, self.near = [], []
+        for r0, c0 in ((0, 0), (0, n - 1), (n - 1, 0), (n - 1, n - 1)):
+            dr, dc = (1 if r0 == 0 else -1), (1 if c0 == 0 else -1)
+            self.corner.append(mask((rows == r0) & (cols == c0)))
+            near = ((rows == r0 + dr) | (rows == r0)) & ((cols == c0 + dc) | (cols == c0))
+            self.near.append(mask(near & ~((rows == r0) & (cols == c0))))  # X + 2 C squares
+        corners = ((rows == 0) | (rows == n - 1)) & ((cols == 0) | (cols == n - 1))
+        self.corners = mask(corners)
+        self.lines = [mask(rows == 0), mask(rows == n - 1), mask(cols == 0), mask(cols == n - 1)]
+        self.edges = mask((rows == 0) | (rows == n - 1) | (cols == 0) | (cols == n - 1))
+        self.non_corner_edges = mask(
+            ((rows == 0) | (rows == n - 1) | (cols == 0) | (cols == n - 1)) & ~corners
+        )
+        #: the 4 orthogonal (shift, destination mask) pairs: edge runs follow these only
+        self.orth = [d for (dr, dc), d in zip(DIRECTIONS, geo.dirs) if dr == 0 or dc == 0]
+        self.stages = max(1, math.ceil(math.log2(n)))  # runs of up to N - 1 squares
+        #: lane m of word w holds bit m if square m lives in word w (one lane per square)
+        sq = np.arange(n * n)
+        self.lanes = tuple(
+            np.where(sq // 32 == w, np.uint32(1) << (sq % 32).astype(np.uint32), 0).astype(
+                np.uint32
+            )
+            for w in range(geo.words)
+        )
+        self.stable_weight = STABLE_WEIGHT * 6.0 / (n - 2)
+        self.parity_from = n * n // 4
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(size: int) -> tuple[Geometry, _Tables]:
+    geo = Geometry(size)
+    return geo, _Tables(geo)
+
+
+def _ratio(a: jax.Array, b: jax.Array) -> jax.Array:
+    """100 (a - b) / (a + b), 0 when both are 0."""
+    a, b = a.astype(jnp.float32), b.astype(jnp.float32)
+    return 100.0 * (a - b) / jnp.maximum(a + b, 1.0)
+
+
+def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
+    """Edge discs of ``p`` that can never flip: joined to an own corner along the edge, or on
+    an edge line without empty squares (an edge disc can only flip along its edge)."""
+    pe = _and(p, tb.edges)
+    stable = _and(p, tb.corners)
+    anchored = stable
+    for s, dest in tb.orth:
+        anchored = _or(anchored, _fill(stable, _and(pe, dest), s, tb.stages))
+    for line in tb.lines:
+        full = ~_any(_and(empty, line))
+        anchored = tuple(a | jnp.where(full, x, 0) for a, x in zip(anchored, _and(p, line)))
+    return anchored
+
+
+def _heuristic(geo: Geometry, tb: _Tables, p: Words, o: Words, mob_p, mob_o, empty: Words):
+    """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties."""
+    d_p, d_o = _popcount(p), _popcount(o)
+    n_empty = _popcount(empty)
+    c_p, c_o = _popcount(_and(p, tb.corners)), _popcount(_and(o, tb.corners))
+    near_p = near_o = 0
+    for corner, near in zip(tb.corner, tb.near):
+        open_corner = _any(_and(empty, corner))
+        near_p = near_p + jnp.where(open_corner, _popcount(_and(p, near)), 0)
+        near_o = near_o + jnp.where(open_corner, _popcount(_and(o, near)), 0)
+    pot_p = _popcount(_and(empty, _neighbours(geo, o)))  # where p may get moves later
+    pot_o = _popcount(_and(empty, _neighbours(geo, p)))
+    s_p = _popcount(_and(_stable_edges(geo, tb, p, empty), tb.non_corner_edges))
+    s_o = _popcount(_and(_stable_edges(geo, tb, o, empty), tb.non_corner_edges))
+    parity = jnp.where(n_empty % 2 == 1, 1.0, -1.0) * (n_empty <= tb.parity_from)
+    score = (
+        DISC_WEIGHT * _ratio(d_p, d_o)
+        + CORNER_WEIGHT * 25.0 * (c_p - c_o).astype(jnp.float32)
+        - CLOSENESS_WEIGHT * 12.5 * (near_p - near_o).astype(jnp.float32)
+        + MOBILITY_WEIGHT * _ratio(mob_p, mob_o)
+        + POTENTIAL_WEIGHT * _ratio(pot_p, pot_o)
+        + tb.stable_weight * (s_p - s_o).astype(jnp.float32)
+        + PARITY_WEIGHT * parity
+    )
+    return jnp.clip(score / 100.0, -HEURISTIC_CAP, HEURISTIC_CAP)
+
+
+def _final_score(margin: jax.Array) -> jax.Array:
+    """float32: the score of a finished game with disc margin ``margin`` (int32)."""
+    m = margin.astype(jnp.float32)
+    return WIN_BONUS * jnp.sign(m) + m
+
+
+def _leaf(geo: Geometry, tb: _Tables, p: Words, o: Words, one: jax.Array):
+    """Midgame leaf, p to move: exact when neither side can place (game over), else the
+    heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility)."""
+    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
+    mob_o = _popcount(_keep(legal_moves(geo, o, p), one))
+    empty = _andnot(geo.full, _or(p, o))
+    heur = _heuristic(geo, tb, p, o, mob_p, mob_o, empty)
+    final = _final_score(_popcount(p) - _popcount(o))
+    return jnp.where((mob_p == 0) & (mob_o == 0), final, heur), mob_p
+
+
+def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
+    """Endgame leaf, p to move, at most one empty square: the exact final score (whoever can
+    play the last square does, p first; then the board is full). Returns (float32[...] score
+    from p's view, int32[...] p's mobility, for move ordering at any number of empties)."""
+    empty = _andnot(geo.full, _or(p, o))
+    fp = _popcount(flips(geo, p, o, empty))  # with one empty: > 0 iff p can play it
+    fo = _popcount(flips(geo, o, p, empty))
+    margin = _popcount(p) - _popcount(o)
+    last = jnp.where(fp > 0, margin + 1 + 2 * fp, jnp.where(fo > 0, margin - 1 - 2 * fo, margin))
+    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
+    return _final_score(last), mob_p
+
+
+def evaluate(env: Env, state) -> jax.Array:
+    """float32[]: the engine's static score of one (unbatched) reversi state from the mover's
+    view, as used at the search horizon: exact (``WIN_BONUS * sign(margin) + margin``) when
+    neither side can place, else the heuristic of the module docstring."""
+    geo, tb = _tables(env.size)
+    p = tuple(state.mover[i] for i in range(geo.words))
+    o = tuple(state.opponent[i] for i in range(geo.words))
+    return _leaf(geo, tb, p, o, _runtime_one(state.step_count))[0]
+
+
+# ----------------------------------------------------------------------- search
+class _Expansion(NamedTuple):
+    """A position after normalising passes, with every reply scored (one lane per square)."""
+
+    p: Words  # mover after normalisation (the side that can place, if any)
+    o: Words
+    swapped: jax.Array  # bool[]: the side to move had to pass
+    terminal: jax.Array  # bool[]: neither side can place
+    n_empty: jax.Array  # int32[]
+    count: jax.Array  # int32[]: legal placements of p
+    order: jax.Array  # int32[K]: squares, legal placements first, best-ordered
+    best_reply: jax.Array  # float32[]: max over p's placements of -score(grandchild)
+    static: jax.Array  # float32[]: score of the position as given (before any pass)
+
+
+def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, static: bool, one) -> _Expansion:
+    """Normalise (p to move, o the other side): a side that cannot place passes. Then play
+    every legal placement at once and score each grandchild.
+
+    lanes: (tuple of W uint32[K] one-bit boards, int32[K] their squares); K lanes cover every
+    square that may be empty (all N*N in the midgame, the root's empties in the endgame).
+    exact: grandchildren are scored by :func:`_leaf_exact` (valid with <= 1 empty), else by
+    :func:`_leaf`. static: score (p, o) itself with :func:`_leaf` (else only exactly, which is
+    right when the game is over).
+    """
+    bits, squares = lanes
+    mp = _keep(legal_moves(geo, p, o), one)
+    mo = _keep(legal_moves(geo, o, p), one)
+    has_p, has_o = _any(mp), _any(mo)
+    margin = _popcount(p) - _popcount(o)
+    score = _leaf(geo, tb, p, o, one)[0] if static else _final_score(margin)
+    swapped = ~has_p & has_o
+    p, o = _where(swapped, o, p), _where(swapped, p, o)
+    moves = _keep(_where(swapped, mo, mp), one)
+    legal = _any(_and(moves, bits))  # bool[K]
+    flipped = flips(geo, p, o, bits)
+    gp = _keep(_andnot(o, flipped), one)  # grandchild: the other side to move
+    go = _keep(_or(_or(p, bits), flipped), one)
+    if exact:
+        score_g, mob_g = _leaf_exact(geo, gp, go, one)
+        # fastest first: fewest replies; corners first among equals
+        corner = _any(_and(bits, tb.corners)).astype(jnp.float32)
+        key = -mob_g.astype(jnp.float32) + 0.5 * corner
+    else:
+        score_g, _ = _leaf(geo, tb, gp, go, one)
+        key = -score_g  # the 1-ply score
+    order = squares[jnp.argsort(-jnp.where(legal, key, -jnp.inf))].astype(jnp.int32)
+    return _Expansion(
+        p=p,
+        o=o,
+        swapped=swapped,
+        terminal=~has_p & ~has_o,
+        n_empty=_popcount(_andnot(geo.full, _or(p, o))),
+        count=_popcount(moves),
+        order=order,
+        best_reply=jnp.max(jnp.where(legal, -score_g, -jnp.inf)),
+        static=score,
+    )
+
+
+class _Loop(NamedTuple):
+    value: jax.Array  # float32[]: value of the root for its mover
+    root_values: jax.Array  # float32[N*N]: exact for every move as good as the best
+    nodes: jax.Array  # int32[]
+
+
+def _search_loop(geo, tb, p0, o0, lanes, exact: bool, depth: int, levels: int, active):
+    """Alpha-beta from (p0, o0) (p0 to move) in one ``lax.while_loop`` over an explicit stack
+    of ``levels`` nodes. ``exact``: search to the end of the game (the root must have at most
+    ``levels + 1`` empties), else to ``depth`` placements. ``active``: bool[], False returns at
+    once (under ``vmap`` only the games that need this loop keep it running).
+
+    Level 0 is a pre-root, (o0, p0) with the single null move (no square: nothing flips), so
+    that the root itself (level 1) is expanded by the loop body like any other node.
+    """
+    cells, n_words = geo.cells, geo.words
+    neg_inf = jnp.float32(-jnp.inf)
+    k = lanes[1].shape[0]
+
+    def stack(x, fill=0):
+        x = jnp.asarray(x)
+        return jnp.full((levels,) + x.shape, fill, x.dtype).at[0].set(x)
+
+    carry = dict(
+        P=stack(jnp.stack(o0)),  # uint32[L, W] per level: the mover's discs
+        O=stack(jnp.stack(p0)),
+        order=stack(jnp.full(k, cells, jnp.int32)),  # int32[L, K]: moves, best first
+        count=stack(jnp.int32(1)),
+        idx=jnp.zeros(levels, jnp.int32),  # next position in order[l]
+        move=jnp.zeros(levels, jnp.int32),  # move being searched below level l
+        best=jnp.full(levels, neg_inf),
+        alpha=jnp.full(levels, neg_inf),
+        beta=jnp.full(levels, jnp.inf, jnp.float32),
+        sign=jnp.ones(levels, jnp.float32),  # a node adds sign * value to its parent
+        root_values=jnp.full(cells, neg_inf),
+        top=jnp.int32(0),
+        done=~active,
+        nodes=jnp.int32(0),
+    )
+
+    def body(c):
+        t = c["top"]
+        one = _runtime_one(t)
+        p = tuple(c["P"][t, i] for i in range(n_words))
+        o = tuple(c["O"][t, i] for i in range(n_words))
+        i = c["idx"][t]
+        expand = (i < c["count"][t]) & (c["best"][t] < c["beta"][t])
+        m = c["order"][t, jnp.minimum(i, k - 1)]
+        mv = square_bit(geo, m)
+        f = flips(geo, p, o, mv)
+        static = not exact and depth == 1  # depth 1: the root's children are leaves
+        child = _expand(geo, tb, _andnot(o, f), _or(_or(p, mv), f), lanes, exact, static, one)
+        sgn = jnp.where(child.swapped, 1.0, -1.0)  # the same side moves again after a pass
+        if exact:  # a child with <= 2 empties: its replies' grandchildren are scored exactly
+            direct, leaf = child.terminal | (child.n_empty <= 2), child.terminal
+        else:  # the child is t placements below the root: depth - t placements are left
+            direct = child.terminal | (depth - t <= 1)
+            leaf = child.terminal | (depth - t <= 0)
+        direct = child.terminal | ((t > 0) & direct)  # the root itself is always pushed
+        # a leaf child is scored as it stands (its mover may have to pass)
+        v_direct = jnp.where(leaf, -child.static, sgn * child.best_reply)
+        push = expand & ~direct
+        pop = ~expand
+
+        # fold a value into a node: a direct child's into t, or the popped t's into t - 1
+        ft = jnp.where(pop, t - 1, t)
+        fv = jnp.where(pop, c["sign"][t] * c["best"][t], v_direct)
+        fm = jnp.where(pop, c["move"][jnp.maximum(t - 1, 0)], m)
+        fold = (expand & direct) | (pop & (t > 0))
+        ftd = jnp.where(fold, ft, levels)  # an out-of-range index is dropped
+        out = dict(c)
+        out["best"] = c["best"].at[ftd].max(fv, mode="drop")
+        out["alpha"] = c["alpha"].at[ftd].max(fv, mode="drop")
+        root_sq = jnp.where(fold & (ft == 1), fm, cells)
+        out["root_values"] = c["root_values"].at[root_sq].set(fv, mode="drop")
+        out["idx"] = c["idx"].at[jnp.where(expand, t, levels)].add(1, mode="drop")
+        # push the child with the parent's window (at the root widened so ties stay exact)
+        q = jnp.where(push, t + 1, levels)
+        lo = c["alpha"][t] - jnp.where(t == 1, ROOT_TIE_EPS, 0.0)
+        hi = c["beta"][t]
+        out["P"] = c["P"].at[q].set(jnp.stack(child.p), mode="drop")
+        out["O"] = c["O"].at[q].set(jnp.stack(child.o), mode="drop")
+        out["order"] = c["order"].at[q].set(child.order, mode="drop")
+        out["count"] = c["count"].at[q].set(child.count, mode="drop")
+        out["idx"] = out["idx"].at[q].set(0, mode="drop")
+        out["best"] = out["best"].at[q].set(neg_inf, mode="drop")
+        out["alpha"] = out["alpha"].at[q].set(jnp.where(sgn > 0, lo, -hi), mode="drop")
+        out["beta"] = c["beta"].at[q].set(jnp.where(sgn > 0, hi, -lo), mode="drop")
+        out["sign"] = c["sign"].at[q].set(sgn, mode="drop")
+        out["move"] = c["move"].at[jnp.where(push, t, levels)].set(m, mode="drop")
+        out["top"] = jnp.where(push, t + 1, jnp.where(pop, t - 1, t))
+        out["done"] = pop & (t == 0)
+        out["nodes"] = c["nodes"] + 1
+        return out
+
+    c = jax.lax.while_loop(lambda c: ~c["done"], body, carry)
+    # the pre-root's best is the negated value of the root (for the root's mover)
+    return _Loop(value=-c["best"][0], root_values=c["root_values"], nodes=c["nodes"])
+
+
+class SearchResult(NamedTuple):
+    """Result of :func:`search` for one position (unbatched shapes).
+
+    value:  float32[]  score for the side to move (exact when ``exact``; see :func:`margin_of`)
+    action: int32[]    chosen action (square, or N*N = pass); uniform among equal-best moves
+    exact:  bool[]     solved to the end (at most ``endgame_empties`` empty squares)
+    nodes:  int32[]    loop iterations used (expansions + pops)
+    """
+
+    value: jax.Array
+    action: jax.Array
+    exact: jax.Array
+    nodes: jax.Array
+
+
+def _check(depth: int, endgame_empties: int) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth must be an integer >= 1, got {depth!r}")
+    if isinstance(endgame_empties, bool) or not isinstance(endgame_empties, int):
+        raise ValueError(f"endgame_empties must be an integer >= 0, got {endgame_empties!r}")
+    if endgame_empties < 0:
+        raise ValueError(f"endgame_empties must be an integer >= 0, got {endgame_empties!r}")
+
+
+def search(
+    env: Env,
+    state,
+    key: jax.Array,
+    depth: int,
+    endgame_empties: int = 10,
+    full_root: bool = True,
+    midgame: bool = True,
+) -> SearchResult:
+    """Search one (unbatched) reversi state; jittable and vmappable.
+
+    depth: placements searched ahead in the midgame (>= 1). endgame_empties: with at most this
+    many empty squares the position is solved exactly (maximal final disc margin).
+    full_root: False skips the search when the root has a single legal move (the value is
+    then 0). midgame: False leaves out the midgame search (only for positions known to have at
+    most ``endgame_empties`` empties; it halves the compile time).
+
+    Two loops, one per mode, each idle (no iterations) for a root of the other mode: the
+    midgame loop plays every square as a lane, the endgame loop only the root's empties.
+    """
+    _check(depth, endgame_empties)
+    geo, tb = _tables(env.size)
+    cells, n_words = geo.cells, geo.words
+    p0 = tuple(state.mover[i] for i in range(n_words))
+    o0 = tuple(state.opponent[i] for i in range(n_words))
+    empty0 = _andnot(geo.full, _or(p0, o0))
+    exact = _popcount(empty0) <= endgame_empties
+    moves0 = legal_moves(geo, p0, o0)
+    n_moves = _popcount(moves0)
+    # a policy needs no search for a forced pass or a single legal move
+    go = jnp.bool_(True) if full_root else n_moves >= 2
+    loops = []
+    if midgame:
+        lanes = (tuple(jnp.asarray(b) for b in tb.lanes), jnp.arange(cells, dtype=jnp.int32))
+        levels = max(depth, 2)  # pushed: pre-root, root, nodes with >= 2 placements left
+        loops.append(_search_loop(geo, tb, p0, o0, lanes, False, depth, levels, go & ~exact))
+    if endgame_empties > 0:
+        # lanes: the root's empty squares (padded with the off-board square N*N: no bits)
+        empty_sq = unpack(jnp.stack(empty0), cells)
+        squares = jnp.nonzero(empty_sq, size=endgame_empties, fill_value=cells)[0]
+        squares = squares.astype(jnp.int32)
+        lanes = (square_bit(geo, squares), squares)
+        levels = max(endgame_empties - 1, 2)  # pushed: pre-root, root, nodes with >= 3 empties
+        loops.append(_search_loop(geo, tb, p0, o0, lanes, True, 1, levels, go & exact))
+    if len(loops) == 2:
+        res = jax.tree_util.tree_map(lambda a, b: jnp.where(exact, b, a), *loops)
+    else:
+        (res,) = loops
+    top = jnp.max(res.root_values)
+    noise = jax.random.uniform(key, (cells,))
+    action = jnp.argmax(jnp.where(res.root_values >= top, noise, -1.0)).astype(jnp.int32)
+    if not full_root:  # the single legal move (lowest set bit)
+        single = jnp.argmax(unpack(jnp.stack(moves0), cells)).astype(jnp.int32)
+        action = jnp.where(n_moves == 1, single, action)
+    action = jnp.where(n_moves == 0, cells, action)  # pass (or the game is over)
+    return SearchResult(value=res.value, action=action, exact=exact, nodes=res.nodes)
+
+
+def margin_of(value: jax.Array) -> jax.Array:
+    """int32[...]: the final disc margin in an exact score ``WIN_BONUS * sign(m) + m``."""
+    return (value - WIN_BONUS * jnp.sign(value)).astype(jnp.int32)
+
+
+def solve_endgame(env: Env, state, max_empties: int) -> tuple[jax.Array, jax.Array]:
+    """Exact final disc margin for the side to move, with perfect play by both sides.
+
+    state: one (unbatched) reversi state with at most ``max_empties`` (static int >= 1) empty
+    squares (more gives garbage). Returns (int32[] margin: the mover's final discs minus the
+    opponent's, empty squares counting for nobody as in the env's rules; int32[] a best
+    action, N*N for a forced pass). Jittable and vmappable.
+    """
+    if isinstance(max_empties, bool) or not isinstance(max_empties, int) or max_empties < 1:
+        raise ValueError(f"max_empties must be an integer >= 1, got {max_empties!r}")
+    res = search(env, state, jax.random.PRNGKey(0), 1, max_empties, midgame=False)
+    return margin_of(res.value), res.action
+
+
+def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10) -> Policy:
+    """The engine as a policy ``policy(key, state) -> int32[]`` for one unbatched state.
+
+    Alpha-beta to ``depth`` placements with the evaluation of the module docstring; exact
+    endgame (maximal final margin) once at most ``endgame_empties`` squares are empty.
+    Pure: ``jax.vmap(policy)(keys, states)`` plays a batch and ``jax.jit`` works.
+    """
+    if getattr(env, "name", None) != "reversi":
+        raise ValueError(f"the reversi engine needs a reversi env, not {env!r}")
+    _check(depth, endgame_empties)
+
+    def policy(key: jax.Array, state) -> jax.Array:
+        return search(env, state, key, depth, endgame_empties, full_root=False).action
+
+    return policy
