@@ -5,6 +5,10 @@
     greedy              one ply: win if possible, else the best static evaluation
     minimax:D           full-width depth-D negamax (exact reference; num_actions**D leaves)
     alphabeta:D         depth-D negamax with alpha-beta pruning, the game's heuristic
+    engine:D[:E]        reversi / animal shogi engine: alpha-beta to depth D with a classical
+                        evaluation and move ordering; reversi solves the endgame exactly once
+                        E (default 10) or fewer squares are empty
+    uct:N               pure Monte Carlo tree search: N simulations (UCB1, random rollouts)
     perfect             tic-tac-toe only: optimal play from value iteration
     <run directory>     a trained agent (its newest checkpoint, greedy)
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
@@ -27,7 +31,10 @@ from typing import Callable, Mapping
 from jaxgames.agents.search import SearchPolicy
 from jaxgames.core import Env
 from jaxgames.evaluation import opponents
+from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.opponents import Policy
+from jaxgames.evaluation.reversi_engine import reversi_engine_policy
+from jaxgames.evaluation.uct import uct_policy
 from jaxgames.runs import load_agent, run_env
 
 VALID_SPECS = (
@@ -35,18 +42,34 @@ VALID_SPECS = (
     "greedy",
     "minimax:D",
     "alphabeta:D",
+    "engine:D[:E]",
+    "uct:N",
     "perfect",
     "<run directory>",
     "mcts:N:<run directory>",
 )
 
-#: name -> (argument names, largest value of each, games it exists for (None: every game))
-_BUILTINS: dict[str, tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...] | None]] = {
-    "random": ((), (), None),
-    "greedy": ((), (), None),
-    "perfect": ((), (), ("tic_tac_toe",)),
-    "minimax": (("depth",), (8,), None),
-    "alphabeta": (("depth",), (12,), None),
+
+@dataclasses.dataclass(frozen=True)
+class _Builtin:
+    """A built-in player: its integer arguments (the first ``required`` must be given), the
+    largest value of each, and the games it exists for (``None``: every game)."""
+
+    args: tuple[str, ...] = ()
+    maxima: tuple[int, ...] = ()
+    required: int = 0
+    games: tuple[str, ...] | None = None
+
+
+_BUILTINS: dict[str, _Builtin] = {
+    "random": _Builtin(),
+    "greedy": _Builtin(),
+    "perfect": _Builtin(games=("tic_tac_toe",)),
+    "minimax": _Builtin(("depth",), (8,), 1),
+    "alphabeta": _Builtin(("depth",), (12,), 1),
+    # depth 8 / an exact endgame at 20 empties are already minutes per move on 2 CPU cores
+    "engine": _Builtin(("depth", "endgame_empties"), (8, 20), 1, ("reversi", "animal_shogi")),
+    "uct": _Builtin(("simulations",), (100_000,), 1),
 }
 #: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
@@ -113,13 +136,15 @@ def parse_spec(text: str) -> Spec:
             )
         return Spec("mcts", (n,), inner=guide)
     if name in _BUILTINS:
-        arg_names, maxima, _ = _BUILTINS[name]
+        b = _BUILTINS[name]
         values = rest.split(":") if rest else []
-        if len(values) != len(arg_names):
-            if not arg_names:
+        if not b.required <= len(values) <= len(b.args):
+            if not b.args:
                 raise _bad(text, f"{name} takes no argument; valid: {', '.join(VALID_SPECS)}")
-            raise _bad(text, f"{name} needs an integer {arg_names[0]} >= 1, e.g. '{name}:3'")
-        args = tuple(_int_arg(text, name, a, v, m) for a, v, m in zip(arg_names, values, maxima))
+            if len(values) > len(b.args):
+                raise _bad(text, f"{name} takes at most {len(b.args)} integer arguments")
+            raise _bad(text, f"{name} needs an integer {b.args[0]} >= 1, e.g. '{name}:3'")
+        args = tuple(_int_arg(text, name, a, v, m) for a, v, m in zip(b.args, values, b.maxima))
         return Spec(name, args)
     return Spec("run", path=text)
 
@@ -156,10 +181,15 @@ def _check_for_game(spec: Spec, env: Env) -> None:
         if (trained_on.name, trained_on.config) != (env.name, env.config):
             raise ValueError(f"run {spec.path!r} was trained on {trained_on!r}, not on {env!r}")
     else:
-        games = _BUILTINS[spec.kind][2]
+        games = _BUILTINS[spec.kind].games
         if games is not None and env.name not in games:
             raise ValueError(
                 f"the {spec.kind!r} opponent exists only for {', '.join(games)}, not {env.name!r}"
+            )
+        if spec.kind == "engine" and len(spec.args) > 1 and env.name != "reversi":
+            raise ValueError(
+                f"engine:D:E (an exact endgame from E empty squares) exists only for reversi; "
+                f"use engine:{spec.args[0]} for {env.name}"
             )
         if spec.kind == "minimax" and env.num_actions ** spec.args[0] > MAX_MINIMAX_LEAVES:
             raise ValueError(
@@ -173,12 +203,21 @@ def _check_for_game(spec: Spec, env: Env) -> None:
 # object, so an arena jitted for it compiles once per process
 _BUILT: dict[tuple, Policy] = {}
 
+
+def _engine(env: Env, depth: int, *endgame: int) -> Policy:
+    if env.name == "reversi":
+        return reversi_engine_policy(env, depth, *endgame)
+    return animal_shogi_engine_policy(env, depth)
+
+
 _MAKERS: dict[str, Callable[..., Policy]] = {
     "random": opponents.random_policy,
     "greedy": opponents.greedy_policy,
     "perfect": opponents.perfect_policy,
     "minimax": opponents.minimax_policy,
     "alphabeta": opponents.alphabeta_policy,
+    "engine": _engine,
+    "uct": uct_policy,
 }
 
 
