@@ -2,6 +2,7 @@
 and time them per move.
 
     PYTHONPATH=. python experiments/validate_engines.py                  # all matches, 200 games
+    PYTHONPATH=. python experiments/validate_engines.py --quick          # 60 games per match
     PYTHONPATH=. python experiments/validate_engines.py --games 100 --only shogi
     PYTHONPATH=. python experiments/validate_engines.py --timing-only
 
@@ -111,8 +112,11 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timing", action="store_true", help="also time the engines per move")
     p.add_argument("--timing-only", action="store_true")
+    p.add_argument("--quick", action="store_true", help="60 games per match (a few minutes)")
     p.add_argument("--out", default="runs/validate_engines")
     a = p.parse_args(argv)
+    if a.quick:
+        a.games = 60
     results = {"matches": [], "timing": {}, "args": vars(a), "platform": jax.devices()[0].platform}
     if not a.timing_only:
         for key in a.only:
