@@ -2,6 +2,7 @@
 and time them per move.
 
     PYTHONPATH=. python experiments/validate_engines.py                  # all matches, 200 games
+    PYTHONPATH=. python experiments/validate_engines.py --quick          # 60 games per match
     PYTHONPATH=. python experiments/validate_engines.py --games 100 --only shogi
     PYTHONPATH=. python experiments/validate_engines.py --timing-only
 
@@ -16,7 +17,35 @@ uniformly random plies first so that deterministic engines meet varied games):
 ``uct:N`` is :func:`jaxgames.evaluation.uct.uct_policy`; other specs go through
 :func:`jaxgames.evaluation.opponents.make_opponent`. A pass is A's score (wins + draws / 2)
 with its 95% Wilson interval above 1/2. ``--timing`` adds milliseconds per move at batch 1 and
-at a large batch (positions after a few random plies). Writes ``<out>/results.json``.
+at a large batch (positions after 6 random plies). Writes ``<out>/results.json``.
+
+Measured on the shared 2-core CPU (load average 6-10 from other jobs, so times are inflated),
+200 games per match (``python experiments/validate_engines.py --timing``), A's score with its
+95% Wilson interval::
+
+    animal shogi, 4 opening plies   engine:2 vs engine:1      65.5% [58.7, 71.7]  (W113 D36 L51)
+                                    engine:3 vs engine:2      67.2% [60.5, 73.4]  (W122 D25 L53)
+                                    engine:4 vs engine:3      71.5% [64.9, 77.3]  (W134 D18 L48)
+                                    engine:1 vs greedy        92.0% [87.4, 95.0]
+                                    engine:2 vs alphabeta:2   83.5% [77.7, 88.0]
+    tic-tac-toe, 1 opening ply      uct:400 vs uct:100        57.8% [50.8, 64.4]  (73.5% draws)
+                                    uct:100 vs random         95.0% [91.0, 97.3]
+    reversi 6x6, 2 opening plies    uct:400 vs uct:100        74.2% [67.8, 79.8]
+                                    uct:100 vs random         99.2% [96.8, 99.8]
+
+    ms per move (per call / per position)   batch 1        batch 256 (engine) or 64 (UCT)
+    animal shogi engine:2                   2.3            203 / 0.8
+    animal shogi engine:3                   3.5            823 / 3.2
+    animal shogi engine:4                   9.9            2868 / 11.2
+    animal shogi engine:5                   36             13027 / 51
+    reversi 8x8 uct:100                     29             248 / 3.9
+    reversi 8x8 uct:1000                    244            3964 / 62
+    animal shogi uct:100                    25             4283 / 67
+    animal shogi uct:1000                   711            25280 / 395
+
+A batch costs as much as its slowest game (every search loop runs until the whole batch is
+done): the engine's node count varies ~4x across positions, and animal shogi's random rollouts
+run up to the 256-ply cap, so batching buys little for these two on a CPU.
 """
 
 from __future__ import annotations
@@ -111,8 +140,11 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timing", action="store_true", help="also time the engines per move")
     p.add_argument("--timing-only", action="store_true")
+    p.add_argument("--quick", action="store_true", help="60 games per match (a few minutes)")
     p.add_argument("--out", default="runs/validate_engines")
     a = p.parse_args(argv)
+    if a.quick:
+        a.games = 60
     results = {"matches": [], "timing": {}, "args": vars(a), "platform": jax.devices()[0].platform}
     if not a.timing_only:
         for key in a.only:

@@ -75,7 +75,9 @@ import numpy as np
 
 from jaxgames.core import Env, GameState, random_action
 from jaxgames.games.animal_shogi import (
+    CHICK,
     DIRECTIONS,
+    HEN,
     LION,
     MOVE_TO,
     MOVES,
@@ -146,9 +148,7 @@ def _tables():
 
 ATTACKS, ACTION_TO, ACTION_FROM, ACTION_DROP_CODE = _tables()
 SQUARES = np.arange(12, dtype=np.int32)
-ROW0 = 0b000000000111  # the mover's far rank
-ROW1 = 0b000000111000
-ROW2 = 0b000111000000
+ROW1 = 0b000000111000  # one step from the mover's far rank (row 0)
 ROW3 = 0b111000000000  # the opponent's far rank (the mover's home rank)
 
 
@@ -251,7 +251,8 @@ def evaluate(view: jax.Array, own_hand: jax.Array, opp_hand: jax.Array) -> jax.A
     # progress: rows the lions and chicks have advanced (mover's rows count down to 0)
     row = SQUARES // 3
     advance = LION_ADVANCE * ((3 - at.own_lion // 3) - at.opp_lion // 3) + CHICK_ADVANCE * (
-        jnp.sum(jnp.where(view == 4, 3 - row, 0)) - jnp.sum(jnp.where(view == 9, row, 0))
+        jnp.sum(jnp.where(view == CHICK, 3 - row, 0))
+        - jnp.sum(jnp.where(view == CHICK + 5, row, 0))
     )
     total = material + capture - hanging + lion_safety + tries + control + advance
     return total.astype(jnp.int32)
@@ -277,8 +278,8 @@ def order_scores(view: jax.Array, legal: jax.Array) -> jax.Array:
     is_drop = jnp.arange(NUM_ACTIONS) >= NUM_MOVE_ACTIONS
     piece = jnp.where(is_drop, jnp.asarray(ACTION_DROP_CODE), view[frm])
     victim = jnp.where(is_drop, 0, view[to])
-    promote = (piece == 4) & (to < 3) & ~is_drop
-    placed = jnp.where(promote, 5, piece)
+    promote = (piece == CHICK) & (to < 3) & ~is_drop
+    placed = jnp.where(promote, HEN, piece)
     gives_check = ((jnp.asarray(ATTACKS)[placed, to] >> at.opp_lion) & 1) == 1
     defenders = at.own_count[to] - (~is_drop).astype(jnp.int32)  # the mover itself attacked `to`
     en_prise = (at.opp_count[to] > 0) & (defenders <= 0) & (piece != LION)
@@ -342,7 +343,7 @@ def _quiet_moves(view: jax.Array, legal: jax.Array) -> jax.Array:
     frm = jnp.maximum(jnp.asarray(ACTION_FROM), 0)
     is_move = jnp.arange(NUM_ACTIONS) < NUM_MOVE_ACTIONS
     capture = view[to] >= 6
-    promote = (view[frm] == 4) & (to < 3)
+    promote = (view[frm] == CHICK) & (to < 3)
     return legal & is_move & (capture | promote)
 
 
