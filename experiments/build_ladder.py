@@ -34,22 +34,22 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "reversi6": (
         "reversi",
         {"size": 6},
-        ["random", "greedy", "uct:100", "engine:1", "engine:2", "uct:1000", "engine:3", "engine:4"],
-        100,
+        ["random", "greedy", "uct:100", "engine:1", "engine:2", "engine:3", "engine:4"],
+        50,
         4,
     ),
     "reversi8": (
         "reversi",
         {"size": 8},
-        ["random", "greedy", "uct:100", "engine:1", "engine:2", "uct:1000", "engine:3", "engine:4"],
-        100,
+        ["random", "greedy", "uct:100", "engine:1", "uct:1000", "engine:2", "engine:3", "engine:4"],
+        50,
         4,
     ),
     "animal_shogi": (
         "animal_shogi",
         {},
-        ["random", "greedy", "uct:100", "engine:1", "uct:1000", "engine:2", "engine:3", "engine:4"],
-        100,
+        ["random", "greedy", "uct:100", "engine:1", "engine:2", "engine:3", "engine:4"],
+        50,
         2,
     ),
 }
