@@ -24,6 +24,10 @@ from jaxgames.games.reversi import ReversiState, pack_mask
 
 #: solver sizes: the largest number of empties each board's tests solve
 SOLVE_EMPTIES = {4: 12, 6: 12, 8: 7}
+#: every solver call has this batch size (padded), so each board compiles once
+BATCH = 32
+#: the 8x8 search shared by the midgame and policy tests, always on BATCH_8 positions
+DEPTH_8, ENDGAME_8, BATCH_8 = 3, 6, 48
 
 
 @functools.lru_cache(maxsize=None)
@@ -32,10 +36,36 @@ def env_of(size: int):
 
 
 @functools.lru_cache(maxsize=None)
-def solver(size: int):
-    """jit(vmap(solve_endgame)) for up to SOLVE_EMPTIES[size] empties."""
+def _solver(size: int):
     env = env_of(size)
     return jax.jit(jax.vmap(lambda s: eng.solve_endgame(env, s, SOLVE_EMPTIES[size])))
+
+
+def solve(size: int, states: list) -> tuple[np.ndarray, np.ndarray]:
+    """(margins, actions) of ``solve_endgame`` for a list of states, in padded batches."""
+    out = []
+    for i in range(0, len(states), BATCH):
+        part = states[i : i + BATCH]
+        part = part + [part[0]] * (BATCH - len(part))
+        margin, action = _solver(size)(stack(part))
+        out.append((np.asarray(margin), np.asarray(action)))
+    n = len(states)
+    return np.concatenate([m for m, _ in out])[:n], np.concatenate([a for _, a in out])[:n]
+
+
+@functools.lru_cache(maxsize=None)
+def search_8x8():
+    """jit(vmap): (keys, states) -> (value, action) of the 8x8 engine as a policy searches."""
+    env = env_of(8)
+    return jax.jit(
+        jax.vmap(lambda k, s: eng.search(env, s, k, DEPTH_8, ENDGAME_8, full_root=False)[:2])
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def evaluator(size: int):
+    env = env_of(size)
+    return jax.jit(jax.vmap(lambda s: eng.evaluate(env, s)))
 
 
 def stack(states):
@@ -93,7 +123,7 @@ def test_endgame_solver_matches_brute_force(size):
         passes += seen[0]
         games.append(g)
     assert passes >= 3  # positions whose perfect-play trees contain passes
-    margin, action = map(np.asarray, solver(size)(stack([to_state(env, g) for g in games])))
+    margin, action = solve(size, [to_state(env, g) for g in games])
     np.testing.assert_array_equal(margin, margins)
     for g, m, a in zip(games, margins, action):  # the move reached the margin
         h = g.copy()
@@ -111,8 +141,8 @@ def test_endgame_solver_4x4_whole_games():
                 states.append(to_state(env, g))
                 margins.append(ref_solve(g, memo, [False]))
             g.play(rng.choice(g.legal_actions()))
-    margin, _ = solver(4)(stack(states))
-    np.testing.assert_array_equal(np.asarray(margin), margins)
+    margin, _ = solve(4, states)
+    np.testing.assert_array_equal(margin, margins)
     assert margins[0] == ref_solve(RefReversi(4), memo, [False])  # the start is included
 
 
@@ -141,9 +171,9 @@ def test_solved_6x6_perfect_line():
     assert board.count("O") == 20 and board.count("X") == 16
     late = [s for s in states if 36 - text_discs(env, s) <= SOLVE_EMPTIES[6]]
     assert len(late) == SOLVE_EMPTIES[6] + 1  # 12 placements and the pass
-    margin, _ = solver(6)(stack(late))
+    margin, _ = solve(6, late)
     white = np.where(np.array([int(s.current_player) for s in late]) == 1, 1, -1)
-    np.testing.assert_array_equal(np.asarray(margin) * white, 4)
+    np.testing.assert_array_equal(margin * white, 4)
 
 
 def text_discs(env, state) -> int:
@@ -208,29 +238,27 @@ def board_state(env, g: RefReversi) -> ReversiState:
 
 
 def test_midgame_search_equals_plain_negamax():
-    """Depth-3 alpha-beta (ordering, pruning, vectorised last ply, passes) returns exactly the
-    value of a full-width negamax over :func:`eng.evaluate`, and one of its best moves."""
-    size, depth = 6, 3
-    env, rng = env_of(size), random.Random(7)
+    """Depth-3 alpha-beta (move ordering, pruning, the vectorised last ply, passes) returns
+    exactly the value of a full-width negamax over :func:`eng.evaluate`, and a best move."""
+    env, rng = env_of(8), random.Random(7)
     games = []
-    while len(games) < 10:
-        g = random_position(size, rng.randint(4, 24), rng)
-        if g is not None:
+    while len(games) < 8:
+        g = random_position(8, rng.randint(ENDGAME_8 + 1, 50), rng)
+        if g is not None and len(g.legal_actions()) >= 2:  # else the policy does not search
             games.append(g)
     trees, leaves = [], []
     for g in games:
-        trees.append(ref_negamax(env, g, depth, leaves))
-    evaluate = jax.jit(jax.vmap(lambda s: eng.evaluate(env, s)))
-    leaf_values = np.asarray(evaluate(stack([board_state(env, h) for h in leaves])))
-    search = jax.jit(jax.vmap(lambda k, s: eng.search(env, s, k, depth, endgame_empties=0)[:2]))
-    keys = jax.random.split(jax.random.PRNGKey(0), len(games))
-    value, action = map(np.asarray, search(keys, stack([to_state(env, g) for g in games])))
-    for g, tree, v, a in zip(games, trees, value, action):
+        trees.append(ref_negamax(env, g, DEPTH_8, leaves))
+    leaf_values = np.asarray(evaluator(8)(stack([board_state(env, h) for h in leaves])))
+    states = [to_state(env, g) for g in games]
+    states += [states[0]] * (BATCH_8 - len(states))
+    keys = jax.random.split(jax.random.PRNGKey(0), BATCH_8)
+    value, action = map(np.asarray, search_8x8()(keys, stack(states)))
+    for tree, v, a in zip(trees, value, action):
         expected = ref_value(tree, leaf_values)
         np.testing.assert_allclose(v, expected, rtol=1e-5, atol=1e-3)
-        if tree[0] == "max":
-            best = {m: -ref_value(k, leaf_values) for m, k in tree[1]}
-            assert best[int(a)] == pytest.approx(expected, rel=1e-5, abs=1e-3)
+        best = {m: -ref_value(k, leaf_values) for m, k in tree[1]}
+        assert best[int(a)] == pytest.approx(expected, rel=1e-5, abs=1e-3)
 
 
 # ------------------------------------------------------------------ the policy
@@ -238,7 +266,6 @@ def test_policy_legal_deterministic_vmappable_8x8():
     """Random 8x8 positions of both colours (forced passes and endgames included): the move is
     legal, and the same for the same key."""
     env = env_of(8)
-    policy = jax.jit(jax.vmap(eng.reversi_engine_policy(env, 2, endgame_empties=6)))
     step = jax.jit(jax.vmap(env.step))
     key = jax.random.PRNGKey(3)
     games = 16
@@ -253,15 +280,25 @@ def test_policy_legal_deterministic_vmappable_8x8():
         if bool(jnp.all(state.terminated)):
             break
     batch = jax.tree_util.tree_map(lambda *x: np.concatenate(x), *states)
-    live = ~np.asarray(batch.terminated)
-    batch = jax.tree_util.tree_map(lambda x: x[live], batch)
     mask = np.asarray(batch.legal_action_mask)
-    assert mask[:, env.pass_action].sum() >= 3  # forced passes are in the sample
+    filled = np.unpackbits(np.asarray(batch.mover | batch.opponent).view(np.uint8), axis=1)
+    empties = 64 - filled.sum(1)
+    # a fixed-size sample: every forced pass, then endgame (exact) and midgame positions
+    live = ~np.asarray(batch.terminated)
+    forced = np.flatnonzero(live & mask[:, env.pass_action])
+    late = np.flatnonzero(live & ~mask[:, env.pass_action] & (empties <= ENDGAME_8))
+    rest = np.flatnonzero(live & ~mask[:, env.pass_action] & (empties > ENDGAME_8))
+    rng = np.random.default_rng(0)
+    pick = np.concatenate([forced, late[:16], rng.permutation(rest)])[:BATCH_8]
+    assert len(forced) >= 3 and len(late) >= 8 and len(pick) == BATCH_8
+    batch = jax.tree_util.tree_map(lambda x: x[pick], batch)
+    mask = mask[pick]
     assert set(np.asarray(batch.current_player).tolist()) == {0, 1}
-    keys = jax.random.split(jax.random.PRNGKey(0), len(mask))
-    a1, a2 = np.asarray(policy(keys, batch)), np.asarray(policy(keys, batch))
-    np.testing.assert_array_equal(a1, a2)
-    assert mask[np.arange(len(a1)), a1].all()
+    keys = jax.random.split(jax.random.PRNGKey(0), BATCH_8)
+    a1, a2 = np.asarray(search_8x8()(keys, batch)[1]), np.asarray(search_8x8()(keys, batch)[1])
+    np.testing.assert_array_equal(a1, a2)  # deterministic for a key
+    assert mask[np.arange(BATCH_8), a1].all()
+    assert (a1[: len(forced)] == env.pass_action).all()
 
 
 @functools.lru_cache(maxsize=None)
@@ -301,11 +338,11 @@ def match_fn(size: int, games: int, depth: int, endgame: int):
 
 
 def test_engine_beats_greedy_6x6_with_legal_moves():
-    run = match_fn(6, 16, 2, 6)
+    run = match_fn(6, 24, 2, 6)
     reward, legal, passes = run(jax.random.PRNGKey(1))
-    assert bool(legal)
+    assert bool(legal) and int(passes) > 0
     score = float(np.mean((np.asarray(reward) + 1) / 2))
-    assert score >= 0.8, score
+    assert score >= 0.7, score  # 0.89 [0.82, 0.93] over 128 arena games
     again = run(jax.random.PRNGKey(1))  # deterministic for a key
     np.testing.assert_array_equal(np.asarray(again[0]), np.asarray(reward))
 
@@ -330,7 +367,7 @@ def test_evaluation_is_symmetric_and_exact_at_the_end():
             g.play(rng.choice(g.legal_actions()))
         finished.append(g)
     states += [board_state(env, g) for g in finished]
-    values = np.asarray(jax.jit(jax.vmap(lambda s: eng.evaluate(env, s)))(stack(states)))
+    values = np.asarray(evaluator(8)(stack(states)))
     sym = values[: 8 * len(games)].reshape(len(games), 8)
     np.testing.assert_allclose(sym, sym[:, :1].repeat(8, 1), rtol=1e-5, atol=1e-3)
     assert np.all(np.abs(sym) <= eng.HEURISTIC_CAP)

@@ -20,7 +20,8 @@ Search (negamax, values from the point of view of the player to move)::
   when it is pushed, or give its exact minimax value when the child is one ply above the
   horizon (midgame) or has at most 2 empties (endgame), so such children cost one iteration.
 * Move ordering: midgame by the 1-ply score (the evaluation after each move); endgame
-  fastest-first (fewest opponent replies; ties by that 1-ply score).
+  fastest-first (fewest opponent replies), among equals corners first, then moves into a
+  quadrant with an odd number of empties (parity).
 * Passes: a side with no placement passes and the other side moves again, without using
   depth (a forced ply); when neither side can place the game is over and is scored exactly.
   ``depth`` counts placements.
@@ -31,35 +32,42 @@ Search (negamax, values from the point of view of the player to move)::
   good as the best gets an exact value; the move is drawn uniformly from the equal-best ones
   with ``key`` (deterministic for a key, like the other opponents).
 
-Evaluation (:func:`evaluate`, mover's view, float32, roughly -2000..2000): the weighted sum
-of the terms that classical othello programs use, with the hand-set weights that circulate in
-many open-source othello heuristics (usually credited to Kartik Kukreja's 2013 post
-"Heuristic function for Reversi (Othello)"; the four decimals are his: corners 801.724, corner
-closeness 382.026, mobility 78.922, frontier 74.396; discs 10), plus edge stability and
-parity, set by hand at a similar scale::
+Evaluation (:func:`evaluate`, mover's view, float32, within about +-2000): the weighted sum
+of terms that classical othello programs use, divided by 100::
 
     discs        10      * 100 (d_p - d_o) / (d_p + d_o)
     corners      801.724 * 25 (corners_p - corners_o)
-    closeness    382.026 * -12.5 (near_p - near_o)     discs on the X and C squares of an
+    closeness    150     * -12.5 (near_p - near_o)     discs on the X and C squares of an
                                                        empty corner
     mobility     78.922  * 100 (m_p - m_o) / (m_p + m_o)      legal placements
     potential    74.396  * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the
                                                        other side's discs (frontier)
-    stability    STABLE_WEIGHT * 6 / (N - 2) * (s_p - s_o)    stable edge discs (not corners):
-                                                       anchored to an own corner along the
-                                                       edge, or on a full edge line
-    parity       PARITY_WEIGHT * (+1 if the empties are odd else -1), once at most N*N/4
-                 squares are empty (the mover then expects to play last)
+    stability    2000 * 6 / (N - 2) * (s_p - s_o)   stable edge discs other than corners:
+                                                    joined to an own corner along the edge,
+                                                    or on a full edge line
 
-all divided by 100. The ratios use the smooth ``(a - b) / (a + b)`` form (Kukreja's code uses
-a discontinuous variant). Scaling with board size: the ratio terms are size-free; corners and
-X/C squares are always 4 and 12 squares; the stable-edge weight per disc is scaled by
-``6 / (N - 2)`` so that a whole edge is worth the same on every board (exactly its 8x8 value).
-Two changes to the 8x8 hand-set weights were tried in short depth-2 matches before fixing them
-(see ``experiments/validate_reversi_engine.py`` for the match results of the final set).
+Where the weights come from: the term definitions and the weights for discs, corners,
+closeness (originally 382.026), mobility and potential mobility (his "frontier" term) are the
+hand-set ones that circulate in many open-source othello heuristics (usually credited to
+Kartik Kukreja's 2013 post "Heuristic function for Reversi (Othello)"); his ratios are a
+discontinuous variant of the smooth ``(a - b) / (a + b)`` used here. The stability weight
+(about a tenth of a corner per disc) is set by hand. Then a quick check in self-play matches
+(``experiments/tune_reversi_engine.py``: one changed weight against the literature set, 4
+random opening plies, both colours) changed one weight, closeness 382.026 -> 150, which scored
+on 8x8 0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and 0.63
+[0.57, 0.68] at depth 4 (256 games each) and was neutral on 6x6 (0.50 at depth 2, 0.48
+[0.44, 0.52] at depth 3). Other single changes were not kept: more potential mobility helped
+alone but not together with it, removing stability scored 0.46-0.50; discs, corners and
+mobility changes were noise or worse. A global parity term was dropped: at a fixed-depth
+horizon every leaf has the same number of empties, so it cannot change a decision; parity is
+used in the endgame move ordering instead.
 
-Speed (measured on the 2-core development CPU; ``experiments/benchmark_reversi_engine.py``):
-see that script's docstring.
+Scaling with board size: the ratio terms are size-free; corners and X/C squares are always 4
+and 12 squares; the stable-edge weight per disc is scaled by ``6 / (N - 2)`` so that a whole
+edge is worth the same on every board (its 8x8 value). No weight was tuned for other sizes.
+
+Speed: see ``experiments/benchmark_reversi_engine.py`` (its docstring has the measured
+numbers).
 """
 
 from __future__ import annotations
@@ -92,11 +100,21 @@ WIN_BONUS = 100_000.0
 HEURISTIC_CAP = WIN_BONUS / 2
 #: root moves within this of the best so far are still searched exactly (random tie-breaking)
 ROOT_TIE_EPS = 1e-2
-#: Kukreja's weights (see the module docstring)
-DISC_WEIGHT, CORNER_WEIGHT, CLOSENESS_WEIGHT = 10.0, 801.724, 382.026
+#: Kukreja's weights, closeness lowered from 382.026 (see the module docstring)
+DISC_WEIGHT, CORNER_WEIGHT, CLOSENESS_WEIGHT = 10.0, 801.724, 150.0
 MOBILITY_WEIGHT, POTENTIAL_WEIGHT = 78.922, 74.396
-#: hand-set here: a stable edge disc (8x8 scale), parity in the late game
-STABLE_WEIGHT, PARITY_WEIGHT = 2000.0, 1000.0
+#: hand-set here: a stable edge disc (8x8 scale)
+STABLE_WEIGHT = 2000.0
+#: the evaluation's weights in the order of :data:`WEIGHT_NAMES` (``weights=`` overrides them)
+WEIGHTS = (
+    DISC_WEIGHT,
+    CORNER_WEIGHT,
+    CLOSENESS_WEIGHT,
+    MOBILITY_WEIGHT,
+    POTENTIAL_WEIGHT,
+    STABLE_WEIGHT,
+)
+WEIGHT_NAMES = ("discs", "corners", "closeness", "mobility", "potential", "stability")
 
 
 # ----------------------------------------------------------------------- bitboard helpers
@@ -213,8 +231,13 @@ class _Tables:
             )
             for w in range(geo.words)
         )
-        self.stable_weight = STABLE_WEIGHT * 6.0 / (n - 2)
-        self.parity_from = n * n // 4
+        self.stable_scale = 6.0 / (n - 2)
+        h = n // 2
+        self.quadrants = [
+            mask(((rows < h) == top) & ((cols < h) == left))
+            for top in (True, False)
+            for left in (True, False)
+        ]
 
 
 @functools.lru_cache(maxsize=None)
@@ -243,10 +266,10 @@ def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
     return anchored
 
 
-def _heuristic(geo: Geometry, tb: _Tables, p: Words, o: Words, mob_p, mob_o, empty: Words):
-    """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties."""
+def _heuristic(geo, tb: _Tables, w, p: Words, o: Words, mob_p, mob_o, empty: Words):
+    """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties.
+    w: the 6 weights of :data:`WEIGHTS` (floats, or a float32[6] array)."""
     d_p, d_o = _popcount(p), _popcount(o)
-    n_empty = _popcount(empty)
     c_p, c_o = _popcount(_and(p, tb.corners)), _popcount(_and(o, tb.corners))
     near_p = near_o = 0
     for corner, near in zip(tb.corner, tb.near):
@@ -257,15 +280,13 @@ def _heuristic(geo: Geometry, tb: _Tables, p: Words, o: Words, mob_p, mob_o, emp
     pot_o = _popcount(_and(empty, _neighbours(geo, p)))
     s_p = _popcount(_and(_stable_edges(geo, tb, p, empty), tb.non_corner_edges))
     s_o = _popcount(_and(_stable_edges(geo, tb, o, empty), tb.non_corner_edges))
-    parity = jnp.where(n_empty % 2 == 1, 1.0, -1.0) * (n_empty <= tb.parity_from)
     score = (
-        DISC_WEIGHT * _ratio(d_p, d_o)
-        + CORNER_WEIGHT * 25.0 * (c_p - c_o).astype(jnp.float32)
-        - CLOSENESS_WEIGHT * 12.5 * (near_p - near_o).astype(jnp.float32)
-        + MOBILITY_WEIGHT * _ratio(mob_p, mob_o)
-        + POTENTIAL_WEIGHT * _ratio(pot_p, pot_o)
-        + tb.stable_weight * (s_p - s_o).astype(jnp.float32)
-        + PARITY_WEIGHT * parity
+        w[0] * _ratio(d_p, d_o)
+        + w[1] * 25.0 * (c_p - c_o).astype(jnp.float32)
+        - w[2] * 12.5 * (near_p - near_o).astype(jnp.float32)
+        + w[3] * _ratio(mob_p, mob_o)
+        + w[4] * _ratio(pot_p, pot_o)
+        + w[5] * tb.stable_scale * (s_p - s_o).astype(jnp.float32)
     )
     return jnp.clip(score / 100.0, -HEURISTIC_CAP, HEURISTIC_CAP)
 
@@ -276,13 +297,13 @@ def _final_score(margin: jax.Array) -> jax.Array:
     return WIN_BONUS * jnp.sign(m) + m
 
 
-def _leaf(geo: Geometry, tb: _Tables, p: Words, o: Words, one: jax.Array):
+def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words, one: jax.Array):
     """Midgame leaf, p to move: exact when neither side can place (game over), else the
     heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility)."""
-    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
-    mob_o = _popcount(_keep(legal_moves(geo, o, p), one))
+    mob_p = _popcount(legal_moves(geo, p, o))
+    mob_o = _popcount(legal_moves(geo, o, p))
     empty = _andnot(geo.full, _or(p, o))
-    heur = _heuristic(geo, tb, p, o, mob_p, mob_o, empty)
+    heur = _heuristic(geo, tb, w, p, o, mob_p, mob_o, empty)
     final = _final_score(_popcount(p) - _popcount(o))
     return jnp.where((mob_p == 0) & (mob_o == 0), final, heur), mob_p
 
@@ -300,14 +321,15 @@ def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
     return _final_score(last), mob_p
 
 
-def evaluate(env: Env, state) -> jax.Array:
+def evaluate(env: Env, state, weights=None) -> jax.Array:
     """float32[]: the engine's static score of one (unbatched) reversi state from the mover's
     view, as used at the search horizon: exact (``WIN_BONUS * sign(margin) + margin``) when
     neither side can place, else the heuristic of the module docstring."""
     geo, tb = _tables(env.size)
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
-    return _leaf(geo, tb, p, o, _runtime_one(state.step_count))[0]
+    w = WEIGHTS if weights is None else weights
+    return _leaf(geo, tb, w, p, o, _runtime_one(state.step_count))[0]
 
 
 # ----------------------------------------------------------------------- search
@@ -325,7 +347,7 @@ class _Expansion(NamedTuple):
     static: jax.Array  # float32[]: score of the position as given (before any pass)
 
 
-def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, static: bool, one) -> _Expansion:
+def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _Expansion:
     """Normalise (p to move, o the other side): a side that cannot place passes. Then play
     every legal placement at once and score each grandchild.
 
@@ -340,21 +362,28 @@ def _expand(geo, tb, p: Words, o: Words, lanes, exact: bool, static: bool, one) 
     mo = _keep(legal_moves(geo, o, p), one)
     has_p, has_o = _any(mp), _any(mo)
     margin = _popcount(p) - _popcount(o)
-    score = _leaf(geo, tb, p, o, one)[0] if static else _final_score(margin)
+    score = _leaf(geo, tb, w, p, o, one)[0] if static else _final_score(margin)
     swapped = ~has_p & has_o
     p, o = _where(swapped, o, p), _where(swapped, p, o)
     moves = _keep(_where(swapped, mo, mp), one)
     legal = _any(_and(moves, bits))  # bool[K]
     flipped = flips(geo, p, o, bits)
-    gp = _keep(_andnot(o, flipped), one)  # grandchild: the other side to move
-    go = _keep(_or(_or(p, bits), flipped), one)
+    gp, go = _andnot(o, flipped), _or(_or(p, bits), flipped)  # the other side to move
+    if exact:
+        gp, go = _keep(gp, one), _keep(go, one)
     if exact:
         score_g, mob_g = _leaf_exact(geo, gp, go, one)
-        # fastest first: fewest replies; corners first among equals
+        # fastest first: fewest replies; among equals corners, then moves into a quadrant
+        # with an odd number of empties (parity: who gets the region's last move)
+        empty = _andnot(geo.full, _or(p, o))
+        odd = sum(
+            jnp.where(_popcount(_and(empty, q)) % 2 == 1, _any(_and(bits, q)), False)
+            for q in tb.quadrants
+        )
         corner = _any(_and(bits, tb.corners)).astype(jnp.float32)
-        key = -mob_g.astype(jnp.float32) + 0.5 * corner
+        key = -mob_g.astype(jnp.float32) + 0.5 * corner + 0.25 * odd.astype(jnp.float32)
     else:
-        score_g, _ = _leaf(geo, tb, gp, go, one)
+        score_g, _ = _leaf(geo, tb, w, gp, go, one)
         key = -score_g  # the 1-ply score
     order = squares[jnp.argsort(-jnp.where(legal, key, -jnp.inf))].astype(jnp.int32)
     return _Expansion(
@@ -376,7 +405,7 @@ class _Loop(NamedTuple):
     nodes: jax.Array  # int32[]
 
 
-def _search_loop(geo, tb, p0, o0, lanes, exact: bool, depth: int, levels: int, active):
+def _search_loop(geo, tb, w, p0, o0, lanes, exact: bool, depth: int, levels: int, active):
     """Alpha-beta from (p0, o0) (p0 to move) in one ``lax.while_loop`` over an explicit stack
     of ``levels`` nodes. ``exact``: search to the end of the game (the root must have at most
     ``levels + 1`` empties), else to ``depth`` placements. ``active``: bool[], False returns at
@@ -421,7 +450,8 @@ def _search_loop(geo, tb, p0, o0, lanes, exact: bool, depth: int, levels: int, a
         mv = square_bit(geo, m)
         f = flips(geo, p, o, mv)
         static = not exact and depth == 1  # depth 1: the root's children are leaves
-        child = _expand(geo, tb, _andnot(o, f), _or(_or(p, mv), f), lanes, exact, static, one)
+        cp, co = _andnot(o, f), _or(_or(p, mv), f)
+        child = _expand(geo, tb, w, cp, co, lanes, exact, static, one)
         sgn = jnp.where(child.swapped, 1.0, -1.0)  # the same side moves again after a pass
         if exact:  # a child with <= 2 empties: its replies' grandchildren are scored exactly
             direct, leaf = child.terminal | (child.n_empty <= 2), child.terminal
@@ -502,6 +532,7 @@ def search(
     endgame_empties: int = 10,
     full_root: bool = True,
     midgame: bool = True,
+    weights=None,
 ) -> SearchResult:
     """Search one (unbatched) reversi state; jittable and vmappable.
 
@@ -509,13 +540,16 @@ def search(
     many empty squares the position is solved exactly (maximal final disc margin).
     full_root: False skips the search when the root has a single legal move (the value is
     then 0). midgame: False leaves out the midgame search (only for positions known to have at
-    most ``endgame_empties`` empties; it halves the compile time).
+    most ``endgame_empties`` empties; it halves the compile time). weights: the 6 evaluation
+    weights (:data:`WEIGHT_NAMES`; floats or a float32[6] array, which may be traced), default
+    :data:`WEIGHTS`.
 
     Two loops, one per mode, each idle (no iterations) for a root of the other mode: the
     midgame loop plays every square as a lane, the endgame loop only the root's empties.
     """
     _check(depth, endgame_empties)
     geo, tb = _tables(env.size)
+    w = WEIGHTS if weights is None else weights
     cells, n_words = geo.cells, geo.words
     p0 = tuple(state.mover[i] for i in range(n_words))
     o0 = tuple(state.opponent[i] for i in range(n_words))
@@ -529,7 +563,7 @@ def search(
     if midgame:
         lanes = (tuple(jnp.asarray(b) for b in tb.lanes), jnp.arange(cells, dtype=jnp.int32))
         levels = max(depth, 2)  # pushed: pre-root, root, nodes with >= 2 placements left
-        loops.append(_search_loop(geo, tb, p0, o0, lanes, False, depth, levels, go & ~exact))
+        loops.append(_search_loop(geo, tb, w, p0, o0, lanes, False, depth, levels, go & ~exact))
     if endgame_empties > 0:
         # lanes: the root's empty squares (padded with the off-board square N*N: no bits)
         empty_sq = unpack(jnp.stack(empty0), cells)
@@ -537,7 +571,7 @@ def search(
         squares = squares.astype(jnp.int32)
         lanes = (square_bit(geo, squares), squares)
         levels = max(endgame_empties - 1, 2)  # pushed: pre-root, root, nodes with >= 3 empties
-        loops.append(_search_loop(geo, tb, p0, o0, lanes, True, 1, levels, go & exact))
+        loops.append(_search_loop(geo, tb, w, p0, o0, lanes, True, 1, levels, go & exact))
     if len(loops) == 2:
         res = jax.tree_util.tree_map(lambda a, b: jnp.where(exact, b, a), *loops)
     else:
@@ -571,7 +605,7 @@ def solve_endgame(env: Env, state, max_empties: int) -> tuple[jax.Array, jax.Arr
     return margin_of(res.value), res.action
 
 
-def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10) -> Policy:
+def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10, weights=None) -> Policy:
     """The engine as a policy ``policy(key, state) -> int32[]`` for one unbatched state.
 
     Alpha-beta to ``depth`` placements with the evaluation of the module docstring; exact
@@ -583,6 +617,6 @@ def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10) -> Po
     _check(depth, endgame_empties)
 
     def policy(key: jax.Array, state) -> jax.Array:
-        return search(env, state, key, depth, endgame_empties, full_root=False).action
+        return search(env, state, key, depth, endgame_empties, False, weights=weights).action
 
     return policy
