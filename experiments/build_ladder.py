@@ -50,7 +50,7 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
         {},
         ["random", "greedy", "uct:100", "engine:1", "engine:2", "engine:3", "engine:4"],
         50,
-        2,
+        4,  # 2 random plies reach only 13 distinct positions
     ),
 }
 
