@@ -4,30 +4,49 @@ import jaxgames
 env = jaxgames.make("reversi", size=6)
 state = env.init(key)
 state = env.step(state, action)
+
+The names below are loaded on first use (a module ``__getattr__``): importing the package, or
+its command line (``python -m jaxgames.cli``), does not import JAX until something needs it, so
+the command line can take charge of Ctrl-C before the seconds-long imports start.
 """
 
-from jaxgames.core import (
-    AutoResetStep,
-    Env,
-    GameState,
-    IllegalActionError,
-    random_action,
-    random_policy,
-    step_autoreset,
-)
-from jaxgames.games import game_variants, make, registered_games
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
+_FROM_CORE = (
     "AutoResetStep",
     "Env",
     "GameState",
     "IllegalActionError",
-    "game_variants",
-    "make",
     "random_action",
     "random_policy",
-    "registered_games",
     "step_autoreset",
-]
+)
+_FROM_GAMES = ("game_variants", "make", "registered_games")
+
+__all__ = sorted(_FROM_CORE + _FROM_GAMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_CORE:
+        from jaxgames import core
+
+        return getattr(core, name)
+    if name in _FROM_GAMES:
+        from jaxgames import games
+
+        return getattr(games, name)
+    try:  # a submodule not imported yet: ``import jaxgames; jaxgames.games.make(...)``
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -23,8 +23,14 @@ point of view of the player to move.
 Rules shared by all games (implemented once, here, in :meth:`Env.step`):
 
 * **Illegal action inside jit** (not in ``legal_action_mask``, or out of range): the game ends
-  at once, the mover gets -1 and the opponent +1, as in pgx. Use :meth:`Env.step_checked`
-  outside ``jit`` to get a ``ValueError`` naming the action and the legal ones instead.
+  at once, the mover gets -1 and the opponent +1, as in pgx. The range ``[0, num_actions)`` is
+  tested on the action as given, before it is cast to int32, so ``np.int64(2**40)`` or ``-1``
+  is illegal rather than wrapped onto a legal id (a non-integral float is illegal too; note
+  that ``jax.jit`` itself narrows a host int64 *argument* to int32 at its boundary when x64 is
+  off, before any code here sees it: cast to int32 with a range check, or use
+  :meth:`Env.step_checked`, outside jit). Use
+  :meth:`Env.step_checked` outside ``jit`` to get a ``ValueError`` naming the action and the
+  legal ones instead.
 * **Stepping a finished game** is a no-op that returns the same state with zero rewards.
 
 The game contract (what a module in :mod:`jaxgames.games` provides):
@@ -47,10 +53,12 @@ from __future__ import annotations
 
 import abc
 import inspect
+import operator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxgames.view import BoardView
 
@@ -145,6 +153,49 @@ class IllegalActionError(ValueError):
     """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
 
 
+def action_index(action: Any) -> int:
+    """``action`` (a Python/numpy integer or a 0-d integer array, any width) as a Python int,
+    without wrapping; :class:`IllegalActionError` for anything else (a float, a bool, an
+    array of several values)."""
+    if isinstance(action, (bool, np.bool_)):
+        raise IllegalActionError(f"an action must be an integer id, got {action!r}")
+    try:
+        return operator.index(action)
+    except TypeError:
+        pass
+    a = np.asarray(action)  # a 0-d numpy or jax array
+    if a.shape != () or a.dtype.kind not in "iu":
+        raise IllegalActionError(
+            f"an action must be one integer id, got {type(action).__name__} "
+            f"of dtype {a.dtype} and shape {a.shape}"
+        )
+    return int(a)
+
+
+def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
+    """(bool in range, int32 action safe to index with) for :meth:`Env.step`.
+
+    The range ``[0, num_actions)`` is tested on ``action`` as given - before any cast to int32,
+    which would wrap ``2**40`` onto ``0`` - and a float must also be integral. Out of range,
+    the safe action is 0 (``in_range`` False makes the move illegal anyway). Jittable; a
+    concrete host value (Python int of any size, numpy scalar or array) is tested in numpy.
+    """
+    if isinstance(action, jax.Array):  # traced, or a concrete device array
+        ok = (action >= 0) & (action < num_actions)
+        if jnp.issubdtype(action.dtype, jnp.inexact):
+            ok = ok & (action == jnp.floor(action))
+        return ok, jnp.where(ok, action, 0).astype(jnp.int32)
+    a = np.asarray(action)
+    if a.dtype.kind not in "biuf" and a.dtype != object:
+        raise TypeError(f"an action must be a number, got {type(action).__name__}")
+    with np.errstate(invalid="ignore"):
+        ok = (a >= 0) & (a < num_actions)
+        if a.dtype.kind == "f":
+            ok = ok & (a == np.floor(a))
+    safe = np.where(ok, a, 0).astype(np.int32)
+    return jnp.asarray(ok, jnp.bool_), jnp.asarray(safe)
+
+
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions.
 
@@ -210,6 +261,12 @@ class Env(abc.ABC):
         """The keyword options this env was made with (e.g. ``{"size": 8}``)."""
         return {}
 
+    @property
+    def max_game_length(self) -> int | None:
+        """The most plies one game can last by its rules (an upper bound; ``None``: unknown).
+        Games override it; e.g. ``eval --opening-plies`` must stay below it."""
+        return None
+
     def init(self, key: PRNGKey) -> GameState:
         """Start one game. ``key``: a PRNG key (games with a fixed start ignore it)."""
         return self._init(key)
@@ -220,9 +277,7 @@ class Env(abc.ABC):
         Jittable and vmappable. See the module docstring for the illegal-action and
         finished-game rules.
         """
-        action = jnp.asarray(action, dtype=jnp.int32)
-        in_range = (action >= 0) & (action < self.num_actions)
-        safe_action = jnp.clip(action, 0, self.num_actions - 1)
+        in_range, safe_action = action_in_range(action, self.num_actions)
         legal = in_range & state.legal_action_mask[safe_action]
         finished = state.terminated | state.truncated
 
@@ -257,9 +312,9 @@ class Env(abc.ABC):
     def step_checked(self, state: GameState, action: int) -> GameState:
         """Like :meth:`step` but, outside ``jit``, raises :class:`IllegalActionError` for an
         illegal action or a finished game instead of ending the game."""
+        a = action_index(action)
         if bool(state.terminated) or bool(state.truncated):
-            raise IllegalActionError(f"the game is over; no action (got {action}) can be played")
-        a = int(action)
+            raise IllegalActionError(f"the game is over; no action (got {a}) can be played")
         if not 0 <= a < self.num_actions:
             raise IllegalActionError(
                 f"action {a} is out of range for {self.name}: "

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import jax
 
 from jaxgames.games import make, registered_games
+from jaxgames.validation import quote
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
@@ -159,17 +160,17 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
             if not m:
                 raise RecordError(
                     f"{source}:{no}: expected a header line 'key: value' (then a blank line and "
-                    f"the moves), got {line!r}"
+                    f"the moves), got {quote(line)}"
                 )
             key = m.group(1).lower()
             if key in fields:
-                raise RecordError(f"{source}:{no}: header {key!r} given twice")
+                raise RecordError(f"{source}:{no}: header {quote(key)} given twice")
             fields[key], lines[key] = m.group(2).strip(), no
             continue
         if not line:
             continue
         if len(line.split()) != 1:
-            raise RecordError(f"{source}:{no}: expected one move per line, got {line!r}")
+            raise RecordError(f"{source}:{no}: expected one move per line, got {quote(line)}")
         moves.append(line)
         lines["moves"].append(no)
     if "game" not in fields:
@@ -187,7 +188,7 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
     result = fields.get("result", "*") or "*"
     if result not in RESULTS:
         raise RecordError(
-            f"{source}:{lines['result']}: unknown result {result!r}; "
+            f"{source}:{lines['result']}: unknown result {quote(result)}; "
             f"use one of {', '.join(RESULTS)}"
         )
     return GameRecord(
@@ -232,22 +233,22 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
         where = record._where("moves", i)
         if bool(state.terminated) or bool(state.truncated):
             raise RecordError(
-                f"{where}move {i + 1} {mv!r}: the game is already over ({result_of(state)})"
+                f"{where}move {i + 1} {quote(mv)}: the game is already over ({result_of(state)})"
             )
         try:
             action = int(env.text_to_action(state, mv))
         except ValueError as e:
-            raise RecordError(f"{where}move {i + 1} {mv!r}: {e}") from None
+            raise RecordError(f"{where}move {i + 1} {quote(mv)}: {e}") from None
         if not 0 <= action < env.num_actions or not bool(state.legal_action_mask[action]):
             raise RecordError(
-                f"{where}move {i + 1} {mv!r}: illegal here; legal: {env.describe_legal(state)}"
+                f"{where}move {i + 1} {quote(mv)}: illegal here; legal: {env.describe_legal(state)}"
             )
         state = jax.device_get(step(state, action))
         states.append(state)
     final = result_of(state)
     if record.result != "*" and record.result != final:
         raise RecordError(
-            f"{record._where('result')}result {record.result!r} does not match the moves, "
+            f"{record._where('result')}result {quote(record.result)} does not match the moves, "
             f"which end in {final!r}"
         )
     return env, states

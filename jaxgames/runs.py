@@ -23,6 +23,7 @@ from jaxgames.agents.common import Agent, Policy
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import Env
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.training.lock import LOCK_FILE
 
 CONFIG_FILE = "config.json"
 
@@ -45,13 +46,21 @@ def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
     if not os.path.exists(path):
         raise RunNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             data = json.load(f)
-        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
-            raise TypeError("expected an object with 'algorithm' and 'config'")
-        data["algorithm"]
-    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise ValueError(f"{path} cannot be read ({e.strerror or e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        found = json.dumps(data)
+        found = found if len(found) <= 60 else found[:60] + "..."
+        raise ValueError(
+            f"{path} is corrupt: expected an object with 'algorithm' and 'config' (an object), "
+            f"found {found}"
+        )
+    if not isinstance(data.get("algorithm"), str):
+        raise ValueError(f"{path} is corrupt: 'algorithm' must be a name such as 'ppo'")
     return path, data
 
 
@@ -71,16 +80,33 @@ def run_env(run_dir: str) -> Env:
     return read_run_config(run_dir)[1].make_env()
 
 
+def _check_creatable(run_dir: str) -> None:
+    """``ValueError`` if ``run_dir`` (which does not exist) cannot be created: its nearest
+    existing ancestor is a file or not writable."""
+    parent = os.path.dirname(os.path.abspath(run_dir))
+    while not os.path.exists(parent) and os.path.dirname(parent) != parent:
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(
+            f"cannot create run directory {run_dir!r}: {parent!r} is a file, not a directory "
+            "(check --runs-dir)"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot create run directory {run_dir!r}: {parent!r} is not writable")
+
+
 def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
     """True if ``run_dir`` already holds the run of ``record`` (:func:`config_record`); False if
-    it does not exist or is empty; ``ValueError`` if it holds something else. Fields added to a
-    config class since the run was made compare at their defaults."""
+    it does not exist or is empty (a lock file aside); ``ValueError`` if it holds something
+    else or cannot be created. Fields added to a config class since the run was made compare
+    at their defaults."""
     if not os.path.exists(run_dir):
+        _check_creatable(run_dir)
         return False
     if not os.path.isdir(run_dir):
         raise ValueError(f"run path {run_dir!r} exists and is not a directory")
     if not os.path.exists(os.path.join(run_dir, CONFIG_FILE)):
-        if os.listdir(run_dir):
+        if set(os.listdir(run_dir)) - {LOCK_FILE}:
             raise ValueError(
                 f"run directory {run_dir!r} is not empty and has no {CONFIG_FILE}; "
                 "refusing to write into it"

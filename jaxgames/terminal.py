@@ -60,8 +60,11 @@ def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any],
     return call
 
 
-def one_line(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
+def one_line(err: BaseException, limit: int = 2000) -> str:
+    """``err``'s message on one line, at most ``limit`` characters (a message may quote a huge
+    input, e.g. a 10 MB line of a game record)."""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _is_over(state: Any) -> bool:
@@ -82,7 +85,8 @@ class Tally:
         self.games.pop()
 
     def summary(self, names: tuple[str, str], agent: str | None) -> str:
-        """One line, e.g. ``session: X won 2, O won 1, drawn 0 | you 2, agent random 1, drawn 0``."""
+        """One line, e.g.
+        ``session: X won 2, O won 1, drawn 0 | you 2, agent random 1, drawn 0``."""
         w = [sum(g[0] == p for g in self.games) for p in (0, 1)]
         d = sum(g[0] == -1 for g in self.games)
         line = (
@@ -253,7 +257,10 @@ class TerminalGame:
         if self.two_humans:
             who = "two humans"
         else:
-            who = f"you play {self.names[self.human]}, agent {self.agent_name} plays {self.names[1 - self.human]}"
+            who = (
+                f"you play {self.names[self.human]}, agent {self.agent_name} plays "
+                f"{self.names[1 - self.human]}"
+            )
         return f"{self.env!r}: {who}. Type 'help' for commands."
 
     def play_one(self) -> str:
@@ -370,7 +377,8 @@ class TerminalGame:
             return
         if not bool(self.state.legal_action_mask[action]):
             self.say(
-                f"illegal move {text!r}; legal: {' '.join(render.legal_moves(self.state, self.env))}"
+                f"illegal move {text!r}; legal: "
+                f"{' '.join(render.legal_moves(self.state, self.env))}"
             )
             return
         self.push(action, True)

@@ -22,7 +22,10 @@ def test_nstep_return_hand_computed():
     r = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
     d = jnp.array([0, 0, 1, 0, 0, 0], bool)
     s = jnp.array([-1.0, -1.0, 1.0, -1.0, -1.0, -1.0])
-    windows = lambda x, t, n: x[t : t + n]
+
+    def windows(x, t, n):
+        return x[t : t + n]
+
     expect = {  # (start, n): (R, c)
         (0, 3): (g * g * 1.0, 0.0),  # X's move: X's own win two plies later
         (1, 2): (-g, 0.0),  # O's last move gets the loss paid on X's step
@@ -138,7 +141,10 @@ def test_epsilon_greedy_only_legal_moves(key):
 
 def test_epsilon_schedule():
     cfg = dqn.DQNConfig(eps_start=1.0, eps_end=0.1, eps_decay=5000, eps_unit="games")
-    at = lambda g, s=0: float(dqn.epsilon_at(cfg, jnp.int32(g), jnp.int32(s)))
+
+    def at(g, s=0):
+        return float(dqn.epsilon_at(cfg, jnp.int32(g), jnp.int32(s)))
+
     assert (
         at(0) == pytest.approx(1.0)
         and at(2500, 10**6) == pytest.approx(0.55)

@@ -67,7 +67,7 @@ def test_run_outputs(full_run):
         data = json.load(f)
     assert data["algorithm"] == "ppo" and ppo.PPOConfig.from_dict(data["config"]) == CFG
     lines = open(os.path.join(run_dir, "metrics.jsonl")).read().splitlines()
-    assert [json.loads(l)["chunk"] for l in lines] == [1, 2, 3, 4]
+    assert [json.loads(line)["chunk"] for line in lines] == [1, 2, 3, 4]
     rec = json.loads(lines[-1])
     assert rec["env_steps"] == 4 * 64
     for side in ("first", "second"):

@@ -21,6 +21,7 @@ The value is from the point of view of the player to move (as the observation is
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any, Sequence
 
 import flax.linen as nn
@@ -205,9 +206,45 @@ def network_options(name: str) -> dict[str, Any]:
     }
 
 
+#: layers / residual blocks at most: each one is unrolled into the compiled program
+MAX_DEPTH = 256
+#: convolution kernels at most this wide (the largest board is 16x16)
+MAX_KERNEL = 16
+
+
+def machine_memory() -> int:
+    """Bytes of physical memory of this machine (0 if unknown)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return 0
+
+
+def parameter_lower_bound(name: str, options: dict[str, Any]) -> int:
+    """Parameters of network ``name`` with ``options`` (defaults filled in), counting only
+    what does not depend on the game (the first layer's input and the heads are left out):
+    a lower bound of the real count, for :func:`check_network`."""
+    o = {**network_options(name), **options}
+    if name == "mlp":
+        return max(int(o["layers"]) - 1, 0) * int(o["hidden"]) ** 2 + int(o["hidden"])
+    if name == "cnn":
+        chans, dense = [int(c) for c in o["channels"]], [int(d) for d in o["dense"]]
+        k2 = int(o["kernel"]) ** 2
+        conv = sum(k2 * a * b for a, b in zip([1] + chans, chans))
+        widths = [chans[-1] if chans else 1] + dense
+        return conv + sum(a * b for a, b in zip(widths, widths[1:]))
+    if name == "resnet":
+        ch = int(o["channels"])
+        return int(o["blocks"]) * 2 * 9 * ch * ch + 9 * ch + int(o["value_hidden"])
+    return 0
+
+
 def check_network(name: str, options: dict[str, Any]) -> None:
     """``ValueError`` for an unknown network ``name``, an unknown option or a bad option value
-    (pure: nothing is built, so configs can call it on every change)."""
+    (pure: nothing is built, so configs can call it on every change). Sizes are bounded by
+    what this machine can hold: training keeps about four float32 copies of the parameters
+    (weights, gradients, two Adam moments), which must fit in half of its memory; depths are
+    at most :data:`MAX_DEPTH`, kernels at most :data:`MAX_KERNEL`."""
     valid = network_options(name)
     unknown = sorted(set(options) - set(valid))
     if unknown:
@@ -228,6 +265,27 @@ def check_network(name: str, options: dict[str, Any]) -> None:
             _activation(v)
         if k == "conv" and v not in ("patches", "xla"):
             raise ValueError(f"network {name!r}: conv={v!r} must be 'patches' or 'xla'")
+        if k in ("layers", "blocks") and max(sizes, default=0) > MAX_DEPTH:
+            raise ValueError(
+                f"network {name!r}: {k}={v!r} is deeper than this library compiles (at most "
+                f"{MAX_DEPTH})"
+            )
+        if k == "kernel" and max(sizes, default=0) > MAX_KERNEL:
+            raise ValueError(
+                f"network {name!r}: kernel={v!r} is wider than any board (at most {MAX_KERNEL})"
+            )
+    try:
+        params = parameter_lower_bound(name, options)
+    except (TypeError, ValueError):  # sizes of the wrong shape: the network reports them
+        return
+    memory = machine_memory()
+    if memory and 16 * params > memory // 2:
+        sizes = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        raise ValueError(
+            f"network {name!r} with {sizes} has at least {params:.3g} parameters: training "
+            f"needs about {16 * params / 2**30:,.1f} GiB for them (weights, gradients, optimiser "
+            f"state), more than half of this machine's {memory / 2**30:.0f} GiB of memory"
+        )
 
 
 def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:

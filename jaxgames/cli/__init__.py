@@ -11,19 +11,28 @@ sub-parser and sets ``func=handler``, ``handler(args) -> int`` exit code); addin
 one line in :data:`COMMANDS`. Game options are spelled the same everywhere
 (:mod:`jaxgames.cli.options`). Training algorithms come from
 :data:`jaxgames.agents.registry.ALGORITHMS` automatically.
+
+Errors are one line on stderr (``error: ...``, exit code 2) and warnings too
+(``warning: ...``). Importing this package is cheap: the command modules (and JAX with them)
+are imported inside :func:`main`, where a Ctrl-C is held back until they are loaded, so an
+early Ctrl-C ends the command cleanly (exit code 130) instead of interrupting an extension
+module half-way through its import.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
+import signal
 import sys
-from typing import Sequence
+import threading
+import warnings
+from typing import Any, Iterator, Sequence
 
-from jaxgames.cli import eval as eval_command
-from jaxgames.cli import play, rate, train
-
-#: command modules, in the order ``--help`` lists them (``play`` adds ``play`` and ``replay``)
-COMMANDS = (train, eval_command, rate, play)
+#: command modules of this package, in the order ``--help`` lists them (``play`` adds ``play``
+#: and ``replay``)
+COMMANDS = ("train", "eval", "rate", "play")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,26 +40,76 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jaxgames", description="Board games in JAX and agents trained on device."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMANDS:
-        module.add_command(sub)
+    for name in COMMANDS:
+        importlib.import_module(f"{__name__}.{name}").add_command(sub)
     return parser
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[list[int]]:
+    """Hold back SIGINT inside the block; the yielded list records those that arrived."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+
+
+def _one_line_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> str:
+    return f"warning: {' '.join(str(message).split())}\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (2 for bad arguments/config, 130 if interrupted)."""
-    parser = build_parser()
+    with _interrupts_held() as interrupted:
+        parser = build_parser()  # imports the commands: JAX, Flax, ...
+    if interrupted:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
     args, extra = parser.parse_known_args(argv)
     args.overrides = extra
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    format_warning = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
+        resume = "; rerun the same command to resume from the last checkpoint"
+        print(f"\ninterrupted{resume if args.command == 'train' else ''}", file=sys.stderr)
+        return 130
+    except ValueError as e:  # includes CheckpointError, RunNotFoundError, RunLockedError
+        from jaxgames.terminal import one_line
+
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    except Exception as e:  # out of memory: a size no check could foresee (batch x network)
+        if not _out_of_memory(e):
+            raise
         print(
-            "\ninterrupted; rerun the same command to resume from the last checkpoint",
+            f"error: out of memory ({_first_line(e)}); use fewer games (--num-envs, --games) "
+            "or a smaller network",
             file=sys.stderr,
         )
-        return 130
-    except ValueError as e:  # includes CheckpointError and RunNotFoundError
-        print(f"error: {e}", file=sys.stderr)
         return 2
+    finally:
+        warnings.formatwarning = format_warning
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    """``error`` is the host or an XLA device running out of memory."""
+    if isinstance(error, MemoryError):
+        return True
+    text = str(error)
+    return type(error).__name__ in ("JaxRuntimeError", "XlaRuntimeError") and (
+        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text
+    )
+
+
+def _first_line(error: BaseException, limit: int = 200) -> str:
+    text = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return text if len(text) <= limit else text[:limit] + "..."

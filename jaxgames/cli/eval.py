@@ -10,38 +10,46 @@ a run directory, ``mcts:N:<run directory>``, ...). ``--json FILE`` also writes t
 from __future__ import annotations
 
 import argparse
-import json
 
 import jax
+import numpy as np
 
-from jaxgames.cli.options import add_game_arguments, env_for
+from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
 from jaxgames.evaluation.arena import arena
 from jaxgames.specs import make_opponent
+from jaxgames.validation import check_int, check_seed
 
 
 def _eval(args: argparse.Namespace) -> int:
+    check_int("--games", args.games)
+    check_int("--opening-plies", args.opening_plies, minimum=0)
+    check_seed("--seed", args.seed)
+    if args.json:
+        check_output_file(args.json, "--json")
     env = env_for(args, [args.a, args.b])
+    longest = env.max_game_length
+    if longest is not None and args.opening_plies >= longest:
+        raise ValueError(
+            f"invalid --opening-plies={args.opening_plies}: must be less than a game's length "
+            f"(a game of {env!r} lasts at most {longest} plies), or the players never move"
+        )
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     result = arena(
         a, b, env, args.games, jax.random.PRNGKey(args.seed), opening_plies=args.opening_plies
     )
+    if args.opening_plies and bool(np.all(result.plies <= args.opening_plies)):
+        raise ValueError(
+            f"invalid --opening-plies={args.opening_plies}: every one of the {args.games} games "
+            "ended during the random opening, so the players never moved; use fewer"
+        )
     print(
-        f"{env!r}: A = {args.a}, B = {args.b}, {args.games} games, {args.opening_plies} random opening plies"
+        f"{env!r}: A = {args.a}, B = {args.b}, {args.games} games, "
+        f"{args.opening_plies} random opening plies"
     )
     print(result)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "game": env.name,
-                    "options": env.config,
-                    "a": args.a,
-                    "b": args.b,
-                    **result.to_dict(),
-                },
-                f,
-                indent=2,
-            )
+        data = {"game": env.name, "options": env.config, "a": args.a, "b": args.b}
+        write_json_file(args.json, {**data, **result.to_dict()}, "--json")
         print(f"wrote {args.json}")
     return 0
 

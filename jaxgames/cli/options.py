@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from jaxgames.core import Env
@@ -58,3 +59,26 @@ def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
         if run is not None:
             return run_env(run)
     raise ValueError("--game is required unless a player is a trained agent (a run directory)")
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """``ValueError`` unless ``path`` can be written as a file: its folder exists and it is not
+    a directory (checked before a command spends minutes computing what it would write)."""
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path!r} is a directory; give a file name, e.g. {path}/out.json")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"{flag} {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"{flag} {path!r}: folder {folder!r} is not writable")
+
+
+def write_json_file(path: str, data: Any, flag: str) -> None:
+    """Write ``data`` as JSON to ``path`` (``ValueError`` naming ``flag`` if that fails)."""
+    import json
+
+    try:
+        with open(path, "w") as f:
+            json.dump(data, f, indent=2)
+    except OSError as e:
+        raise ValueError(f"{flag} {path!r}: cannot write it ({e.strerror or e})") from None

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from jaxgames import records, render
 from jaxgames.cli.options import add_game_arguments, make_env
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
+from jaxgames.validation import check_seed
 
 
 def _add_play_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +46,8 @@ def _add_play_arguments(p: argparse.ArgumentParser) -> None:
         "--load",
         metavar="FILE",
         default=None,
-        help="continue the game saved in FILE (its game and options replace --game/--size/--option)",
+        help="continue the game saved in FILE (its game and options replace "
+        "--game/--size/--option)",
     )
 
 
@@ -65,6 +67,7 @@ def run_play(
 ) -> int:
     """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
     try:
+        check_seed("--seed", args.seed)
         color = args.color.strip().lower()
         if color not in COLORS:
             raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
@@ -95,7 +98,8 @@ def run_play(
 def run_replay(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns 2."""
+    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns
+    2."""
     try:
         record = records.load(args.file, validate=False)
         env, states = records.replay(record)

@@ -14,15 +14,14 @@ measures strength on held-out opponents. Ladders are built by ``experiments/buil
 from __future__ import annotations
 
 import argparse
-import json
-import os
 
 import jax
 
-from jaxgames.cli.options import add_game_arguments, env_for
+from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
 from jaxgames.evaluation.rating import game_key, load_ladder, rate_policy
 from jaxgames.runs import read_run_config
 from jaxgames.specs import agent_run, make_opponent
+from jaxgames.validation import check_seed
 
 
 def held_out_rungs(spec: str, rungs: list[str]) -> tuple[list[str], list[str]]:
@@ -33,11 +32,19 @@ def held_out_rungs(spec: str, rungs: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _rate(args: argparse.Namespace) -> int:
+    check_seed("--seed", args.seed)
+    if args.json:
+        check_output_file(args.json, "--json")
     env = env_for(args, [args.spec])
+    name = args.ladder or game_key(env)
     try:
-        ladder = load_ladder(args.ladder or game_key(env))
+        ladder = load_ladder(name)
     except FileNotFoundError as e:
         raise ValueError(str(e)) from None
+    except OSError as e:  # a directory, no permission
+        raise ValueError(f"ladder {name!r} cannot be read ({e.strerror or e})") from None
+    except ValueError as e:
+        raise ValueError(f"ladder {name!r} is not a valid ladder ({e})") from None
     rungs = ladder.specs if args.rungs is None else [r.strip() for r in args.rungs.split(",")]
     unknown = [r for r in rungs if r not in ladder.specs]
     if unknown:
@@ -63,11 +70,7 @@ def _rate(args: argparse.Namespace) -> int:
     )
     print(report)
     if args.json:
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(folder):
-            raise ValueError(f"--json {args.json!r}: folder {folder!r} does not exist")
-        with open(args.json, "w") as f:
-            json.dump({**report.to_json(), "skipped_partners": skipped}, f, indent=2)
+        write_json_file(args.json, {**report.to_json(), "skipped_partners": skipped}, "--json")
         print(f"wrote {args.json}")
     return 0
 

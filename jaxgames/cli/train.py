@@ -24,6 +24,19 @@ def default_run_name(algorithm: str, game: str, game_options: dict, seed: int, q
     return f"{game}{opts}-{algorithm}-seed{seed}{'-quick' if quick else ''}"
 
 
+def check_run_name(name: str) -> str:
+    """``name`` if it names a run inside ``--runs-dir`` (relative, not empty, no ``..``);
+    ``ValueError`` otherwise."""
+    parts = name.replace("\\", "/").split("/")
+    if not name.strip() or os.path.isabs(name) or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(
+            f"invalid --run-name={name!r}: must be a directory name inside --runs-dir, such as "
+            "'ttt-ppo' (not empty, not absolute, no '.' or '..' parts); leave it out for the "
+            "default name"
+        )
+    return name
+
+
 def _train(args: argparse.Namespace) -> int:
     if args.distributed:
         distributed.initialize()
@@ -34,9 +47,10 @@ def _train(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     config = module.default_config(args.game, game_options, quick=args.quick).override(overrides)
-    name = args.run_name or default_run_name(
-        args.algorithm, args.game, game_options, config.seed, args.quick
-    )
+    if args.run_name is None:
+        name = default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
+    else:
+        name = check_run_name(args.run_name)
     run_dir = os.path.join(args.runs_dir, name)
     print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
     summary = run_training(
@@ -45,7 +59,8 @@ def _train(args: argparse.Namespace) -> int:
     last = summary.last
     if "eval/win_first" in last:
         print(
-            "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, as second {:.3f}/{:.3f}/{:.3f}".format(
+            "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, "
+            "as second {:.3f}/{:.3f}/{:.3f}".format(
                 *(
                     last[f"eval/{o}_{s}"]
                     for s in ("first", "second")
@@ -94,6 +109,7 @@ def add_command(subparsers) -> None:
         p.add_argument(
             "--distributed",
             action="store_true",
-            help="multi-host: call jax.distributed.initialize() first (run the same command on every host)",
+            help="multi-host: call jax.distributed.initialize() first (run the same command "
+            "on every host)",
         )
         p.set_defaults(func=_train)

@@ -1,4 +1,5 @@
-"""Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi).
+"""Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi), and the
+strictness rules every game's notation follows.
 
 Squares are named like chess squares but counted from the *top*: file letter ``a..`` is the
 column (col 0 = ``a``), rank number ``1..`` is the row (row 0 = rank 1)::
@@ -7,13 +8,41 @@ column (col 0 = ``a``), rank number ``1..`` is the row (row 0 = rank 1)::
     1   0  1  2        action/square index = row * width + col
     2   3  4  5
     3   6  7  8
+
+Notation is ASCII: only ASCII letters and digits ``0-9`` are read as such (a Unicode digit such
+as ``٣`` or ``３`` is an error, not a 3), fields are separated by spaces or tabs, and numbers
+have no leading zeros, so every accepted text is the one ``to_text``/``action_to_text`` would
+write, up to letter case and spacing. Anything that is not a ``str`` is a ``ValueError``.
+
+Game over: a position whose end the board does not show (a reversi game both players passed
+in, an animal shogi draw by repetition, a game ended by an illegal move) is written with a
+last field :data:`GAME_OVER` (``end``); texts without it read as before.
 """
 
 from __future__ import annotations
 
 import re
 
+from jaxgames.validation import quote
+
 _FILES = "abcdefghijklmnopqrstuvwxyz"
+#: the last field of a finished game's position text when the board does not show the end
+GAME_OVER = "end"
+#: quoted positions are cut to this many characters in messages (16x16 reversi fits)
+POSITION_QUOTE = 300
+_SQUARE = re.compile(r"([a-zA-Z])([1-9][0-9]?)")
+
+
+def check_text(text: object, what: str, example: str) -> str:
+    """``text`` if it is a ``str``, else ``ValueError`` naming ``what`` it should be."""
+    if not isinstance(text, str):
+        raise ValueError(f"{what} must be a string such as {example!r}, got {type(text).__name__}")
+    return text
+
+
+def fields(text: str) -> list[str]:
+    """``text`` split at runs of ASCII spaces/tabs (and stripped of line breaks at the ends)."""
+    return [f for f in re.split(r"[ \t\r\n]+", text) if f]
 
 
 def square_name(index: int, width: int) -> str:
@@ -23,46 +52,58 @@ def square_name(index: int, width: int) -> str:
 
 
 def parse_square(text: str, height: int, width: int) -> int:
-    """Name such as ``"d3"`` (case-insensitive) -> index; ``ValueError`` if malformed or off
-    board."""
-    m = re.fullmatch(r"\s*([a-zA-Z])(\d{1,2})\s*", text)
+    """Name such as ``"d3"`` (letter case and surrounding spaces ignored) -> index;
+    ``ValueError`` if malformed or off board."""
+    check_text(text, "a square", "b2")
+    m = _SQUARE.fullmatch(text.strip(" \t\r\n"))
     if not m:
         raise ValueError(
-            f"malformed square {text!r}: expected a file letter and a rank number, e.g. 'b2'"
+            f"malformed square {quote(text)}: expected a file letter and a rank number, e.g. 'b2'"
         )
     col = _FILES.index(m.group(1).lower())
     row = int(m.group(2)) - 1
     if not (0 <= col < width and 0 <= row < height):
         last = f"{_FILES[width - 1]}{height}"
-        raise ValueError(f"square {text.strip()!r} is off the {height}x{width} board (a1..{last})")
+        raise ValueError(
+            f"square {quote(text.strip())} is off the {height}x{width} board (a1..{last})"
+        )
     return row * width + col
 
 
-def parse_grid_position(text: str, cells: int, symbols: str, sides: str) -> tuple[list[int], int]:
-    """Parse ``"<cells chars> <side>"``.
+def parse_grid_position(
+    text: str, cells: int, symbols: str, sides: str
+) -> tuple[list[int], int, bool]:
+    """Parse ``"<cells chars> <side>"``, optionally followed by ``" end"`` (:data:`GAME_OVER`).
 
     ``symbols``: one char per cell value, e.g. ``".XO"`` maps ``.``->0, ``X``->1, ``O``->2.
     ``sides``: the side-to-move chars for player 0 and player 1, e.g. ``"XO"``.
-    Returns (cell values, player to move). ``ValueError`` names what is wrong.
+    Returns (cell values, player to move, game-over marker given). ``ValueError`` names what
+    is wrong.
     """
-    parts = text.strip().split()
+    check_text(text, "a position", f"{symbols[0] * cells} {sides[0]}")
+    q = quote(text, POSITION_QUOTE)
+    parts = fields(text)
+    over = len(parts) == 3 and parts[2] == GAME_OVER
+    if over:
+        parts = parts[:2]
     if len(parts) != 2:
         raise ValueError(
-            f"malformed position {text!r}: expected {cells} board characters, a space, "
-            "and the side to move"
+            f"malformed position {q}: expected {cells} board characters, a space, and the side "
+            f"to move (then {GAME_OVER!r} for a finished game)"
         )
     board, side = parts
     if len(board) != cells:
         raise ValueError(
-            f"malformed position {text!r}: board has {len(board)} characters, expected {cells}"
+            f"malformed position {q}: board has {len(board)} characters, expected {cells}"
         )
     bad = sorted(set(board) - set(symbols))
     if bad:
         raise ValueError(
-            f"malformed position {text!r}: unknown board character(s) {bad}; use {list(symbols)}"
+            f"malformed position {q}: unknown board character(s) {bad[:10]}"
+            f"{'...' if len(bad) > 10 else ''}; use {list(symbols)}"
         )
-    if side not in sides:
+    if len(side) != 1 or side not in sides:
         raise ValueError(
-            f"malformed position {text!r}: side to move {side!r} must be one of {list(sides)}"
+            f"malformed position {q}: side to move {quote(side)} must be one of {list(sides)}"
         )
-    return [symbols.index(c) for c in board], sides.index(side)
+    return [symbols.index(c) for c in board], sides.index(side), over

@@ -31,6 +31,14 @@ Observation: ``float32[N, N, 2]``, plane 0 = the mover's discs, plane 1 = the op
 Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` empty), a space,
 the side to move (``X``/``O``), e.g. the 8x8 start
 ``---------------------------OX------XO--------------------------- X``.
+A finished game whose board does not show the end (both players passed with empty squares
+left, or an illegal move ended it; a full board or a side without discs shows it) has a third
+field ``end``: ``"...OX... X end"``; texts without it read as before. Every state reached by
+play round-trips exactly through ``to_text``/``from_text`` in what the text records (discs,
+side to move, legal moves, terminated); not recorded are the passes (a state read from text
+has ``step_count`` = discs - 4 and ``passed`` False, so a live position after one pass reads
+as if the pass had not happened: the same moves are legal and the game ends the same way, one
+ply later) and the final step's rewards (zero).
 Move text: a square name such as ``d3``, or ``pass``.
 
 Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract): the
@@ -49,8 +57,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxgames.core import Env, GameStateBase, common_fields, winner_rewards
+from jaxgames.core import Env, GameStateBase, action_index, common_fields, winner_rewards
 from jaxgames.games import grid
+from jaxgames.validation import quote
 from jaxgames.view import BoardStyle, BoardView, Piece
 
 VALID_SIZES = tuple(range(4, 17, 2))
@@ -387,6 +396,12 @@ def cells(geo: Geometry, state: ReversiState) -> list[int]:
     return [1 if b else 2 if w else 0 for b, w in zip(black, white)]
 
 
+def _board_over(values: list[int]) -> bool:
+    """The board of ``values`` (0 empty, 1 black, 2 white) shows a finished game: it is full or
+    one side has no discs."""
+    return 0 not in values or 1 not in values or 2 not in values
+
+
 def board_view(geo: Geometry, state: ReversiState) -> BoardView:
     """The board of one (unbatched) state for :mod:`jaxgames.render`: black (``X``) and white
     (``O``) discs on green, the four star points on boards of 8, 12 and 16, disc counts."""
@@ -450,6 +465,11 @@ class Reversi(Env):
         return (self.size, self.size, 2)
 
     @property
+    def max_game_length(self) -> int:
+        """N*N - 4 placements, and a pass at most before each and after the last."""
+        return 2 * (self.size * self.size - 4) + 1
+
+    @property
     def pass_action(self) -> int:
         """The action id of ``pass`` (N*N)."""
         return self.size * self.size
@@ -480,31 +500,36 @@ class Reversi(Env):
         return cells(self.geo, state)
 
     def to_text(self, state) -> str:
-        """OBF-style text of one (unbatched) state, e.g. ``"---...OX---XO...--- X"``."""
-        cells = "".join("-XO"[v] for v in self._cells(state))
-        return f"{cells} {'XO'[int(state.current_player)]}"
+        """OBF-style text of one (unbatched) state, e.g. ``"---...OX---XO...--- X"`` (with
+        ``" end"`` for a finished game whose board does not show the end)."""
+        values = self._cells(state)
+        text = f"{''.join('-XO'[v] for v in values)} {'XO'[int(state.current_player)]}"
+        over = bool(state.terminated) or bool(state.truncated)
+        return f"{text} {grid.GAME_OVER}" if over and not _board_over(values) else text
 
     def from_text(self, text: str) -> ReversiState:
-        """Parse OBF-style text (N*N of ``X``/``O``/``-`` from a1, a space, ``X``/``O`` to move).
+        """Parse OBF-style text (N*N of ``X``/``O``/``-`` from a1, a space, ``X``/``O`` to move,
+        then ``end`` if the game is over though the board does not show it).
 
         ``ValueError`` for malformed text or an empty centre square. The state has
-        ``step_count`` = discs - 4 (passes are not recorded) and ``passed`` False; a full board or
-        a side without discs is already ``terminated`` (with zero rewards).
+        ``step_count`` = discs - 4 (passes are not recorded) and ``passed`` False; a full board,
+        a side without discs or the ``end`` field make it ``terminated`` (with zero rewards).
         """
         n, n2 = self.size, self.size * self.size
-        values, side = grid.parse_grid_position(text, n2, "-XO", "XO")
+        values, side, over = grid.parse_grid_position(text, n2, "-XO", "XO")
         c = n // 2
         centre = [(c - 1) * n + c - 1, (c - 1) * n + c, c * n + c - 1, c * n + c]
         if any(values[i] == 0 for i in centre):
             names = ", ".join(grid.square_name(i, n) for i in centre)
             raise ValueError(
-                f"impossible position {text!r}: the centre squares {names} can never be empty"
+                f"impossible position {quote(text, grid.POSITION_QUOTE)}: the centre squares "
+                f"{names} can never be empty"
             )
         black = pack_mask(np.array(values) == 1)
         white = pack_mask(np.array(values) == 2)
         mover, opp = (black, white) if side == 0 else (white, black)
         nb, nw = values.count(1), values.count(2)
-        terminated = (nb + nw == n2) or nb == 0 or nw == 0
+        terminated = over or _board_over(values)
         mw = tuple(jnp.uint32(x) for x in mover)
         ow = tuple(jnp.uint32(x) for x in opp)
         return self._make_state_fn(
@@ -513,7 +538,7 @@ class Reversi(Env):
 
     def action_to_text(self, state, action: int) -> str:
         """``"d3"``-style square name, or ``"pass"`` for action N*N."""
-        a = int(action)
+        a = action_index(action)
         if not 0 <= a < self.num_actions:
             raise ValueError(f"action {a} is out of range 0..{self.num_actions - 1}")
         return "pass" if a == self.pass_action else grid.square_name(a, self.size)
@@ -521,9 +546,9 @@ class Reversi(Env):
     def text_to_action(self, state, text: str) -> int:
         """``"d3"`` / ``"pass"`` -> legal action id; ``ValueError`` naming the problem (malformed or
         off-board square, occupied square, no flips, pass while a placement exists, game over)."""
-        t = text.strip().lower()
+        t = grid.check_text(text, "a move", "d3").strip(" \t\r\n").lower()
         if bool(state.terminated) or bool(state.truncated):
-            raise ValueError(f"illegal move {text.strip()!r}: the game is over")
+            raise ValueError(f"illegal move {quote(t)}: the game is over")
         if t == "pass":
             if not bool(state.legal_action_mask[self.pass_action]):
                 raise ValueError(
@@ -538,7 +563,5 @@ class Reversi(Env):
                 why = f"the square is occupied by {'XO'[cells[action] - 1]}"
             else:
                 why = "it flips no discs"
-            raise ValueError(
-                f"illegal move {text.strip()!r}: {why}; legal: {self.describe_legal(state)}"
-            )
+            raise ValueError(f"illegal move {quote(t)}: {why}; legal: {self.describe_legal(state)}")
         return action

@@ -13,7 +13,11 @@ without a line is a draw (0/0).
 Observation: ``float32[3, 3, 2]``, plane 0 = the mover's marks, plane 1 = the opponent's.
 
 Text notation: 9 characters row-major from the top-left (``X``, ``O``, ``.``), a space, then
-the side to move (``X`` or ``O``), e.g. ``"X...O.... X"``.
+the side to move (``X`` or ``O``), e.g. ``"X...O.... X"``. A finished game whose board does not
+show the end (only a game ended by an illegal move: every end by the rules, a line or a full
+board, is visible) has a third field ``end``: ``"X........ O end"``. Every state reached by
+play round-trips exactly through ``to_text``/``from_text`` (board, side to move, marks placed,
+legal moves, terminated); a state read from text has zero rewards.
 
 Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract):
 ``init(spec)``, ``step(spec, state, action)``, ``heuristic(spec, state)``,
@@ -28,8 +32,9 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxgames.core import Env, GameStateBase, common_fields, winner_rewards
+from jaxgames.core import Env, GameStateBase, action_index, common_fields, winner_rewards
 from jaxgames.games import grid
+from jaxgames.validation import quote
 from jaxgames.view import BoardStyle, BoardView, Piece
 
 EMPTY = -1
@@ -161,6 +166,7 @@ class TicTacToe(Env):
 
     num_actions = 9  # type: ignore[assignment]
     observation_shape = (3, 3, 2)  # type: ignore[assignment]
+    max_game_length = 9  # type: ignore[assignment]
 
     def _init(self, key):
         return init(self.spec)
@@ -176,31 +182,39 @@ class TicTacToe(Env):
         return board_view(self.spec, state)
 
     def to_text(self, state: TicTacToeState) -> str:
-        cells = "".join(".XO"[int(v) + 1] for v in state.board)
-        return f"{cells} {'XO'[int(state.current_player)]}"
+        board = [int(v) for v in state.board]
+        cells = "".join(".XO"[v + 1] for v in board)
+        text = f"{cells} {'XO'[int(state.current_player)]}"
+        shown = EMPTY not in board or int(winner_of(jnp.asarray(board, jnp.int32))) >= 0
+        return f"{text} {grid.GAME_OVER}" if bool(state.terminated) and not shown else text
 
     def from_text(self, text: str) -> TicTacToeState:
-        values, side = grid.parse_grid_position(text, 9, ".XO", "XO")
+        values, side, over = grid.parse_grid_position(text, 9, ".XO", "XO")
+        q = quote(text, grid.POSITION_QUOTE)
         board = [v - 1 for v in values]
         nx, no = board.count(0), board.count(1)
         if nx not in (no, no + 1):
-            raise ValueError(f"impossible position {text!r}: {nx} X and {no} O (X moves first)")
+            raise ValueError(f"impossible position {q}: {nx} X and {no} O (X moves first)")
         expected = 0 if nx == no else 1
         if side != expected:
             raise ValueError(
-                f"impossible position {text!r}: with {nx} X and {no} O "
-                f"it is {'XO'[expected]} to move"
+                f"impossible position {q}: with {nx} X and {no} O it is {'XO'[expected]} to move"
             )
         b = jnp.array(board, jnp.int32)
         x_won, o_won = bool(has_line(b, 0)), bool(has_line(b, 1))
         if (x_won and (o_won or nx != no + 1)) or (o_won and nx != no):
-            raise ValueError(
-                f"impossible position {text!r}: play would have stopped at the first line"
+            raise ValueError(f"impossible position {q}: play would have stopped at the first line")
+        state = make_state(self.spec, b, side, nx + no)
+        if over:
+            state = state.replace(
+                terminated=jnp.bool_(True),
+                legal_action_mask=jnp.zeros_like(state.legal_action_mask),
             )
-        return make_state(self.spec, b, side, nx + no)
+        return state
 
     def action_to_text(self, state, action: int) -> str:
-        if not 0 <= int(action) < 9:
+        action = action_index(action)
+        if not 0 <= action < 9:
             raise ValueError(f"action {action} is out of range 0..8")
         return grid.square_name(action, 3)
 
@@ -209,6 +223,6 @@ class TicTacToe(Env):
         if not bool(state.legal_action_mask[action]):
             reason = "the game is over" if bool(state.terminated) else "the square is taken"
             raise ValueError(
-                f"illegal move {text.strip()!r}: {reason}; legal: {self.describe_legal(state)}"
+                f"illegal move {quote(text.strip())}: {reason}; legal: {self.describe_legal(state)}"
             )
         return action

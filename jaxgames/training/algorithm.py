@@ -47,8 +47,9 @@ class Algorithm:
                                       ``num_updates``, ``updates_per_chunk``, ``steps_per_update``)
     partition(train_state) -> pytree of jax.sharding.PartitionSpec (optional)
                                       how the state is laid out on a device mesh (axis
-                                      ``'data'``); ``None``: :func:`jaxgames.distributed.default_partition`
-                                      (leaves under ``env_state`` split on their leading axis,
+                                      ``'data'``); ``None``:
+                                      :func:`jaxgames.distributed.default_partition` (leaves
+                                      under ``env_state`` split on their leading axis,
                                       everything else replicated)
     """
 

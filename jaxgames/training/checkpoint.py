@@ -1,31 +1,140 @@
-"""Orbax checkpoints of a whole train-state pytree, with fallback past corrupt ones.
+"""Orbax checkpoints of a whole train-state pytree, checksummed, with fallback past damaged ones.
 
 The pytree is stored as its flat list of leaves (``leaf_00000``, ...) and rebuilt with the
 tree structure of a template (``jax.eval_shape(algorithm.init, key)``), so any pytree of
 arrays (flax/optax/game-state dataclasses) round-trips exactly. Orbax writes each step into a
 temporary directory and renames it when complete, so a save interrupted by a kill never shows
-up as a step; a step whose files were damaged afterwards fails to restore and
-:meth:`CheckpointStore.restore_latest` falls back to the previous one with a warning.
+up as a step.
+
+Each step also records a SHA-256 digest of its leaves (dtype, shape and bytes) in orbax's step
+metadata; a restore recomputes it, so flipped, truncated or missing bytes are found even where
+the file format would decode them into plausible numbers. Steps written before digests existed
+are checked for finite floating-point values instead. Every step is restored with an explicit
+item handler, so an empty or half-deleted step directory is just one unreadable step.
+:meth:`CheckpointStore.restore_latest` tries the steps newest first and falls back past each
+damaged one with a one-line :class:`CheckpointWarning`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import hashlib
+import logging
 import os
 import shutil
+import sys
 import time
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
 import jax
 import numpy as np
+
+#: key of the digest in each step's orbax custom metadata
+DIGEST_KEY = "jaxgames_sha256"
 
 
 class CheckpointError(ValueError):
     """No usable checkpoint (a ``ValueError``, so callers that report bad input catch it)."""
 
 
+class CheckpointDamagedError(CheckpointError):
+    """One checkpoint step is damaged (unreadable, checksum mismatch, non-finite values)."""
+
+
+class CheckpointWarning(UserWarning):
+    """A damaged checkpoint was skipped (one line, naming the step and why)."""
+
+
 def _leaf_dict(tree: Any) -> dict[str, Any]:
     return {f"leaf_{i:05d}": leaf for i, leaf in enumerate(jax.tree_util.tree_leaves(tree))}
+
+
+def _host_leaves(leaves: list[Any]) -> list[np.ndarray] | None:
+    """Host copies of ``leaves``, or ``None`` when some leaf lives partly on other hosts
+    (multi-host runs: each host sees only its shards, so no host can digest the whole)."""
+    if not all(getattr(x, "is_fully_addressable", True) for x in leaves):
+        return None
+    return [np.asarray(x) for x in jax.device_get(leaves)]
+
+
+def tree_digest(leaves: list[np.ndarray]) -> str:
+    """SHA-256 (hex) of arrays: each one's dtype, shape and bytes, in order."""
+    h = hashlib.sha256()
+    for x in leaves:
+        x = np.ascontiguousarray(x)
+        h.update(f"{x.dtype.str}{x.shape};".encode())
+        h.update(x.tobytes())
+    return h.hexdigest()
+
+
+def _first_non_finite(leaves: dict[str, np.ndarray]) -> str | None:
+    for k, x in leaves.items():
+        if np.issubdtype(x.dtype, np.inexact) and not np.all(np.isfinite(x)):
+            return k
+    return None
+
+
+def _orbax_noise(unraisable: Any) -> bool:
+    """The error orbax's asyncio machinery leaves behind after a failed read: a tensorstore
+    callback that still fires, on another thread, into the event loop orbax already closed."""
+    exc = unraisable.exc_value
+    return isinstance(exc, RuntimeError) and str(exc) == "Event loop is closed"
+
+
+class _UnretrievedReadErrors(logging.Filter):
+    """Drops asyncio's "Future exception was never retrieved" about a failed tensorstore read
+    (the failure :meth:`CheckpointStore.restore_latest` already reported)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not (
+            text.startswith("Future exception was never retrieved") and "tensorstore" in text
+        )
+
+
+def _drop_orbax_noise() -> None:
+    """After a failed read: filter its stragglers out of ``sys.unraisablehook`` and the asyncio
+    log from now on (they can arrive any time later, from tensorstore's threads). Only the
+    exact noise is dropped; everything else goes on to the hook and handlers as before."""
+    current = sys.unraisablehook
+    if not getattr(current, "_drops_orbax_noise", False):
+
+        def hook(unraisable: Any) -> None:
+            if not _orbax_noise(unraisable):
+                current(unraisable)
+
+        hook._drops_orbax_noise = True  # type: ignore[attr-defined]
+        sys.unraisablehook = hook
+    log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _UnretrievedReadErrors) for f in log.filters):
+        log.addFilter(_UnretrievedReadErrors())
+
+
+@contextlib.contextmanager
+def _quiet_orbax() -> Iterator[None]:
+    """Silence what orbax prints about a damaged step: absl log lines (``Metadata file does
+    not exist``), asyncio's "Future exception was never retrieved" and the "Event loop is
+    closed" tracebacks of its abandoned callbacks (see :func:`_drop_orbax_noise`).
+    :meth:`CheckpointStore.restore_latest` reports each damaged step in one warning."""
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.CRITICAL)
+    try:
+        yield
+    except Exception:
+        _drop_orbax_noise()
+        gc.collect()  # the failed read's abandoned futures go now
+        raise
+    finally:
+        absl.setLevel(level)
+
+
+def _short(e: BaseException) -> str:
+    """``Type: message`` of ``e`` on one line, at most 200 characters of the message."""
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text[:200]}{'...' if len(text) > 200 else ''}"
 
 
 class CheckpointStore:
@@ -48,50 +157,84 @@ class CheckpointStore:
             create=True,
             enable_async_checkpointing=False,
         )
-        self._manager = ocp.CheckpointManager(self.directory, options=options)
+        # an explicit handler for the one item: without it orbax infers the layout of every
+        # step from the newest step directory, so one empty or damaged step would make all
+        # of them unreadable
+        with _quiet_orbax():
+            self._manager = ocp.CheckpointManager(
+                self.directory, options=options, item_handlers=ocp.StandardCheckpointHandler()
+            )
 
     def steps(self) -> list[int]:
         """Completed checkpoint steps, ascending."""
-        self._manager.reload()
-        return sorted(int(s) for s in self._manager.all_steps())
+        with _quiet_orbax():
+            self._manager.reload()
+            return sorted(int(s) for s in self._manager.all_steps())
 
     def save(self, step: int, tree: Any) -> None:
-        """Save ``tree`` as ``step`` (blocking: the checkpoint is complete on return)."""
-        self._manager.save(step, args=self._ocp.args.StandardSave(_leaf_dict(tree)), force=True)
+        """Save ``tree`` as ``step`` with its digest (blocking: complete on return)."""
+        items = _leaf_dict(tree)
+        host = _host_leaves(list(items.values()))
+        meta = {} if host is None else {DIGEST_KEY: tree_digest(host)}
+        self._manager.save(
+            step, args=self._ocp.args.StandardSave(items), custom_metadata=meta, force=True
+        )
         self._manager.wait_until_finished()
 
     def restore(self, step: int, template: Any) -> Any:
         """Restore ``step`` into the structure of ``template`` (arrays or ShapeDtypeStructs;
         a leaf's ``sharding``, if any, is the layout it is restored into).
 
-        Raises if the files are unreadable or shapes/dtypes differ from the template.
+        Raises :class:`CheckpointDamagedError` if the files are unreadable, do not match their
+        digest (or, for a step saved without one, hold non-finite floats), or their shapes or
+        dtypes differ from the template.
         """
         leaves, treedef = jax.tree_util.tree_flatten(template)
         abstract = {
             k: jax.ShapeDtypeStruct(np.shape(x), x.dtype, sharding=getattr(x, "sharding", None))
             for k, x in _leaf_dict(template).items()
         }
-        restored = self._manager.restore(step, args=self._ocp.args.StandardRestore(abstract))
-        if set(restored) != set(abstract):
-            raise ValueError(
-                f"checkpoint {step} holds {len(restored)} arrays, expected {len(abstract)}"
-            )
+        step_dir = os.path.join(self.directory, str(step))
+        if not os.path.isdir(os.path.join(step_dir, "default")):
+            empty = not os.path.isdir(step_dir) or not os.listdir(step_dir)
+            what = "empty" if empty else "without its data folder 'default'"
+            raise CheckpointDamagedError(f"its directory is {what}")
+        try:
+            with _quiet_orbax():
+                custom = self._manager.metadata(step).custom_metadata or {}
+                restored = self._manager.restore(
+                    step, args=self._ocp.args.StandardRestore(abstract)
+                )
+        except Exception as e:  # noqa: BLE001 - any failure to read means "damaged"
+            raise CheckpointDamagedError(f"unreadable ({_short(e)})") from e
+        if not isinstance(restored, dict) or set(restored) != set(abstract):
+            n = len(restored) if isinstance(restored, dict) else 0
+            raise CheckpointDamagedError(f"holds {n} arrays, expected {len(abstract)}")
         out = []
         for k, want in abstract.items():
             got = restored[k]
             if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
-                raise ValueError(
-                    f"checkpoint {step}: {k} is {got.dtype}{got.shape}, expected {want.dtype}{want.shape}"
+                raise CheckpointDamagedError(
+                    f"{k} is {got.dtype}{got.shape}, expected {want.dtype}{want.shape}"
                 )
             out.append(got)
+        host = _host_leaves(out)
+        if host is not None:
+            expected = custom.get(DIGEST_KEY)
+            if expected is not None and tree_digest(host) != expected:
+                raise CheckpointDamagedError("its data does not match its checksum")
+            bad = _first_non_finite(dict(zip(abstract, host))) if expected is None else None
+            if bad is not None:
+                raise CheckpointDamagedError(f"{bad} holds non-finite values (NaN or inf)")
         return jax.tree_util.tree_unflatten(treedef, out)
 
     def restore_latest(self, template: Any) -> tuple[int, Any] | None:
-        """(step, tree) of the newest checkpoint that restores; ``None`` if there are none.
+        """(step, tree) of the newest checkpoint that restores intact; ``None`` if there are
+        none.
 
-        Each unreadable checkpoint gives a warning (use :meth:`quarantine_after` to move them
-        aside so later saves can reuse their step numbers). Raises :class:`CheckpointError` if
-        checkpoints exist but none can be restored.
+        Each damaged checkpoint gives a one-line :class:`CheckpointWarning` (use
+        :meth:`quarantine_after` to move them aside so later saves can reuse their step
+        numbers). Raises :class:`CheckpointError` if checkpoints exist but none is usable.
         """
         steps = self.steps()
         if not steps:
@@ -100,31 +243,41 @@ class CheckpointStore:
         for step in reversed(steps):
             try:
                 return step, self.restore(step, template)
-            except Exception as e:  # noqa: BLE001 - any failure means "not usable"
-                errors.append(f"step {step}: {type(e).__name__}: {str(e)[:200]}")
+            except CheckpointDamagedError as e:
+                errors.append(f"step {step}: {e}")
                 warnings.warn(
-                    f"checkpoint {step} in {self.directory} is unreadable ({type(e).__name__}: {str(e)[:200]}); "
+                    f"checkpoint {step} in {self.directory} is damaged: {e}; "
                     "falling back to the previous one",
+                    CheckpointWarning,
                     stacklevel=2,
                 )
         raise CheckpointError(
-            f"none of the checkpoints in {self.directory} can be restored:\n  "
-            + "\n  ".join(errors)
-            + "\nThe run's files were left untouched; delete the run directory (or choose another run name) "
-            "to start over."
+            f"none of the checkpoints in {self.directory} can be restored ("
+            + "; ".join(errors)
+            + "). The run's files were left untouched; delete the run directory (or choose "
+            "another run name) to start over."
         )
 
-    def quarantine_after(self, step: int) -> None:
-        """Move checkpoints newer than ``step`` (unusable ones) out of the way."""
+    def quarantine_after(self, step: int) -> list[str]:
+        """Move checkpoints newer than ``step`` (damaged ones) to ``<run>/corrupt_checkpoints``;
+        returns where they went."""
         newer = [s for s in self.steps() if s > step]
+        moved: list[str] = []
         if not newer:
-            return
+            return moved
         dest = os.path.join(os.path.dirname(self.directory), "corrupt_checkpoints")
         os.makedirs(dest, exist_ok=True)
         for s in newer:
-            src = os.path.join(self.directory, str(s))
-            shutil.move(src, os.path.join(dest, f"{s}-{int(time.time())}"))
+            target = os.path.join(dest, f"{s}-{time.strftime('%Y%m%d-%H%M%S')}")
+            n = 1
+            while os.path.exists(target):
+                target = os.path.join(dest, f"{s}-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+                n += 1
+            shutil.move(os.path.join(self.directory, str(s)), target)
+            moved.append(target)
         self._manager.reload()
+        return moved
 
     def close(self) -> None:
-        self._manager.close()
+        with _quiet_orbax():
+            self._manager.close()

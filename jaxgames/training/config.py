@@ -15,13 +15,24 @@ Bad values raise ``ValueError`` naming the field and the value, e.g.
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from typing import Any, Iterable, Mapping
 
 from jaxgames.agents.networks import check_network
 from jaxgames.core import Env
 from jaxgames.games import check_game, make, registered_games
-from jaxgames.validation import check_bool, check_float, check_int, fail, parse_scalar
+from jaxgames.validation import (
+    check_bool,
+    check_float,
+    check_int,
+    check_seed,
+    fail,
+    parse_scalar,
+)
+
+#: games played in parallel at most (their states, rollouts and int32 step counters must fit)
+MAX_NUM_ENVS = 2**20
 
 
 def _coerce(name: str, kind: Any, value: Any) -> Any:
@@ -41,6 +52,8 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     if origin is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fail(name, value, "must be a number")
+        if not math.isfinite(value):
+            fail(name, value, "must be a finite number (not NaN or infinity)")
         return float(value)
     if origin is str:
         return str(value)
@@ -102,13 +115,14 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- validation
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad field. Subclasses call ``super().validate()``."""
+        """Raise ``ValueError`` naming the first bad field. Subclasses call
+        ``super().validate()``."""
         if not isinstance(self.game, str) or self.game not in registered_games():
             fail("game", self.game, f"must be one of {registered_games()}")
         check_game(self.game, self.game_options)  # ValueError for bad options
-        check_int("seed", self.seed, minimum=0)
+        check_seed("seed", self.seed)
         check_int("total_steps", self.total_steps)
-        check_int("num_envs", self.num_envs)
+        check_int("num_envs", self.num_envs, maximum=MAX_NUM_ENVS)
         check_network(self.network, self.net)  # ValueError for a bad name or options
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, float("inf"), low_open=True)
@@ -206,7 +220,8 @@ class TrainConfig:
             name, _, sub = key.partition(".")
             if name not in types:
                 raise ValueError(
-                    f"unknown config field {raw_key!r} for {type(self).__name__}; valid: {', '.join(types)}"
+                    f"unknown config field {raw_key!r} for {type(self).__name__}; "
+                    f"valid: {', '.join(types)}"
                 )
             if sub:
                 if (typing.get_origin(types[name]) or types[name]) is not dict:
@@ -228,18 +243,21 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
     for name, frac in partners.items():
         if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0.0 < frac <= 1.0:
             raise ValueError(
-                f"invalid partners[{name!r}]={frac!r}: the share of games must be a number in (0, 1]"
+                f"invalid partners[{name!r}]={frac!r}: the share of games must be a number "
+                "in (0, 1]"
             )
         size = int(round(frac * num_envs))
         if size < 1:
             raise ValueError(
-                f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to 0 games "
+                f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to "
+                "0 games "
                 "(raise num_envs, or drop it: --partners={} is pure self-play)"
             )
         sizes[name] = size
     if sum(sizes.values()) > num_envs:
         raise ValueError(
-            f"invalid partners={dict(partners)!r}: the shares add up to more than all {num_envs} games"
+            f"invalid partners={dict(partners)!r}: the shares add up to more than all "
+            f"{num_envs} games"
         )
     return sizes
 

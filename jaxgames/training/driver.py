@@ -4,7 +4,8 @@
 
 ``runs/<name>/`` layout::
 
-    config.json          {"algorithm": "ppo", "config": {...}}  written once, at the start
+    config.json          {"algorithm": "ppo", "config": {...}}  created once (exclusively)
+    .lock                while a process trains into the run (see jaxgames.training.lock)
     metrics.jsonl        one record per chunk: training metrics, eval/{win,draw,loss}_{first,second}
     metrics.csv          the same as a table (rewritten every chunk)
     checkpoints/<k>/     orbax checkpoint of the whole train state after chunk k (newest kept)
@@ -17,6 +18,14 @@ command resumes from the newest readable checkpoint (records after it are droppe
 recomputed identically), so an interrupted run ends with the same parameters, bit for bit,
 as an uninterrupted one. A different config for an existing run directory is an error.
 
+Safety: one process trains into a run at a time (an exclusive lock, held for the whole call;
+a second writer gets :class:`~jaxgames.training.lock.RunLockedError` naming the holder's pid,
+and the lock of a killed process is taken over). Checkpoints carry a checksum and a damaged
+one is skipped for the previous one (:mod:`jaxgames.training.checkpoint`). Parameters that
+are no longer finite after a chunk stop the run with :class:`TrainingDivergedError` before
+anything of that chunk is written. A damaged ``metrics.jsonl`` line other than a torn last
+one is an error (:class:`~jaxgames.training.metrics.MetricsError`) and nothing is changed.
+
 Devices: the chunk runs SPMD on a :func:`jaxgames.distributed.make_mesh` mesh (``devices``:
 all by default, or a count): the env batch is split over the ``'data'`` axis, parameters and
 optimiser state are replicated (``Algorithm.partition`` decides). The device count is not part
@@ -28,14 +37,17 @@ process 0 writes config.json, metrics and plots, orbax writes each checkpoint sh
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import json
 import os
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -47,9 +59,14 @@ from jaxgames.runs import CONFIG_FILE, check_run_dir, config_record
 from jaxgames.specs import make_partners
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.training.lock import RunLock
 from jaxgames.training.metrics import MetricsLog, plot_learning_curve
 
 _EVAL_TAG = 0x5EED
+
+
+class TrainingDivergedError(ValueError):
+    """The parameters stopped being finite (NaN or inf); nothing of that chunk was saved."""
 
 
 @dataclasses.dataclass
@@ -85,15 +102,37 @@ def make_evaluator(
     return jax.jit(evaluate)
 
 
-_COMPILED: dict[str, tuple[Algorithm, Callable, Callable | None, Callable, Any]] = {}
+def make_finite_check(algo: Algorithm) -> Callable[[Any], jax.Array]:
+    """Jitted ``finite(train_state) -> bool[]``: every floating-point parameter is finite."""
+
+    def finite(state):
+        leaves = [
+            jnp.all(jnp.isfinite(x))
+            for x in jax.tree_util.tree_leaves(algo.params(state))
+            if jnp.issubdtype(x.dtype, jnp.inexact)
+        ]
+        return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
+
+    return jax.jit(finite)
 
 
-def _compiled(
-    module, algorithm: str, config: Any, mesh
-) -> tuple[Algorithm, Callable, Callable | None, Callable, Any]:
-    """(algorithm, jitted chunk, jitted evaluator, jitted init, state shardings) for ``mesh``,
-    cached per config and devices so that resuming or rerunning in the same process does not
-    recompile."""
+class Compiled(NamedTuple):
+    """What :func:`run_training` builds once per config and device mesh."""
+
+    algo: Algorithm
+    chunk: Callable  # jitted, sharded chunk(state) -> (state, metrics)
+    evaluate: Callable | None  # jitted evaluate(params, key), None without evaluation
+    init: Callable  # jitted, sharded init(key) -> state
+    shardings: Any  # the train state's shardings on the mesh
+    finite: Callable  # jitted finite(state) -> bool[]
+
+
+_COMPILED: dict[str, Compiled] = {}
+
+
+def _compiled(module, algorithm: str, config: Any, mesh) -> Compiled:
+    """The :class:`Compiled` pieces for ``mesh``, cached per config and devices so that
+    resuming or rerunning in the same process does not recompile."""
     tag = json.dumps(config_record(algorithm, config), sort_keys=True) + repr(
         mesh.device_ids.tolist()
     )
@@ -106,8 +145,43 @@ def _compiled(
         evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[tag] = (algo, chunk_fn, evaluate, init_fn, shardings)
+        _COMPILED[tag] = Compiled(
+            algo, chunk_fn, evaluate, init_fn, shardings, make_finite_check(algo)
+        )
     return _COMPILED[tag]
+
+
+def _create_config_file(run_dir: str, record: dict[str, Any]) -> bool:
+    """Create ``config.json`` exclusively, complete or not at all: False if it already exists."""
+    path = os.path.join(run_dir, CONFIG_FILE)
+    tmp = os.path.join(run_dir, f"{CONFIG_FILE}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    try:
+        os.link(tmp, path)  # fails if the file exists: never replaces another writer's
+    except FileExistsError:
+        return False
+    except OSError as e:  # no hard links here: an exclusive create (not atomic, still exclusive)
+        if e.errno == errno.EEXIST:
+            return False
+        try:
+            with open(path, "x") as f, open(tmp) as src:
+                f.write(src.read())
+        except FileExistsError:
+            return False
+    finally:
+        os.unlink(tmp)
+    return True
+
+
+def _remove_if_empty(path: str) -> None:
+    """Remove the directory ``path`` if it is empty (a run that failed before writing)."""
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def run_training(
@@ -127,8 +201,11 @@ def run_training(
     ``None`` runs to the end. devices: ``None``/``"all"`` (every visible device) or a count
     (:func:`jaxgames.distributed.make_mesh`). Raises ``ValueError`` for a run directory
     holding a different run or a ``num_envs`` that is not a multiple of the device count
-    (nothing is written then), :class:`~jaxgames.training.checkpoint.CheckpointError` if
-    checkpoints exist but none is readable.
+    (nothing is written then), :class:`~jaxgames.training.lock.RunLockedError` if another
+    process trains into ``run_dir``, :class:`~jaxgames.training.metrics.MetricsError` for a
+    damaged ``metrics.jsonl`` line (nothing is changed),
+    :class:`~jaxgames.training.checkpoint.CheckpointError` if checkpoints exist but none is
+    readable, :class:`TrainingDivergedError` if the parameters stop being finite.
     """
     module = algorithm_module(algorithm)
     if not isinstance(config, module.Config):
@@ -138,92 +215,144 @@ def run_training(
     mesh = distributed.make_mesh(devices)
     primary = distributed.is_primary()
     record = config_record(algorithm, config)
-    existing = check_run_dir(run_dir, record)
-    # before anything is written: ValueError if the batch does not split over the devices
-    algo, chunk_fn, evaluate, init_fn, shardings = _compiled(module, algorithm, config, mesh)
-    os.makedirs(run_dir, exist_ok=True)
-    if not existing and primary:
-        tmp = os.path.join(run_dir, CONFIG_FILE + ".tmp")
-        with open(tmp, "w") as f:
-            json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
-        os.replace(tmp, os.path.join(run_dir, CONFIG_FILE))
-
-    if distributed.mesh_size(mesh) > 1:
-        echo(
-            f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} {mesh.devices.flat[0].platform} devices"
-        )
+    check_run_dir(run_dir, record)
     log = MetricsLog(run_dir)
-    store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
-    key = jax.random.PRNGKey(config.seed)
-    template = distributed.abstract_state(jax.eval_shape(algo.init, key), shardings)
-    restored = store.restore_latest(template)
-    if restored is None:
-        logged = [r["chunk"] for r in log.records()]
-        if logged and max(logged) > 1:
-            raise CheckpointError(
-                f"{run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
-                "refusing to start over on top of it (delete the directory or choose another run name)"
+    log.records()  # MetricsError for a damaged line, before anything is written
+    with contextlib.ExitStack() as stack:
+        existing = True
+        if primary:  # RunLockedError naming the holder if another process trains here
+            if not os.path.exists(run_dir):
+                os.makedirs(run_dir)
+                stack.callback(_remove_if_empty, run_dir)  # after the lock is released
+            lock = stack.enter_context(RunLock(run_dir))
+            if lock.stale_pid is not None:
+                echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
+            existing = check_run_dir(run_dir, record)  # again: no other writer can change it now
+        # ValueError if the batch does not split over the devices, before config.json exists
+        compiled = _compiled(module, algorithm, config, mesh)
+        algo = compiled.algo
+        os.makedirs(run_dir, exist_ok=True)
+        if not existing and not _create_config_file(run_dir, record):
+            check_run_dir(run_dir, record)  # created meanwhile: ValueError unless the same run
+        if distributed.mesh_size(mesh) > 1:
+            platform = mesh.devices.flat[0].platform
+            echo(
+                f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} "
+                f"{platform} devices"
             )
-        start, state = 0, init_fn(key)
-    else:
-        start, state = restored
-        store.quarantine_after(start)
-        echo(f"resuming {run_dir} from chunk {start}/{algo.num_chunks}")
-    if primary:
-        log.truncate(start)
-    records = [r for r in log.records() if r["chunk"] <= start]
-
-    eval_key = jax.random.fold_in(key, _EVAL_TAG)
-    end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
-
-    bar = None
-    if progress and primary:
-        bar = tqdm(
-            total=algo.total_steps,
-            initial=start * algo.steps_per_chunk,
-            unit="step",
-            unit_scale=True,
-            desc=f"{algorithm} {config.game}",
-            dynamic_ncols=True,
-        )
-    chunks_run = 0
-    try:
-        for k in range(start + 1, end + 1):
-            t0 = time.perf_counter()
-            state, metrics = chunk_fn(state)
-            metrics = jax.device_get(metrics)
-            dt = time.perf_counter() - t0
-            rec: dict[str, Any] = {"chunk": k, "env_steps": k * algo.steps_per_chunk}
-            rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
-            rec["chunk_seconds"] = dt
-            rec["steps_per_sec"] = algo.steps_per_chunk / dt
-            if evaluate is not None:
-                ev = jax.device_get(evaluate(algo.params(state), jax.random.fold_in(eval_key, k)))
-                rec.update({f"eval/{n}": float(v) for n, v in ev.items()})
-            rec["time"] = time.time()
-            if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
-                warnings.warn(f"non-finite metrics at chunk {k}: {rec}", stacklevel=2)
+        logged = [r["chunk"] for r in log.records()]
+        store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
+        stack.callback(store.close)
+        key = jax.random.PRNGKey(config.seed)
+        template = distributed.abstract_state(jax.eval_shape(algo.init, key), compiled.shardings)
+        restored = store.restore_latest(template)
+        if restored is None:
+            if logged and max(logged) > 1:
+                raise CheckpointError(
+                    f"{run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
+                    "refusing to start over on top of it (delete the directory or choose another "
+                    "run name)"
+                )
+            start, state = 0, compiled.init(key)
+        else:
+            start, state = restored
             if primary:
-                log.append(rec)
-                log.write_csv()
-            records.append(rec)
-            store.save(k, state)
-            chunks_run += 1
-            if bar is not None:
-                bar.update(algo.steps_per_chunk)
-                post = {"steps/s": f"{rec['steps_per_sec']:.3g}"}
-                if evaluate is not None:
-                    post["win1"] = f"{rec['eval/win_first']:.2f}"
-                    post["win2"] = f"{rec['eval/win_second']:.2f}"
-                    post["loss"] = f"{max(rec['eval/loss_first'], rec['eval/loss_second']):.2f}"
-                bar.set_postfix(post)
-    finally:
-        if bar is not None:
-            bar.close()
-        store.close()
+                for path in store.quarantine_after(start):
+                    echo(f"moved the damaged checkpoint aside to {path}")
+            echo(f"resuming {run_dir} from chunk {start}/{algo.num_chunks}")
+        if primary:
+            log.truncate(start)
+        records = [r for r in log.records() if r["chunk"] <= start]
+        end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
+        bar = None
+        if progress and primary:
+            bar = tqdm(
+                total=algo.total_steps,
+                initial=start * algo.steps_per_chunk,
+                unit="step",
+                unit_scale=True,
+                desc=f"{algorithm} {config.game}",
+                dynamic_ncols=True,
+            )
+            stack.callback(bar.close)
+        state, chunks_run = _chunks(compiled, state, key, start, end, store, log, records, bar)
     completed = end == algo.num_chunks
     if completed and primary:
         plot_learning_curve(
             run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
         )
     return RunSummary(run_dir, algo, state, records, completed, chunks_run)
+
+
+def _chunks(
+    compiled: Compiled,
+    state: Any,
+    key: jax.Array,
+    start: int,
+    end: int,
+    store: CheckpointStore,
+    log: MetricsLog,
+    records: list[dict[str, Any]],
+    bar: Any,
+) -> tuple[Any, int]:
+    """Run chunks ``start + 1 .. end``: each one's record is appended to ``records`` (and, on
+    the primary process, to ``log``), then its checkpoint saved. Returns (state, chunks run).
+    :class:`TrainingDivergedError` as soon as the parameters are not finite."""
+    algo, evaluate = compiled.algo, compiled.evaluate
+    primary = distributed.is_primary()
+    eval_key = jax.random.fold_in(key, _EVAL_TAG)
+    chunks_run = 0
+    last_saved = start
+    for k in range(start + 1, end + 1):
+        t0 = time.perf_counter()
+        state, metrics = compiled.chunk(state)
+        metrics = jax.device_get(metrics)
+        if not bool(compiled.finite(state)):
+            raise TrainingDivergedError(
+                f"training diverged in chunk {k}/{algo.num_chunks}: the parameters hold NaN "
+                f"or inf (metrics: {_bad_metrics(metrics)}); nothing of chunk {k} was saved. "
+                + (
+                    f"The last good checkpoint is chunk {last_saved} in {store.directory}. "
+                    if last_saved
+                    else "The run has no checkpoint yet. "
+                )
+                + "Rerunning the same command repeats the same computation: lower the "
+                "learning rate or fix the config and use another run name."
+            )
+        dt = time.perf_counter() - t0
+        rec: dict[str, Any] = {"chunk": k, "env_steps": k * algo.steps_per_chunk}
+        rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
+        rec["chunk_seconds"] = dt
+        rec["steps_per_sec"] = algo.steps_per_chunk / dt
+        if evaluate is not None:
+            ev = jax.device_get(evaluate(algo.params(state), jax.random.fold_in(eval_key, k)))
+            rec.update({f"eval/{n}": float(v) for n, v in ev.items()})
+        rec["time"] = time.time()
+        if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
+            warnings.warn(f"non-finite metrics in chunk {k}: {_bad_metrics(rec)}", stacklevel=2)
+        if primary:
+            log.append(rec)
+            log.write_csv()
+        records.append(rec)
+        store.save(k, state)
+        last_saved = k
+        chunks_run += 1
+        if bar is not None:
+            bar.update(algo.steps_per_chunk)
+            post = {"steps/s": f"{rec['steps_per_sec']:.3g}"}
+            if evaluate is not None:
+                post["win1"] = f"{rec['eval/win_first']:.2f}"
+                post["win2"] = f"{rec['eval/win_second']:.2f}"
+                post["loss"] = f"{max(rec['eval/loss_first'], rec['eval/loss_second']):.2f}"
+            bar.set_postfix(post)
+    return state, chunks_run
+
+
+def _bad_metrics(metrics: dict[str, Any]) -> str:
+    """The non-finite entries of a metrics dict, e.g. ``train/loss=nan, train/value_loss=inf``."""
+    bad = [
+        f"{k}={float(v)}"
+        for k, v in metrics.items()
+        if isinstance(v, (float, np.floating, np.ndarray)) and not np.all(np.isfinite(v))
+    ]
+    return ", ".join(bad[:6]) + (", ..." if len(bad) > 6 else "") if bad else "all finite"

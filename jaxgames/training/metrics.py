@@ -8,12 +8,23 @@ import json
 import os
 from typing import Any
 
+from jaxgames.validation import quote
+
+
+class MetricsError(ValueError):
+    """``metrics.jsonl`` has a damaged record before its last line (nothing is changed)."""
+
 
 class MetricsLog:
     """Append-only JSONL of per-chunk records ``{"chunk": k, "env_steps": ..., ...}``.
 
     :meth:`truncate` drops records after a chunk (used when resuming from a checkpoint that
     is older than the last logged chunk; the chunks are recomputed identically).
+
+    Reading is strict: only a torn last line (no final newline: the writer was killed while
+    appending) is dropped; any other line that is not a record with a chunk number larger
+    than the one before raises :class:`MetricsError` naming the line, and nothing is
+    rewritten.
     """
 
     def __init__(self, run_dir: str):
@@ -21,25 +32,57 @@ class MetricsLog:
         self.csv_path = os.path.join(run_dir, "metrics.csv")
 
     def records(self) -> list[dict[str, Any]]:
-        """All complete records (a torn last line from a kill is ignored)."""
+        """All complete records (a torn last line from a kill is ignored); :class:`MetricsError`
+        for a damaged line anywhere else."""
         if not os.path.exists(self.path):
             return []
-        out = []
-        with open(self.path) as f:
-            for line in f:
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    break
+        with open(self.path, "rb") as f:
+            data = f.read()
+        lines = data.split(b"\n")
+        last = len(lines)  # lines[-1] is b"" when the file ends with a newline, as appends do
+        out: list[dict[str, Any]] = []
+        for i, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            why = self._problem(raw, out)
+            if why is None:
+                out.append(json.loads(raw))
+            elif i == last:
+                break  # a torn last line: the writer was killed while appending it
+            else:
+                text = raw.decode("utf-8", errors="replace")
+                raise MetricsError(
+                    f"{self.path}, line {i}, is damaged ({why}): {quote(text, 80)}; only a torn "
+                    "last line is dropped automatically: repair or delete that line and rerun "
+                    "(nothing was changed)"
+                )
         return out
 
+    @staticmethod
+    def _problem(raw: bytes, before: list[dict[str, Any]]) -> str | None:
+        """Why ``raw`` is not the record that may follow ``before`` (``None``: it is)."""
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            return f"not JSON: {type(e).__name__}: {str(e)[:80]}"
+        if not isinstance(rec, dict):
+            return "not a JSON object"
+        chunk = rec.get("chunk")
+        if isinstance(chunk, bool) or not isinstance(chunk, int):
+            return "no integer 'chunk'"
+        if before and chunk <= before[-1]["chunk"]:
+            return f"chunk {chunk} after chunk {before[-1]['chunk']}"
+        return None
+
     def truncate(self, last_chunk: int) -> None:
-        """Keep only records with ``chunk <= last_chunk``."""
+        """Keep only records with ``chunk <= last_chunk`` (and drop a torn last line)."""
         keep = [r for r in self.records() if r.get("chunk", 0) <= last_chunk]
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
             for r in keep:
                 f.write(json.dumps(r) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, self.path)
 
     def append(self, record: dict[str, Any]) -> None:
@@ -49,15 +92,18 @@ class MetricsLog:
             os.fsync(f.fileno())
 
     def write_csv(self) -> None:
-        """Rewrite ``metrics.csv`` from the JSONL (columns: union of keys, in first-seen order)."""
+        """Rewrite ``metrics.csv`` from the JSONL (columns: union of keys, in first-seen order;
+        written to a temporary file and renamed, so a kill never leaves half a table)."""
         rows = self.records()
         cols: list[str] = []
         for r in rows:
             cols.extend(k for k in r if k not in cols)
-        with open(self.csv_path, "w", newline="") as f:
+        tmp = self.csv_path + ".tmp"
+        with open(tmp, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=cols)
             w.writeheader()
             w.writerows(rows)
+        os.replace(tmp, self.csv_path)
 
 
 def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str = "") -> str | None:
@@ -93,6 +139,8 @@ def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str 
     ax.set_title(title)
     fig.tight_layout()
     path = os.path.join(run_dir, "learning_curve.png")
-    fig.savefig(path, dpi=100)
+    tmp = os.path.join(run_dir, "learning_curve.tmp.png")
+    fig.savefig(tmp, dpi=100)
     plt.close(fig)
+    os.replace(tmp, path)
     return path

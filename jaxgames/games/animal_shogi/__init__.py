@@ -71,8 +71,11 @@ misses some repeated positions; its observation is (4, 3, 194) with 8 plies of h
 Text: SFEN-like ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits = runs of
 empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g. ``"2Ce"``:
 sente's pieces uppercase, gote's lowercase, count before the letter), move number (plies played
-+ 1; odd for sente). Moves: ``"b3b2"`` (from, to; promotion is forced, a ``+`` suffix is optional),
-drops ``"C*b2"``.
++ 1; odd for sente), and a fifth field ``end`` for a finished game the position does not show as
+finished (a draw by repetition): ``"gle/1c1/1C1/ELG b - 9 end"``; texts without it read as
+before. Every state reached by play round-trips through ``to_text``/``from_text`` (see
+:mod:`~jaxgames.games.animal_shogi.notation`). Moves: ``"b3b2"`` (from, to; promotion is forced,
+a ``+`` suffix is optional), drops ``"C*b2"``.
 
 Code. :mod:`~jaxgames.games.animal_shogi.rules` holds the state, the constants and the pure,
 jittable game functions (legal moves, play, repetition, observation, heuristic);

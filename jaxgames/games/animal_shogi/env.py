@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env
 from jaxgames.games.animal_shogi import notation, rules
 from jaxgames.games.animal_shogi.rules import AnimalShogiSpec, AnimalShogiState
+from jaxgames.validation import quote
 from jaxgames.view import BoardView
 
 
@@ -42,6 +44,11 @@ class AnimalShogi(Env):
     def config(self):
         return {"max_steps": self.max_steps}
 
+    @property
+    def max_game_length(self) -> int:
+        """``max_steps``: a game still running then is truncated."""
+        return self.max_steps
+
     def _init(self, key):
         return rules.init_jit(self.spec)
 
@@ -55,25 +62,38 @@ class AnimalShogi(Env):
         return notation.board_view(self.spec, state)
 
     def to_text(self, state: AnimalShogiState) -> str:
+        # a finished game with no winner that was not cut off: a draw by repetition (or an
+        # illegal move ended it); every other end shows in the position and the move number
+        unseen_end = bool(state.terminated) and int(state.winner) < 0
         return notation.position_text(
             np.asarray(state.board),
             np.asarray(state.hand),
             int(state.current_player),
             int(state.step_count),
+            game_over=unseen_end,
         )
 
     def from_text(self, text: str) -> AnimalShogiState:
-        board, hand, player, step_count = notation.parse_position(self.spec, text)
-        return rules.make_state_jit(self.spec, board, hand, player, step_count)
+        board, hand, player, step_count, over = notation.parse_position(
+            self.spec, text, with_game_over=True
+        )
+        state = rules.make_state_jit(self.spec, board, hand, player, step_count)
+        if over and not bool(state.terminated):
+            state = state.replace(
+                terminated=jnp.bool_(True),
+                truncated=jnp.bool_(False),
+                legal_action_mask=jnp.zeros_like(state.legal_action_mask),
+            )
+        return state
 
     def action_to_text(self, state: AnimalShogiState, action: int) -> str:
         return notation.action_text(action, int(state.current_player))
 
     def text_to_action(self, state: AnimalShogiState, text: str) -> int:
         action, why = notation.parse_move(state, text)
-        s = text.strip()
+        s = quote(text.strip())
         if bool(state.terminated) or bool(state.truncated):
-            raise ValueError(f"illegal move {s!r}: the game is over")
+            raise ValueError(f"illegal move {s}: the game is over")
         if not bool(state.legal_action_mask[action]):
-            raise ValueError(f"illegal move {s!r}: {why}; legal: {self.describe_legal(state)}")
+            raise ValueError(f"illegal move {s}: {why}; legal: {self.describe_legal(state)}")
         return action

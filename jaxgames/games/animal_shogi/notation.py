@@ -2,9 +2,17 @@
 
 Text: SFEN-like ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits = runs of
 empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g. ``"2Ce"``:
-sente's pieces uppercase, gote's lowercase, count before the letter), move number (plies played
-+ 1; odd for sente). Moves: ``"b3b2"`` (from, to; promotion is forced, a ``+`` suffix is optional),
-drops ``"C*b2"``.
+sente's pieces uppercase, gote's lowercase, count ``2`` before the letter when there are two),
+move number (plies played + 1; odd for sente; ASCII digits, no leading zero). A finished game
+whose position does not show the end - a draw by repetition (or a game ended by an illegal
+move) - has a fifth field ``end``: ``"gle/1c1/1C1/ELG b - 9 end"``; a lost position (the mover
+has no legal move, or the opponent's lion stands on its far rank) and a game cut off at
+``max_steps`` (the move number shows it) need none, and texts without it read as before.
+Every state reached by play round-trips exactly through ``to_text``/``from_text`` in what the
+text records (board, hands, side to move, move number, legal moves, terminated, truncated,
+winner); not recorded are the earlier positions (``history``, ``repetitions``: a state read
+from text starts a fresh repetition count) and the final step's rewards (zero).
+Moves: ``"b3b2"`` (from, to; promotion is forced, a ``+`` suffix is optional), drops ``"C*b2"``.
 
 Plain Python / numpy (no tracing): these functions read and build concrete values.
 """
@@ -15,6 +23,7 @@ import re
 
 import numpy as np
 
+from jaxgames.core import action_index
 from jaxgames.games import grid
 from jaxgames.games.animal_shogi.rules import (
     CHICK,
@@ -34,13 +43,14 @@ from jaxgames.games.animal_shogi.rules import (
     AnimalShogiSpec,
     AnimalShogiState,
 )
+from jaxgames.validation import quote
 from jaxgames.view import BoardStyle, BoardView, Piece
 
 
 # ----------------------------------------------------------------------------- actions
 def action_parts(action: int, player: int) -> tuple[int, int, int]:
     """Pure-Python :func:`decode_action` (no JAX): absolute (from_sq, to_sq, drop_kind)."""
-    action, player = int(action), int(player)
+    action, player = action_index(action), int(player)
     if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
     absolute = lambda x: 11 - x if (player == 1 and x >= 0) else x  # noqa: E731
@@ -78,8 +88,9 @@ def action_text(action: int, player: int) -> str:
 
 
 # ----------------------------------------------------------------------------- text
-def position_text(board, hand, player: int, step_count: int) -> str:
-    """SFEN-like text of an absolute position (plain Python / numpy inputs)."""
+def position_text(board, hand, player: int, step_count: int, game_over: bool = False) -> str:
+    """SFEN-like text of an absolute position (plain Python / numpy inputs); ``game_over``
+    appends the ``end`` field (for a finished game the position does not show as finished)."""
     board = [int(x) for x in np.asarray(board).reshape(-1)]
     hand = np.asarray(hand).reshape(2, 3)
     ranks = []
@@ -101,27 +112,31 @@ def position_text(board, hand, player: int, step_count: int) -> str:
             if n:
                 letter = HAND_CHARS[k] if pl == 0 else HAND_CHARS[k].lower()
                 hands += (str(n) if n > 1 else "") + letter
-    return f"{'/'.join(ranks)} {'bw'[int(player)]} {hands or '-'} {int(step_count) + 1}"
+    text = f"{'/'.join(ranks)} {'bw'[int(player)]} {hands or '-'} {int(step_count) + 1}"
+    return f"{text} {grid.GAME_OVER}" if game_over else text
 
 
 def _reject(text: str, why: str):
-    raise ValueError(f"malformed animal shogi position {text!r}: {why}")
+    raise ValueError(f"malformed animal shogi position {quote(text, 120)}: {why}")
 
 
-def parse_position(spec: AnimalShogiSpec, text: str):
-    """SFEN-like text -> (board int32[12] numpy, hand int32[2, 3] numpy, player, step_count).
+def parse_position(spec: AnimalShogiSpec, text: str, with_game_over: bool = False):
+    """SFEN-like text -> (board int32[12] numpy, hand int32[2, 3] numpy, player, step_count),
+    and ``game_over`` (the ``end`` field was given) as a fifth item with ``with_game_over``.
 
     ValueError names what is wrong (format, unknown letters, rank lengths, piece counts,
     impossible positions such as a capturable lion or a mover's lion already on its far rank).
     """
-    if not isinstance(text, str):
-        raise ValueError(f"position must be a string, got {type(text).__name__}")
-    parts = text.split()
+    grid.check_text(text, "a position", "gle/1c1/1C1/ELG b - 1")
+    parts = grid.fields(text)
+    game_over = len(parts) == 5 and parts[4] == grid.GAME_OVER
+    if game_over:
+        parts = parts[:4]
     if len(parts) != 4:
         _reject(
             text,
             "expected 4 space-separated fields: board side hands move-number, "
-            "e.g. 'gle/1c1/1C1/ELG b - 1'",
+            "e.g. 'gle/1c1/1C1/ELG b - 1' (and 'end' for a finished game)",
         )
     rows, side, hands, number = parts
     ranks = rows.split("/")
@@ -142,18 +157,23 @@ def parse_position(spec: AnimalShogiSpec, text: str):
                     "l g e c h (gote) and digits 1-3 for empty squares",
                 )
         if len(cells) != 3:
-            _reject(text, f"rank {r + 1} ({rank!r}) covers {len(cells)} squares, expected 3")
+            _reject(text, f"rank {r + 1} ({quote(rank)}) covers {len(cells)} squares, expected 3")
         board += cells
     if side not in ("b", "w"):
         _reject(
-            text, f"side to move {side!r} must be 'b' (sente, player 0) or 'w' (gote, player 1)"
+            text,
+            f"side to move {quote(side)} must be 'b' (sente, player 0) or 'w' (gote, player 1)",
         )
     player = "bw".index(side)
     hand = np.zeros((2, 3), np.int32)
     if hands != "-":
-        tokens = re.findall(r"(\d*)(\D)", hands)
+        tokens = re.findall(r"(2?)([A-Za-z])", hands)
         if "".join(n + c for n, c in tokens) != hands:
-            _reject(text, f"hands {hands!r} must be '-' or counts and letters such as '2Ce'")
+            _reject(
+                text,
+                f"hands {quote(hands)} must be '-' or letters, each after a count of 2 when "
+                "there are two, such as '2Ce'",
+            )
         for count, letter in tokens:
             if letter.upper() == "H":
                 _reject(text, "a hen cannot be in hand (a captured hen returns as a chick 'C')")
@@ -166,8 +186,8 @@ def parse_position(spec: AnimalShogiSpec, text: str):
             if n < 1 or hand[pl, k]:
                 _reject(text, f"hand piece {letter!r} given twice or with count {n}")
             hand[pl, k] = n
-    if not number.isdigit() or int(number) < 1:
-        _reject(text, f"move number {number!r} must be a positive integer")
+    if re.fullmatch(r"[1-9][0-9]{0,8}", number) is None:
+        _reject(text, f"move number {quote(number)} must be a positive integer such as 1")
     move = int(number)
     if (move - 1) % 2 != player:
         _reject(
@@ -201,7 +221,7 @@ def parse_position(spec: AnimalShogiSpec, text: str):
     opp_view = _np_rotate(view)  # the opponent's frame: its lion is code 1
     if int(np.flatnonzero(opp_view == LION)[0]) in _np_attacked(opp_view):
         _reject(text, "impossible position: the side to move could capture the opponent's lion")
-    return b, hand, player, move - 1
+    return (b, hand, player, move - 1) + ((game_over,) if with_game_over else ())
 
 
 def _np_rotate(view: np.ndarray) -> np.ndarray:
@@ -228,20 +248,17 @@ def parse_move(state: AnimalShogiState, text: str) -> tuple[int, str]:
 
     ``ValueError`` for malformed text, an off-board square, a step that is not one square, or a
     ``+`` on a move that is not a chick's promotion."""
-    if not isinstance(text, str):
-        raise ValueError(
-            f"move must be a string such as 'b3b2' or 'C*b2', got {type(text).__name__}"
-        )
+    grid.check_text(text, "a move", "b3b2")
     player = int(state.current_player)
     board = np.asarray(state.board)
     rel = lambda x: 11 - x if player == 1 else x  # noqa: E731  absolute -> mover square
-    s = text.strip()
-    drop = re.fullmatch(r"([A-Za-z])\*(\w+)", s)
-    move = re.fullmatch(r"([a-zA-Z]\d)([a-zA-Z]\d)(\+?)", s)
+    s = text.strip(" \t\r\n")
+    drop = re.fullmatch(r"([A-Za-z])\*([A-Za-z0-9]+)", s)
+    move = re.fullmatch(r"([a-zA-Z][0-9])([a-zA-Z][0-9])(\+?)", s)
     if drop:
         letter = drop.group(1).upper()
         if letter not in HAND_CHARS:
-            raise ValueError(f"illegal drop {s!r}: only G, E or C can be dropped")
+            raise ValueError(f"illegal drop {quote(s)}: only G, E or C can be dropped")
         kind = HAND_CHARS.index(letter)
         to_sq = grid.parse_square(drop.group(2), 4, 3)
         action = encode_drop(kind, to_sq, player)
@@ -267,10 +284,10 @@ def parse_move(state: AnimalShogiState, text: str) -> tuple[int, str]:
         else:
             why = "it would leave your lion attacked"
         if move.group(3) and not (piece == CHICK and rel(to_sq) < 3):
-            raise ValueError(f"bad move {s!r}: '+' only marks a chick reaching the far rank")
+            raise ValueError(f"bad move {quote(s)}: '+' only marks a chick reaching the far rank")
     else:
         raise ValueError(
-            f"malformed move {text!r}: expected a move such as 'b3b2' or a drop such as 'C*b2'"
+            f"malformed move {quote(text)}: expected a move such as 'b3b2' or a drop such as 'C*b2'"
         )
     return action, why
 

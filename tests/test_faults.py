@@ -1,0 +1,528 @@
+"""Fault injection: kills at several points of a run, damaged newest checkpoints (truncated,
+emptied, bit-flipped, a wrong checksum, an empty newer step), two writers, non-finite config
+and training, a damaged metrics line, and the one-line errors of the command line.
+
+Every fault must end in a clear message (one line, no traceback) and lose nothing that was
+saved: a resumed run ends bit for bit where an uninterrupted one does. Kills are real
+(``SIGKILL`` from inside a subprocess, at a patched point of the driver or of orbax's commit
+rename); everything else runs in this process, on one tiny config compiled once. The
+subprocesses share a JAX compilation cache, so only the first one compiles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxgames import cli
+from jaxgames.runs import load_agent
+from jaxgames.training import driver
+from jaxgames.training.checkpoint import DIGEST_KEY, CheckpointWarning
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# orbax's "Event loop is closed" noise after a failed read must not reach the hook either
+pytestmark = pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+
+# 8 games x 4 plies = 32 steps per update, one update per chunk, 128 steps -> 4 chunks
+TINY = [
+    "train",
+    "ppo",
+    "--game",
+    "tic_tac_toe",
+    "--total-steps=128",
+    "--num-envs=8",
+    "--num-steps=4",
+    "--num-minibatches=1",
+    "--update-epochs=1",
+    "--updates-per-chunk=1",
+    "--eval-games=0",
+    "--keep-checkpoints=3",
+    "--net.hidden=8",
+    "--net.layers=1",
+    "--no-progress",
+]
+
+# run in a subprocess: SIGKILL itself at a chosen point, then the command line
+KILLER = r"""
+import json, os, signal, sys
+from jaxgames.training import checkpoint, metrics
+
+point, chunk = sys.argv[1], int(sys.argv[2])
+
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+
+if point == "before_save":  # the chunk's metrics are written, its checkpoint is not
+    save = checkpoint.CheckpointStore.save
+    def patched(self, step, tree):
+        if step == chunk:
+            die()
+        return save(self, step, tree)
+    checkpoint.CheckpointStore.save = patched
+elif point == "torn_metrics":  # killed half-way through writing the chunk's metrics line
+    append = metrics.MetricsLog.append
+    def patched(self, record):
+        if record["chunk"] == chunk:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(record)[:50])
+            die()
+        return append(self, record)
+    metrics.MetricsLog.append = patched
+elif point == "mid_save":  # orbax wrote the step to its temporary folder, not yet renamed
+    rename = os.rename
+    def patched(src, dst, *args, **kwargs):
+        if os.path.basename(str(dst)) == str(chunk) and "tmp" in os.path.basename(str(src)):
+            die()
+        return rename(src, dst, *args, **kwargs)
+    os.rename = patched
+
+from jaxgames.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+HOLDER = r"""
+import sys, time
+from jaxgames.training.lock import RunLock
+lock = RunLock(sys.argv[1]).acquire()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def env_vars(cache_dir: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env["JAX_PLATFORMS"] = "cpu"
+    env["JAX_COMPILATION_CACHE_DIR"] = cache_dir
+    env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+    return env
+
+
+def train_args(runs: str, name: str, *extra: str) -> list[str]:
+    return [*TINY, "--runs-dir", runs, "--run-name", name, *extra]
+
+
+def run_cli(capsys, argv: list[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    rc = cli.main(argv)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def params_of(run_dir: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CheckpointWarning)
+        loaded = load_agent(run_dir)
+    return loaded.chunk, jax.tree_util.tree_leaves(loaded.params)
+
+
+def same_leaves(a, b) -> bool:
+    return len(a) == len(b) and all(
+        np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b)
+    )
+
+
+def strip_times(path: str) -> list[dict]:
+    with open(path) as f:
+        rows = [json.loads(line) for line in f]
+    return [
+        {k: v for k, v in r.items() if k not in ("time", "chunk_seconds", "steps_per_sec")}
+        for r in rows
+    ]
+
+
+def tree_bytes(path: str) -> dict[str, bytes]:
+    out = {}
+    for root, _, files in os.walk(path):
+        for f in files:
+            p = os.path.join(root, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, path)] = fh.read()
+    return out
+
+
+@pytest.fixture(scope="module")
+def ref(tmp_path_factory):
+    """An uninterrupted run (4 chunks; checkpoints 2, 3, 4), trained in this process."""
+    runs = str(tmp_path_factory.mktemp("ref"))
+    assert cli.main(train_args(runs, "ref")) == 0
+    run_dir = os.path.join(runs, "ref")
+    chunk, leaves = params_of(run_dir)
+    assert chunk == 4
+    return run_dir, leaves
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("jax_cache"))
+
+
+def copy_run(ref_dir: str, dest) -> str:
+    run_dir = str(dest / "run")
+    shutil.copytree(ref_dir, run_dir)
+    return run_dir
+
+
+# ----------------------------------------------------------------------------- kills
+def test_kills_at_several_points_lose_nothing(ref, cache_dir, tmp_path, capsys):
+    """Killed after a chunk's metrics but before its checkpoint, half-way through a metrics
+    line, and inside orbax's commit: each rerun takes the dead process's lock over, resumes
+    from the newest complete checkpoint, and the run ends bit for bit as the reference."""
+    ref_dir, ref_leaves = ref
+    runs, name = str(tmp_path), "killed"
+    run_dir = os.path.join(runs, name)
+    metrics = os.path.join(run_dir, "metrics.jsonl")
+    env = env_vars(cache_dir)
+
+    def killed_run(point: str, chunk: int) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-c", KILLER, point, str(chunk), *train_args(runs, name)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+        return proc
+
+    killed_run("before_save", 2)
+    assert [r["chunk"] for r in strip_times(metrics)] == [1, 2]
+    assert sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == ["1"]
+    assert os.path.exists(os.path.join(run_dir, ".lock"))  # left by the killed process
+
+    proc = killed_run("torn_metrics", 3)
+    assert "taking over the lock of process" in proc.stdout
+    assert "resuming" in proc.stdout and "from chunk 1/4" in proc.stdout
+    with open(metrics) as f:
+        assert not f.read().endswith("\n")  # a torn last line
+
+    proc = killed_run("mid_save", 4)
+    assert "from chunk 2/4" in proc.stdout
+    steps = os.listdir(os.path.join(run_dir, "checkpoints"))
+    assert "4" not in steps and any("tmp" in s for s in steps)  # a half-committed step
+
+    rc, out, err = run_cli(capsys, train_args(runs, name))
+    assert rc == 0, err
+    assert "taking over the lock" in out and "from chunk 3/4" in out
+    assert strip_times(metrics) == strip_times(os.path.join(ref_dir, "metrics.jsonl"))
+    chunk, leaves = params_of(run_dir)
+    assert chunk == 4 and same_leaves(leaves, ref_leaves)
+    assert not os.path.exists(os.path.join(run_dir, ".lock"))
+
+
+# ----------------------------------------------------------------------------- checkpoints
+def _data_file(step_dir: str) -> str:
+    """The file orbax reads the arrays from (the largest under ``default/d``)."""
+    d = os.path.join(step_dir, "default", "d")
+    return max((os.path.join(d, f) for f in os.listdir(d)), key=os.path.getsize)
+
+
+def truncate(step_dir: str) -> None:
+    path = _data_file(step_dir)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+
+
+def empty(step_dir: str) -> None:
+    shutil.rmtree(step_dir)
+    os.mkdir(step_dir)
+
+
+def drop_data(step_dir: str) -> None:
+    shutil.rmtree(os.path.join(step_dir, "default"))
+
+
+def flip_bytes(step_dir: str) -> None:
+    path = _data_file(step_dir)
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        chunk = f.read(4)
+        f.seek(os.path.getsize(path) // 2)
+        f.write(bytes(b ^ 0xFF for b in chunk))
+
+
+def wrong_checksum(step_dir: str) -> None:
+    """What a flip the file format cannot see leaves: data that no longer matches its digest."""
+    path = os.path.join(step_dir, "_CHECKPOINT_METADATA")
+    with open(path) as f:
+        meta = json.load(f)
+    digest = meta["custom_metadata"][DIGEST_KEY]
+    meta["custom_metadata"][DIGEST_KEY] = ("0" if digest[0] != "0" else "1") + digest[1:]
+    with open(path, "w") as f:
+        json.dump(meta, f)
+
+
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (truncate, "unreadable|does not match its checksum"),
+        (empty, "empty"),
+        (drop_data, "without its data folder"),
+        (flip_bytes, "unreadable|does not match its checksum"),
+        (wrong_checksum, "does not match its checksum"),
+    ],
+)
+def test_damaged_newest_checkpoint_falls_back(ref, tmp_path, damage, why):
+    ref_dir, ref_leaves = ref
+    run_dir = copy_run(ref_dir, tmp_path)
+    damage(os.path.join(run_dir, "checkpoints", "4"))
+    with pytest.warns(CheckpointWarning, match=f"checkpoint 4 .* damaged: .*({why})") as rec:
+        loaded = load_agent(run_dir)
+    assert loaded.chunk == 3 and len(rec) == 1 and "\n" not in str(rec[0].message)
+
+
+def test_damaged_checkpoint_then_train_and_eval(ref, tmp_path, capsys, monkeypatch, caplog):
+    """The command line: ``eval`` uses chunk 3 with one ``warning:`` line (no orbax noise:
+    absl lines, asyncio's unretrieved futures, "Event loop is closed" tracebacks), ``train``
+    moves the damaged step aside (kept, not deleted) and recomputes it exactly; an empty newer
+    step folder is skipped the same way."""
+    ref_dir, ref_leaves = ref
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    run_dir = copy_run(ref_dir, tmp_path)
+    flip_bytes(os.path.join(run_dir, "checkpoints", "4"))
+    os.mkdir(os.path.join(run_dir, "checkpoints", "6"))
+    # show warnings as the command line does (pytest would record them instead)
+    monkeypatch.setattr(
+        warnings,
+        "showwarning",
+        lambda m, c, f, n, file=None, line=None: sys.stderr.write(
+            warnings.formatwarning(m, c, f, n)
+        ),
+    )
+    rc, out, err = run_cli(capsys, ["eval", "--a", run_dir, "--b", "random", "--games", "2"])
+    assert rc == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("warning: checkpoint ") for line in lines)
+    assert "checkpoint 6" in lines[0] and "checkpoint 4" in lines[1]
+    assert "Traceback" not in err and "Event loop" not in err and "absl" not in err
+    assert not unraisable and not [r for r in caplog.records if r.name in ("absl", "asyncio")]
+
+    rc, out, err = run_cli(capsys, train_args(os.path.dirname(run_dir), "run"))
+    assert rc == 0, err
+    assert "from chunk 3/4" in out and "moved the damaged checkpoint aside" in out
+    assert not unraisable
+    assert len(os.listdir(os.path.join(run_dir, "corrupt_checkpoints"))) == 2
+    chunk, leaves = params_of(run_dir)
+    assert chunk == 4 and same_leaves(leaves, ref_leaves)
+
+
+# ----------------------------------------------------------------------------- two writers
+def test_second_writer_is_refused_and_stale_lock_taken_over(ref, cache_dir, tmp_path, capsys):
+    ref_dir, ref_leaves = ref
+    runs = str(tmp_path)
+    run_dir = os.path.join(runs, "busy")
+    os.makedirs(run_dir)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, run_dir],
+        env=env_vars(cache_dir),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for extra in ([], ["--learning-rate=0.01"]):  # the same command, or another config
+            rc, out, err = run_cli(capsys, train_args(runs, "busy", *extra))
+            assert rc == 2 and err.count("\n") == 1
+            assert f"in use by process {holder.pid}" in err
+        assert os.listdir(run_dir) == [".lock"]  # nothing written: no config.json, no metrics
+    finally:
+        holder.kill()  # SIGKILL: its lock file stays behind, stale
+        holder.wait()
+    rc, out, err = run_cli(capsys, train_args(runs, "busy"))
+    assert rc == 0, err
+    assert f"taking over the lock of process {holder.pid}" in out
+    assert same_leaves(params_of(run_dir)[1], ref_leaves)
+    assert not os.path.exists(os.path.join(run_dir, ".lock"))
+
+
+# ----------------------------------------------------------------------------- non-finite
+def test_non_finite_config_is_refused(tmp_path, capsys):
+    for bad in ("--vf-coef=1e999", "--learning-rate=nan", "--max-grad-norm=inf"):
+        rc, out, err = run_cli(capsys, train_args(str(tmp_path), "nf", bad))
+        assert rc == 2 and "finite" in err and err.count("\n") == 1, err
+    assert not os.listdir(tmp_path)
+
+
+def test_diverging_training_stops_without_saving_it(ref, tmp_path, capsys, monkeypatch):
+    """Parameters that turn NaN in chunk 3: exit 2 naming the chunk and the last good
+    checkpoint; nothing of chunk 3 is written; the fixed run resumes to the reference."""
+    ref_dir, ref_leaves = ref
+    runs = str(tmp_path)
+    argv = train_args(runs, "nan")
+    # the reference fixture compiled this config: the only cached entry with this network
+    [(tag, compiled)] = [
+        (t, c)
+        for t, c in driver._COMPILED.items()
+        if c.algo.config.net == {"hidden": 8, "layers": 1} and c.algo.config.total_steps == 128
+    ]
+    calls = {"n": 0}
+
+    def poisoned(state):
+        state, metrics = compiled.chunk(state)
+        calls["n"] += 1
+        if calls["n"] == 3:
+            state = jax.tree_util.tree_map(
+                lambda x: x * np.nan if jnp.issubdtype(x.dtype, jnp.floating) else x, state
+            )
+        return state, metrics
+
+    monkeypatch.setitem(driver._COMPILED, tag, compiled._replace(chunk=poisoned))
+    rc, out, err = run_cli(capsys, argv)
+    assert rc == 2 and err.count("\n") == 1
+    assert "training diverged in chunk 3/4" in err and "last good checkpoint is chunk 2" in err
+    run_dir = os.path.join(runs, "nan")
+    assert sorted(os.listdir(os.path.join(run_dir, "checkpoints"))) == ["1", "2"]
+    assert [r["chunk"] for r in strip_times(os.path.join(run_dir, "metrics.jsonl"))] == [1, 2]
+    monkeypatch.setitem(driver._COMPILED, tag, compiled)
+    rc, out, err = run_cli(capsys, argv)
+    assert rc == 0, err
+    assert same_leaves(params_of(run_dir)[1], ref_leaves)
+
+
+# ----------------------------------------------------------------------------- metrics
+def test_damaged_metrics_line_is_an_error_and_nothing_changes(ref, tmp_path, capsys):
+    ref_dir, _ = ref
+    run_dir = copy_run(ref_dir, tmp_path)
+    path = os.path.join(run_dir, "metrics.jsonl")
+    with open(path) as f:
+        lines = f.readlines()
+    lines[1] = lines[1][:30] + "\x00garbage" + lines[1][30:]
+    with open(path, "w") as f:
+        f.writelines(lines)
+    before = tree_bytes(run_dir)
+    rc, out, err = run_cli(capsys, train_args(str(tmp_path), "run"))
+    assert rc == 2 and err.count("\n") == 1
+    assert "metrics.jsonl, line 2, is damaged" in err and "nothing was changed" in err
+    assert tree_bytes(run_dir) == before
+
+
+# ----------------------------------------------------------------------------- one-line errors
+def test_one_line_errors(tmp_path, capsys):
+    """Each of these used to end in a traceback (or be accepted)."""
+    runs = str(tmp_path)
+    for content in ("[1, 2]", "null", '{"algorithm": [1], "config": {}}'):
+        bad = tmp_path / f"bad{len(content)}"
+        bad.mkdir()
+        (bad / "config.json").write_text(content)
+        rc, _, err = run_cli(capsys, ["eval", "--a", str(bad), "--b", "random"])
+        assert rc == 2 and "config.json is corrupt" in err and err.count("\n") == 1, err
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    cases = [
+        (train_args(str(a_file), "x"), "is a file, not a directory"),
+        (train_args(runs, ""), "invalid --run-name=''"),
+        (train_args(runs, "../escape"), "invalid --run-name='../escape'"),
+        (train_args(runs, "x", "--net.hidden=1000000", "--net.layers=3"), "of memory"),
+        (train_args(runs, "x", "--net.layers=100000"), "at most"),
+        (
+            [
+                "eval",
+                "--game",
+                "tic_tac_toe",
+                "--a",
+                "random",
+                "--json",
+                str(tmp_path / "no/x.json"),
+            ],
+            "does not exist",
+        ),
+        (["eval", "--game", "tic_tac_toe", "--a", "random", "--json", runs], "is a directory"),
+        (train_args(runs, "x", "--seed", str(2**70)), "invalid seed="),
+        (train_args(runs, "x", "--num-envs=1000000000"), "invalid num_envs="),
+        (["eval", "--game", "tic_tac_toe", "--a", "random", "--seed", str(2**70)], "--seed"),
+        (["play", "--game", "tic_tac_toe", "--seed", str(2**40)], "--seed"),
+        (["rate", "random", "--game", "tic_tac_toe", "--ladder", runs], "cannot be read"),
+        (["eval", "--game", "tic_tac_toe", "--a", "alphabeta:99999999999"], "at most 12"),
+        (["eval", "--game", "tic_tac_toe", "--a", "minimax:12"], "at most 8"),
+        (
+            ["eval", "--game", "tic_tac_toe", "--a", "random", "--opening-plies", "50"],
+            "must be less than a game's length",
+        ),
+    ]
+    for argv, fragment in cases:
+        rc, _, err = run_cli(capsys, argv)
+        assert rc == 2 and fragment in err and err.count("\n") == 1, (argv, err)
+    assert not os.path.exists(os.path.join(runs, "x")) and not os.path.exists(tmp_path / "escape")
+    # a 10 MB move line: the message quotes a little of it, on one line
+    record = tmp_path / "huge.txt"
+    record.write_text("game: tic_tac_toe\n\n" + "b" * 10_000_000 + "\n")
+    rc, _, err = run_cli(capsys, ["replay", str(record), "--auto"])
+    assert rc == 2 and err.count("\n") == 1 and len(err) < 1000, len(err)
+    assert "(10,000,000 characters)" in err
+
+
+def test_ctrl_c_while_starting_up_exits_cleanly(cache_dir):
+    """Ctrl-C in the first second of ``play`` (while JAX is being imported) gives exit 130 and
+    one line, never a traceback from half-imported extension modules."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jaxgames.cli", "play", "--game", "tic_tac_toe"],
+        env=env_vars(cache_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    # interrupt while the heavy imports run: once numpy is loaded (Linux: its library shows in
+    # the process's memory map), else after a moment
+    maps = f"/proc/{proc.pid}/maps"
+    deadline = time.monotonic() + (60 if os.path.exists(maps) else 0.5)
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with open(maps) as f:
+                if "numpy" in f.read():
+                    break
+        except OSError:
+            pass
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip() == "interrupted"
+
+
+def test_metrics_log_reading_rules(tmp_path):
+    from jaxgames.training.metrics import MetricsError, MetricsLog
+
+    log = MetricsLog(str(tmp_path))
+    good = ['{"chunk": 1, "x": 0.5}', '{"chunk": 2, "x": NaN}']
+    cases = [
+        ("\n".join(good) + "\n", [1, 2]),
+        ("\n".join(good), [1, 2]),  # a complete last record without its newline is kept
+        ("\n".join(good) + '\n{"chunk": 3, "x"', [1, 2]),  # torn by a kill: dropped
+        ("\n".join(good) + "\n\n", [1, 2]),
+    ]
+    for text, chunks in cases:
+        (tmp_path / "metrics.jsonl").write_text(text)
+        assert [r["chunk"] for r in log.records()] == chunks
+    for text, why in [
+        (good[0] + "\n{broken\n" + good[1] + "\n", "line 2, is damaged (not JSON"),
+        (good[1] + "\n" + good[0] + "\n", "chunk 1 after chunk 2"),
+        ("[1, 2]\n" + good[1] + "\n", "not a JSON object"),
+        ('{"x": 1}\n' + good[1] + "\n", "no integer 'chunk'"),
+        ("x" * 10_000_000 + "\n" + good[1] + "\n", "(10,000,000 characters)"),
+    ]:
+        (tmp_path / "metrics.jsonl").write_text(text)
+        with pytest.raises(MetricsError, match=re.escape(why)) as info:
+            log.truncate(5)
+        assert len(str(info.value)) < 1000
+        assert (tmp_path / "metrics.jsonl").read_text() == text  # nothing rewritten
+
+
+def test_lock_is_exclusive_within_a_process_too(tmp_path):
+    from jaxgames.training.lock import RunLock, RunLockedError
+
+    with RunLock(str(tmp_path)):
+        with pytest.raises(RunLockedError, match=f"in use by process {os.getpid()}"):
+            RunLock(str(tmp_path)).acquire()
+    assert not os.listdir(tmp_path)
+    with RunLock(str(tmp_path)) as lock:  # free again after release
+        assert lock.held and lock.stale_pid is None
