@@ -438,5 +438,7 @@ def test_pure_functions_accept_a_batch_axis():
     traj, _ = random_games(6)
     geo = env_of(6).geo
     mover, opp = traj.mover[10], traj.opponent[10]  # [G, W]
-    moves = R._stack(R.legal_moves(geo, R._words(jnp.asarray(mover)), R._words(jnp.asarray(opp))))
+    moves = R.stack_words(
+        R.legal_moves(geo, R.split_words(jnp.asarray(mover)), R.split_words(jnp.asarray(opp)))
+    )
     assert np.array_equal(np.asarray(R.unpack(moves, 36)), traj.legal_action_mask[10, :, :36])

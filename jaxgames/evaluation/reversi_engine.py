@@ -81,18 +81,25 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState
-from jaxgames.games.reversi import (
-    DIRECTIONS,
-    Geometry,
-    flips,
-    legal_moves,
+from jaxgames.games.bitboard import (
+    Words,
+    and_,
+    andnot,
+    any_,
+    const,
+    fill,
+    materialize,
+    or_,
     pack_mask,
-    square_bit,
+    popcount,
+    runtime_one,
+    shift,
     unpack,
+    where,
 )
+from jaxgames.games.reversi import DIRECTIONS, Geometry, flips, legal_moves, square_bit
 
 Policy = Callable[[jax.Array, GameState], jax.Array]
-Words = tuple  # a bitboard: tuple of W uint32 scalars (or arrays of one shape)
 
 #: a finished game scores WIN_BONUS * sign(margin) + margin (exact in float32)
 WIN_BONUS = 100_000.0
@@ -118,80 +125,17 @@ WEIGHT_NAMES = ("discs", "corners", "closeness", "mobility", "potential", "stabi
 
 
 # ----------------------------------------------------------------------- bitboard helpers
-def _const(mask: np.ndarray) -> Words:
-    return tuple(np.uint32(m) for m in pack_mask(mask))
-
-
-def _and(a: Words, b: Words) -> Words:
-    return tuple(x & y for x, y in zip(a, b))
-
-
-def _or(a: Words, b: Words) -> Words:
-    return tuple(x | y for x, y in zip(a, b))
-
-
-def _andnot(a: Words, b: Words) -> Words:
-    return tuple(x & ~y for x, y in zip(a, b))
-
-
-def _where(c: jax.Array, a: Words, b: Words) -> Words:
-    return tuple(jnp.where(c, x, y) for x, y in zip(a, b))
-
-
-def _any(a: Words) -> jax.Array:
-    return functools.reduce(lambda x, y: x | y, a) != 0
-
-
-def _popcount(a: Words) -> jax.Array:
-    return sum(jax.lax.population_count(x).astype(jnp.int32) for x in a)
-
-
-def _runtime_one(x: jax.Array) -> jax.Array:
-    """uint32 1, computed from the int32 ``x >= 0`` so that XLA cannot constant-fold it."""
-    return jnp.uint32(1) + (jnp.asarray(x, jnp.int32).astype(jnp.uint32) >> np.uint32(31))
-
-
-def _keep(a: Words, one: jax.Array) -> Words:
-    """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
-    computed once and stored instead of being re-fused into each consumer (bit operations are
-    "cheap" to XLA, which otherwise recomputes whole Kogge-Stone fills per consumer; the same
-    trick as ``jaxgames.games.reversi``)."""
-    return tuple(w // one for w in a)
-
-
-def _shift(a: Words, s: int) -> Words:
-    """Shift a multi-word bitboard by ``s`` bits (static): ``s > 0`` towards higher squares."""
-    w, (q, r) = len(a), divmod(abs(s), 32)
-    out = []
-    for i in range(w):
-        src = i - q if s >= 0 else i + q
-        car = src - 1 if s >= 0 else src + 1
-        parts = []
-        if 0 <= src < w:
-            x = a[src]
-            parts.append(x if r == 0 else (x << np.uint32(r) if s >= 0 else x >> np.uint32(r)))
-        if r and 0 <= car < w:
-            y = a[car]
-            parts.append(y >> np.uint32(32 - r) if s >= 0 else y << np.uint32(32 - r))
-        out.append(functools.reduce(lambda x, y: x | y, parts) if parts else jnp.zeros_like(a[0]))
-    return tuple(out)
-
-
-def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
-    """Kogge-Stone fill: ``gen`` plus all squares reached by steps of ``s`` through ``pro``."""
-    for k in range(stages):
-        gen = _or(gen, _and(pro, _shift(gen, s << k)))
-        if k + 1 < stages:
-            pro = _and(pro, _shift(pro, s << k))
-    return gen
+def _mask(mask: np.ndarray) -> Words:
+    """bool[N*N] (numpy) -> constant bitboard words."""
+    return const(pack_mask(mask))
 
 
 def _neighbours(geo: Geometry, a: Words) -> Words:
     """Squares adjacent (8 directions) to a square of ``a``."""
     out = None
     for s, dest in geo.dirs:
-        step = _and(_shift(a, s), dest)
-        out = step if out is None else _or(out, step)
+        step = and_(shift(a, s), dest)
+        out = step if out is None else or_(out, step)
     return out
 
 
@@ -205,7 +149,7 @@ class _Tables:
         rows, cols = np.divmod(np.arange(n * n), n)
 
         def mask(sel):
-            return _const(np.asarray(sel, bool))
+            return _mask(np.asarray(sel, bool))
 
         self.corner, self.near = [], []
         for r0, c0 in ((0, 0), (0, n - 1), (n - 1, 0), (n - 1, n - 1)):
@@ -255,31 +199,31 @@ def _ratio(a: jax.Array, b: jax.Array) -> jax.Array:
 def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
     """Edge discs of ``p`` that can never flip: joined to an own corner along the edge, or on
     an edge line without empty squares (an edge disc can only flip along its edge)."""
-    pe = _and(p, tb.edges)
-    stable = _and(p, tb.corners)
+    pe = and_(p, tb.edges)
+    stable = and_(p, tb.corners)
     anchored = stable
     for s, dest in tb.orth:
-        anchored = _or(anchored, _fill(stable, _and(pe, dest), s, tb.stages))
+        anchored = or_(anchored, fill(stable, and_(pe, dest), s, tb.stages))
     for line in tb.lines:
-        full = ~_any(_and(empty, line))
-        anchored = tuple(a | jnp.where(full, x, 0) for a, x in zip(anchored, _and(p, line)))
+        full = ~any_(and_(empty, line))
+        anchored = tuple(a | jnp.where(full, x, 0) for a, x in zip(anchored, and_(p, line)))
     return anchored
 
 
 def _heuristic(geo, tb: _Tables, w, p: Words, o: Words, mob_p, mob_o, empty: Words):
     """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties.
     w: the 6 weights of :data:`WEIGHTS` (floats, or a float32[6] array)."""
-    d_p, d_o = _popcount(p), _popcount(o)
-    c_p, c_o = _popcount(_and(p, tb.corners)), _popcount(_and(o, tb.corners))
+    d_p, d_o = popcount(p), popcount(o)
+    c_p, c_o = popcount(and_(p, tb.corners)), popcount(and_(o, tb.corners))
     near_p = near_o = 0
     for corner, near in zip(tb.corner, tb.near):
-        open_corner = _any(_and(empty, corner))
-        near_p = near_p + jnp.where(open_corner, _popcount(_and(p, near)), 0)
-        near_o = near_o + jnp.where(open_corner, _popcount(_and(o, near)), 0)
-    pot_p = _popcount(_and(empty, _neighbours(geo, o)))  # where p may get moves later
-    pot_o = _popcount(_and(empty, _neighbours(geo, p)))
-    s_p = _popcount(_and(_stable_edges(geo, tb, p, empty), tb.non_corner_edges))
-    s_o = _popcount(_and(_stable_edges(geo, tb, o, empty), tb.non_corner_edges))
+        open_corner = any_(and_(empty, corner))
+        near_p = near_p + jnp.where(open_corner, popcount(and_(p, near)), 0)
+        near_o = near_o + jnp.where(open_corner, popcount(and_(o, near)), 0)
+    pot_p = popcount(and_(empty, _neighbours(geo, o)))  # where p may get moves later
+    pot_o = popcount(and_(empty, _neighbours(geo, p)))
+    s_p = popcount(and_(_stable_edges(geo, tb, p, empty), tb.non_corner_edges))
+    s_o = popcount(and_(_stable_edges(geo, tb, o, empty), tb.non_corner_edges))
     score = (
         w[0] * _ratio(d_p, d_o)
         + w[1] * 25.0 * (c_p - c_o).astype(jnp.float32)
@@ -300,11 +244,11 @@ def _final_score(margin: jax.Array) -> jax.Array:
 def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words, one: jax.Array):
     """Midgame leaf, p to move: exact when neither side can place (game over), else the
     heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility)."""
-    mob_p = _popcount(legal_moves(geo, p, o))
-    mob_o = _popcount(legal_moves(geo, o, p))
-    empty = _andnot(geo.full, _or(p, o))
+    mob_p = popcount(legal_moves(geo, p, o))
+    mob_o = popcount(legal_moves(geo, o, p))
+    empty = andnot(geo.full, or_(p, o))
     heur = _heuristic(geo, tb, w, p, o, mob_p, mob_o, empty)
-    final = _final_score(_popcount(p) - _popcount(o))
+    final = _final_score(popcount(p) - popcount(o))
     return jnp.where((mob_p == 0) & (mob_o == 0), final, heur), mob_p
 
 
@@ -312,12 +256,12 @@ def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
     """Endgame leaf, p to move, at most one empty square: the exact final score (whoever can
     play the last square does, p first; then the board is full). Returns (float32[...] score
     from p's view, int32[...] p's mobility, for move ordering at any number of empties)."""
-    empty = _andnot(geo.full, _or(p, o))
-    fp = _popcount(flips(geo, p, o, empty))  # with one empty: > 0 iff p can play it
-    fo = _popcount(flips(geo, o, p, empty))
-    margin = _popcount(p) - _popcount(o)
+    empty = andnot(geo.full, or_(p, o))
+    fp = popcount(flips(geo, p, o, empty))  # with one empty: > 0 iff p can play it
+    fo = popcount(flips(geo, o, p, empty))
+    margin = popcount(p) - popcount(o)
     last = jnp.where(fp > 0, margin + 1 + 2 * fp, jnp.where(fo > 0, margin - 1 - 2 * fo, margin))
-    mob_p = _popcount(_keep(legal_moves(geo, p, o), one))
+    mob_p = popcount(materialize(legal_moves(geo, p, o), one))
     return _final_score(last), mob_p
 
 
@@ -329,7 +273,7 @@ def evaluate(env: Env, state, weights=None) -> jax.Array:
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
     w = WEIGHTS if weights is None else weights
-    return _leaf(geo, tb, w, p, o, _runtime_one(state.step_count))[0]
+    return _leaf(geo, tb, w, p, o, runtime_one(state.step_count))[0]
 
 
 # ----------------------------------------------------------------------- search
@@ -358,29 +302,29 @@ def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _
     right when the game is over).
     """
     bits, squares = lanes
-    mp = _keep(legal_moves(geo, p, o), one)
-    mo = _keep(legal_moves(geo, o, p), one)
-    has_p, has_o = _any(mp), _any(mo)
-    margin = _popcount(p) - _popcount(o)
+    mp = materialize(legal_moves(geo, p, o), one)
+    mo = materialize(legal_moves(geo, o, p), one)
+    has_p, has_o = any_(mp), any_(mo)
+    margin = popcount(p) - popcount(o)
     score = _leaf(geo, tb, w, p, o, one)[0] if static else _final_score(margin)
     swapped = ~has_p & has_o
-    p, o = _where(swapped, o, p), _where(swapped, p, o)
-    moves = _keep(_where(swapped, mo, mp), one)
-    legal = _any(_and(moves, bits))  # bool[K]
+    p, o = where(swapped, o, p), where(swapped, p, o)
+    moves = materialize(where(swapped, mo, mp), one)
+    legal = any_(and_(moves, bits))  # bool[K]
     flipped = flips(geo, p, o, bits)
-    gp, go = _andnot(o, flipped), _or(_or(p, bits), flipped)  # the other side to move
+    gp, go = andnot(o, flipped), or_(or_(p, bits), flipped)  # the other side to move
     if exact:
-        gp, go = _keep(gp, one), _keep(go, one)
+        gp, go = materialize(gp, one), materialize(go, one)
     if exact:
         score_g, mob_g = _leaf_exact(geo, gp, go, one)
         # fastest first: fewest replies; among equals corners, then moves into a quadrant
         # with an odd number of empties (parity: who gets the region's last move)
-        empty = _andnot(geo.full, _or(p, o))
+        empty = andnot(geo.full, or_(p, o))
         odd = sum(
-            jnp.where(_popcount(_and(empty, q)) % 2 == 1, _any(_and(bits, q)), False)
+            jnp.where(popcount(and_(empty, q)) % 2 == 1, any_(and_(bits, q)), False)
             for q in tb.quadrants
         )
-        corner = _any(_and(bits, tb.corners)).astype(jnp.float32)
+        corner = any_(and_(bits, tb.corners)).astype(jnp.float32)
         key = -mob_g.astype(jnp.float32) + 0.5 * corner + 0.25 * odd.astype(jnp.float32)
     else:
         score_g, _ = _leaf(geo, tb, w, gp, go, one)
@@ -391,8 +335,8 @@ def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _
         o=o,
         swapped=swapped,
         terminal=~has_p & ~has_o,
-        n_empty=_popcount(_andnot(geo.full, _or(p, o))),
-        count=_popcount(moves),
+        n_empty=popcount(andnot(geo.full, or_(p, o))),
+        count=popcount(moves),
         order=order,
         best_reply=jnp.max(jnp.where(legal, -score_g, -jnp.inf)),
         static=score,
@@ -441,7 +385,7 @@ def _search_loop(geo, tb, w, p0, o0, lanes, exact: bool, depth: int, levels: int
 
     def body(c):
         t = c["top"]
-        one = _runtime_one(t)
+        one = runtime_one(t)
         p = tuple(c["P"][t, i] for i in range(n_words))
         o = tuple(c["O"][t, i] for i in range(n_words))
         i = c["idx"][t]
@@ -450,7 +394,7 @@ def _search_loop(geo, tb, w, p0, o0, lanes, exact: bool, depth: int, levels: int
         mv = square_bit(geo, m)
         f = flips(geo, p, o, mv)
         static = not exact and depth == 1  # depth 1: the root's children are leaves
-        cp, co = _andnot(o, f), _or(_or(p, mv), f)
+        cp, co = andnot(o, f), or_(or_(p, mv), f)
         child = _expand(geo, tb, w, cp, co, lanes, exact, static, one)
         sgn = jnp.where(child.swapped, 1.0, -1.0)  # the same side moves again after a pass
         if exact:  # a child with <= 2 empties: its replies' grandchildren are scored exactly
@@ -553,10 +497,10 @@ def search(
     cells, n_words = geo.cells, geo.words
     p0 = tuple(state.mover[i] for i in range(n_words))
     o0 = tuple(state.opponent[i] for i in range(n_words))
-    empty0 = _andnot(geo.full, _or(p0, o0))
-    exact = _popcount(empty0) <= endgame_empties
+    empty0 = andnot(geo.full, or_(p0, o0))
+    exact = popcount(empty0) <= endgame_empties
     moves0 = legal_moves(geo, p0, o0)
-    n_moves = _popcount(moves0)
+    n_moves = popcount(moves0)
     # a policy needs no search for a forced pass or a single legal move
     go = jnp.bool_(True) if full_root else n_moves >= 2
     loops = []

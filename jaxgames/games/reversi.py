@@ -59,6 +59,24 @@ from flax import struct
 
 from jaxgames.core import Env, GameStateBase, action_index, common_fields, winner_rewards
 from jaxgames.games import grid
+from jaxgames.games.bitboard import (
+    Words,
+    and_,
+    andnot,
+    any_,
+    const,
+    fill,
+    materialize,
+    num_words,
+    or_,
+    pack_mask,
+    popcount,
+    runtime_one,
+    shift,
+    split_words,
+    stack_words,
+    unpack,
+)
 from jaxgames.validation import quote
 from jaxgames.view import BoardStyle, BoardView, Piece
 
@@ -66,8 +84,6 @@ VALID_SIZES = tuple(range(4, 17, 2))
 
 #: (row delta, col delta) of the 8 directions
 DIRECTIONS = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -1))
-
-Words = tuple  # a bitboard inside the pure functions: tuple of W uint32 scalars (or [batch] arrays)
 
 
 @struct.dataclass
@@ -109,111 +125,6 @@ class ReversiState(GameStateBase):
 
 
 # ----------------------------------------------------------------------- bitboard helpers
-def num_words(size: int) -> int:
-    """uint32 words per bitboard of a ``size`` x ``size`` board."""
-    return -(-size * size // 32)
-
-
-def pack_mask(bits: np.ndarray) -> np.ndarray:
-    """bool[N*N] (numpy) -> uint32[W] (numpy) bitboard."""
-    bits = np.asarray(bits, bool).reshape(-1)
-    w = num_words(math.isqrt(bits.size))
-    padded = np.zeros(32 * w, np.uint64)
-    padded[: bits.size] = bits
-    return (padded.reshape(w, 32) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-
-
-def unpack(board: jax.Array, cells: int) -> jax.Array:
-    """uint32[..., W] bitboard -> bool[..., cells] (bit b of the board at index b)."""
-    bits = (board[..., :, None] >> jnp.arange(32, dtype=jnp.uint32)) & jnp.uint32(1)
-    return bits.reshape(*board.shape[:-1], -1)[..., :cells].astype(jnp.bool_)
-
-
-def _words(board: jax.Array) -> Words:
-    """uint32[..., W] -> tuple of W uint32[...] words."""
-    return tuple(board[..., i] for i in range(board.shape[-1]))
-
-
-def _stack(words: Words) -> jax.Array:
-    """tuple of W uint32[...] words -> uint32[..., W]."""
-    return jnp.stack(words, axis=-1)
-
-
-def _const(mask: np.ndarray) -> Words:
-    return tuple(np.uint32(m) for m in mask)
-
-
-def _and(a: Words, b: Words) -> Words:
-    return tuple(x & y for x, y in zip(a, b))
-
-
-def _or(a: Words, b: Words) -> Words:
-    return tuple(x | y for x, y in zip(a, b))
-
-
-def _andnot(a: Words, b: Words) -> Words:
-    return tuple(x & ~y for x, y in zip(a, b))
-
-
-def _any(a: Words) -> jax.Array:
-    acc = a[0]
-    for x in a[1:]:
-        acc = acc | x
-    return acc != 0
-
-
-def _popcount(a: Words) -> jax.Array:
-    return sum(jax.lax.population_count(x).astype(jnp.int32) for x in a)
-
-
-def _runtime_one(x: jax.Array) -> jax.Array:
-    """uint32 1 computed from the non-negative int32 ``x`` in a way XLA cannot fold."""
-    x = jnp.asarray(x, jnp.int32)
-    return jnp.uint32(1) + (x.astype(jnp.uint32) >> np.uint32(31))
-
-
-def _materialize(a: Words, one: jax.Array) -> Words:
-    """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
-    computed once and stored instead of being fused (and recomputed) into every consumer.
-
-    Bit operations are "cheap" to XLA, so without this the Kogge-Stone fills are duplicated
-    into each of the N*N+1 outputs of the legal-mask expansion (and into each consumer of the
-    post-move boards): measured 100x slower on CPU. ``optimization_barrier`` does not help
-    there (the CPU pipeline removes it before fusion); an integer division by a value that is
-    not a compile-time constant does.
-    """
-    return tuple(w // one for w in a)
-
-
-def _shift(a: Words, s: int) -> Words:
-    """Shift a multi-word bitboard by ``s`` bits (static): s > 0 towards higher squares."""
-    w = len(a)
-    q, r = divmod(abs(s), 32)
-
-    def word(i):
-        return a[i] if 0 <= i < w else None
-
-    out = []
-    for i in range(w):
-        if s >= 0:
-            main, carry = word(i - q), word(i - q - 1)
-            x = None if main is None else (main << np.uint32(r) if r else main)
-            c = None if (carry is None or r == 0) else carry >> np.uint32(32 - r)
-        else:
-            main, carry = word(i + q), word(i + q + 1)
-            x = None if main is None else (main >> np.uint32(r) if r else main)
-            c = None if (carry is None or r == 0) else carry << np.uint32(32 - r)
-        if x is None and c is None:
-            out.append(jnp.zeros_like(a[0]))
-        elif x is None:
-            out.append(c)
-        elif c is None:
-            out.append(x)
-        else:
-            out.append(x | c)
-    return tuple(out)
-
-
 class Geometry:
     """Static (numpy / Python int) masks and shifts for one board size: reversi's spec.
 
@@ -225,8 +136,8 @@ class Geometry:
         self.cells = n * n
         self.words = num_words(n)
         rows, cols = np.divmod(np.arange(n * n), n)
-        self.full = _const(pack_mask(np.ones(n * n, bool)))
-        not_first, not_last = _const(pack_mask(cols != 0)), _const(pack_mask(cols != n - 1))
+        self.full = const(pack_mask(np.ones(n * n, bool)))
+        not_first, not_last = const(pack_mask(cols != 0)), const(pack_mask(cols != n - 1))
         #: per direction: (shift in bits, mask of squares a one-step shift may land on)
         self.dirs = []
         for dr, dc in DIRECTIONS:
@@ -240,7 +151,7 @@ class Geometry:
         xsq = ((rows == 1) | (rows == n - 2)) & ((cols == 1) | (cols == n - 2))
         weights = np.where(corner, 10, np.where(xsq, -3, np.where(edge, 3, 1)))
         self.weight_classes = [
-            (float(v), _const(pack_mask(weights == v))) for v in np.unique(weights)
+            (float(v), const(pack_mask(weights == v))) for v in np.unique(weights)
         ]
         c = n // 2
         start = np.zeros((n, n), np.int32)  # 1 black, 2 white
@@ -259,17 +170,6 @@ class Geometry:
         return f"Geometry({self.size})"
 
 
-def _fill(gen: Words, pro: Words, s: int, stages: int) -> Words:
-    """Kogge-Stone occluded fill: ``gen`` plus every square reachable from it by steps of ``s``
-    through squares of ``pro`` (which must already exclude squares a step could wrap onto)."""
-    for k in range(stages):
-        d = s << k
-        gen = _or(gen, _and(pro, _shift(gen, d)))
-        if k + 1 < stages:
-            pro = _and(pro, _shift(pro, d))
-    return gen
-
-
 def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
     """Squares where the owner of ``p`` may place against ``o``.
 
@@ -277,12 +177,12 @@ def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
     One Kogge-Stone fill from ``p`` through ``o`` per direction; a move is an empty square one
     step past a filled opponent disc.
     """
-    empty = _andnot(geo.full, _or(p, o))
+    empty = andnot(geo.full, or_(p, o))
     moves = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
-        flood = _fill(p, _and(o, dest), s, geo.stages)
-        moves = _or(moves, _and(_shift(_and(flood, o), s), dest))
-    return _and(moves, empty)
+        flood = fill(p, and_(o, dest), s, geo.stages)
+        moves = or_(moves, and_(shift(and_(flood, o), s), dest))
+    return and_(moves, empty)
 
 
 def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
@@ -294,10 +194,10 @@ def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
     """
     out = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
-        flood = _fill(move, _and(o, dest), s, geo.stages)
-        closed = _any(_and(_and(_shift(flood, s), dest), p))
-        run = _and(flood, o)
-        out = _or(out, tuple(jnp.where(closed, x, jnp.zeros_like(x)) for x in run))
+        flood = fill(move, and_(o, dest), s, geo.stages)
+        closed = any_(and_(and_(shift(flood, s), dest), p))
+        run = and_(flood, o)
+        out = or_(out, tuple(jnp.where(closed, x, jnp.zeros_like(x)) for x in run))
     return out
 
 
@@ -320,12 +220,14 @@ def make_state(
     rewards,
 ) -> ReversiState:
     """Assemble a state, computing the mover's legal mask (all False when ``terminated``)."""
-    moves = _materialize(legal_moves(geo, mover, opponent), _runtime_one(step_count))
-    can_place = _any(moves)
-    mask = jnp.concatenate([unpack(_stack(moves), geo.cells), (~can_place)[..., None]], axis=-1)
+    moves = materialize(legal_moves(geo, mover, opponent), runtime_one(step_count))
+    can_place = any_(moves)
+    mask = jnp.concatenate(
+        [unpack(stack_words(moves), geo.cells), (~can_place)[..., None]], axis=-1
+    )
     return ReversiState(
-        mover=_stack(mover),
-        opponent=_stack(opponent),
+        mover=stack_words(mover),
+        opponent=stack_words(opponent),
         **common_fields(
             current_player=current_player,
             legal_action_mask=mask & ~terminated,
@@ -346,23 +248,23 @@ def init(geo: Geometry) -> ReversiState:
 
 def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
     """Play a legal ``action`` (int32[]: square or ``N*N`` = pass) for the mover."""
-    p, o = _words(state.mover), _words(state.opponent)
+    p, o = split_words(state.mover), split_words(state.opponent)
     move = square_bit(geo, action)
-    flipped = _materialize(flips(geo, p, o, move), _runtime_one(state.step_count))
-    p = _or(_or(p, move), flipped)
-    o = _andnot(o, flipped)
+    flipped = materialize(flips(geo, p, o, move), runtime_one(state.step_count))
+    p = or_(or_(p, move), flipped)
+    o = andnot(o, flipped)
     is_pass = action == geo.cells
-    n_moved, n_other = _popcount(p), _popcount(o)
+    n_moved, n_other = popcount(p), popcount(o)
     terminated = (n_moved + n_other == geo.cells) | (n_other == 0) | (is_pass & state.passed)
     # pack the per-game outcome into one word and materialise it, so the callers' selects over
     # the N*N+1 mask entries do not each recount the discs
-    (code,) = _materialize(
+    (code,) = materialize(
         (
             terminated.astype(jnp.uint32)
             | ((n_moved > n_other).astype(jnp.uint32) << 1)
             | ((n_moved < n_other).astype(jnp.uint32) << 2),
         ),
-        _runtime_one(state.step_count),
+        runtime_one(state.step_count),
     )
     terminated = (code & 1) != 0
     mover = state.current_player
@@ -375,11 +277,11 @@ def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
     """float32[]: weighted disc difference from the mover's view (corners 10, X-squares -3,
     other edges 3, interior 1); a finished game scores +-1000 (win/loss) plus the plain disc
     difference."""
-    p, o = _words(state.mover), _words(state.opponent)
+    p, o = split_words(state.mover), split_words(state.opponent)
     score = jnp.float32(0)
     for w, m in geo.weight_classes:
-        score = score + w * (_popcount(_and(p, m)) - _popcount(_and(o, m))).astype(jnp.float32)
-    diff = (_popcount(p) - _popcount(o)).astype(jnp.float32)
+        score = score + w * (popcount(and_(p, m)) - popcount(and_(o, m))).astype(jnp.float32)
+    diff = (popcount(p) - popcount(o)).astype(jnp.float32)
     final = 1000.0 * jnp.sign(diff) + diff
     return jnp.where(state.terminated, final, score).astype(jnp.float32)
 
