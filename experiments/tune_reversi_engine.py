@@ -4,8 +4,8 @@
         closeness=150 potential=250
 
 Each variant (``name=value[,name=value...]``, names from ``reversi_engine.WEIGHT_NAMES``)
-plays ``--games`` games against the base weights (``--base``, default the module's
-``WEIGHTS``), half with each colour, after ``--opening`` random plies; the games of the two
+plays ``--games`` games against the base weights (``--base`` changes to the board's
+``default_weights``), half with each colour, after ``--opening`` random plies; the games of the two
 halves share their random numbers. The weights are arguments of one jitted match, so all
 variants share one compile. Prints A's score with its 95% Wilson interval.
 
@@ -79,11 +79,11 @@ def main(argv=None) -> None:
     ap.add_argument("--depth", type=int, default=2)
     ap.add_argument("--endgame", type=int, default=4)
     ap.add_argument("--opening", type=int, default=4)
-    ap.add_argument("--base", default="", help="changes to WEIGHTS for the base set")
+    ap.add_argument("--base", default="", help="changes to default_weights(size) for the base")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     run = make_match(args.size, args.games, args.depth, args.endgame, args.opening)
-    base = parse(args.base, np.array(eng.WEIGHTS, np.float32))
+    base = parse(args.base, np.array(eng.default_weights(args.size), np.float32))
     print("base:", dict(zip(eng.WEIGHT_NAMES, np.round(base, 3).tolist())))
     for spec in args.variants:
         t = time.time()

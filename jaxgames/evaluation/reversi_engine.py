@@ -33,12 +33,13 @@ Search (negamax, values from the point of view of the player to move)::
   with ``key`` (deterministic for a key, like the other opponents).
 
 Evaluation (:func:`evaluate`, mover's view, float32, within about +-2000): the weighted sum
-of terms that classical othello programs use, divided by 100::
+of terms that classical othello programs use, divided by 100 (weights as on 8x8 and up; see
+:func:`default_weights`)::
 
     discs        10      * 100 (d_p - d_o) / (d_p + d_o)
     corners      801.724 * 25 (corners_p - corners_o)
     closeness    150     * -12.5 (near_p - near_o)     discs on the X and C squares of an
-                                                       empty corner
+                 (382.026 below 8x8)                   empty corner
     mobility     78.922  * 100 (m_p - m_o) / (m_p + m_o)      legal placements
     potential    74.396  * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the
                                                        other side's discs (frontier)
@@ -47,24 +48,27 @@ of terms that classical othello programs use, divided by 100::
                                                     or on a full edge line
 
 Where the weights come from: the term definitions and the weights for discs, corners,
-closeness (originally 382.026), mobility and potential mobility (his "frontier" term) are the
-hand-set ones that circulate in many open-source othello heuristics (usually credited to
-Kartik Kukreja's 2013 post "Heuristic function for Reversi (Othello)"); his ratios are a
+closeness (382.026), mobility and potential mobility (his "frontier" term) are the hand-set
+ones that circulate in many open-source othello heuristics (usually credited to Kartik
+Kukreja's 2013 post "Heuristic function for Reversi (Othello)"); his ratios are a
 discontinuous variant of the smooth ``(a - b) / (a + b)`` used here. The stability weight
-(about a tenth of a corner per disc) is set by hand. Then a quick check in self-play matches
-(``experiments/tune_reversi_engine.py``: one changed weight against the literature set, 4
-random opening plies, both colours) changed one weight, closeness 382.026 -> 150, which scored
-on 8x8 0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and 0.63
-[0.57, 0.68] at depth 4 (256 games each) and was neutral on 6x6 (0.50 at depth 2, 0.48
-[0.44, 0.52] at depth 3). Other single changes were not kept: more potential mobility helped
-alone but not together with it, removing stability scored 0.46-0.50; discs, corners and
-mobility changes were noise or worse. A global parity term was dropped: at a fixed-depth
-horizon every leaf has the same number of empties, so it cannot change a decision; parity is
-used in the endgame move ordering instead.
+(about a tenth of a corner per disc) is set by hand. A quick check in self-play matches
+(``experiments/tune_reversi_engine.py``: one changed weight against that set, 4 random
+opening plies, both colours) changed one weight on 8x8 and up, closeness 382.026 -> 150: on
+8x8 it scored 0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and
+0.63 [0.57, 0.68] at depth 4 (256 games each) against the literature set. On 6x6 it was
+neutral at equal depth (0.50, 0.48 [0.44, 0.52]) but made depth 3 no better than depth 2
+(0.52 [0.45, 0.59] over 200 games, against 0.68 [0.61, 0.74] with 382.026), so boards below
+8x8 keep the literature set. Other single changes were not kept: more potential mobility
+helped alone but not together with the lower closeness, removing stability scored 0.46-0.50;
+discs, corners and mobility changes were noise or worse. A global parity term was dropped: at
+a fixed-depth horizon every leaf has the same number of empties, so it cannot change a
+decision; parity is used in the endgame move ordering instead.
 
 Scaling with board size: the ratio terms are size-free; corners and X/C squares are always 4
 and 12 squares; the stable-edge weight per disc is scaled by ``6 / (N - 2)`` so that a whole
-edge is worth the same on every board (its 8x8 value). No weight was tuned for other sizes.
+edge is worth the same on every board (its 8x8 value). Boards above 8x8 use the 8x8 weights,
+untested.
 
 Speed: see ``experiments/benchmark_reversi_engine.py`` (its docstring has the measured
 numbers).
@@ -107,21 +111,18 @@ WIN_BONUS = 100_000.0
 HEURISTIC_CAP = WIN_BONUS / 2
 #: root moves within this of the best so far are still searched exactly (random tie-breaking)
 ROOT_TIE_EPS = 1e-2
-#: Kukreja's weights, closeness lowered from 382.026 (see the module docstring)
-DISC_WEIGHT, CORNER_WEIGHT, CLOSENESS_WEIGHT = 10.0, 801.724, 150.0
-MOBILITY_WEIGHT, POTENTIAL_WEIGHT = 78.922, 74.396
-#: hand-set here: a stable edge disc (8x8 scale)
-STABLE_WEIGHT = 2000.0
-#: the evaluation's weights in the order of :data:`WEIGHT_NAMES` (``weights=`` overrides them)
-WEIGHTS = (
-    DISC_WEIGHT,
-    CORNER_WEIGHT,
-    CLOSENESS_WEIGHT,
-    MOBILITY_WEIGHT,
-    POTENTIAL_WEIGHT,
-    STABLE_WEIGHT,
-)
 WEIGHT_NAMES = ("discs", "corners", "closeness", "mobility", "potential", "stability")
+#: the literature weights (Kukreja's; stability hand-set), in the order of WEIGHT_NAMES
+LITERATURE_WEIGHTS = (10.0, 801.724, 382.026, 78.922, 74.396, 2000.0)
+#: boards of 8x8 and larger: closeness lowered to 150 by self-play checks on 8x8
+WEIGHTS = (10.0, 801.724, 150.0, 78.922, 74.396, 2000.0)
+
+
+def default_weights(size: int) -> tuple[float, ...]:
+    """The evaluation weights used for a ``size`` x ``size`` board: :data:`WEIGHTS` from 8x8
+    up, :data:`LITERATURE_WEIGHTS` below (on 6x6 the lower closeness weight made depth 3 no
+    better than depth 2; see the module docstring)."""
+    return WEIGHTS if size >= 8 else LITERATURE_WEIGHTS
 
 
 # ----------------------------------------------------------------------- bitboard helpers
@@ -212,7 +213,7 @@ def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
 
 def _heuristic(geo, tb: _Tables, w, p: Words, o: Words, mob_p, mob_o, empty: Words):
     """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties.
-    w: the 6 weights of :data:`WEIGHTS` (floats, or a float32[6] array)."""
+    w: the 6 weights named by :data:`WEIGHT_NAMES` (floats, or a float32[6] array)."""
     d_p, d_o = popcount(p), popcount(o)
     c_p, c_o = popcount(and_(p, tb.corners)), popcount(and_(o, tb.corners))
     near_p = near_o = 0
@@ -268,11 +269,12 @@ def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
 def evaluate(env: Env, state, weights=None) -> jax.Array:
     """float32[]: the engine's static score of one (unbatched) reversi state from the mover's
     view, as used at the search horizon: exact (``WIN_BONUS * sign(margin) + margin``) when
-    neither side can place, else the heuristic of the module docstring."""
+    neither side can place, else the heuristic of the module docstring. weights: as for
+    :func:`search`."""
     geo, tb = _tables(env.size)
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
-    w = WEIGHTS if weights is None else weights
+    w = default_weights(env.size) if weights is None else weights
     return _leaf(geo, tb, w, p, o, runtime_one(state.step_count))[0]
 
 
@@ -482,18 +484,18 @@ def search(
 
     depth: placements searched ahead in the midgame (>= 1). endgame_empties: with at most this
     many empty squares the position is solved exactly (maximal final disc margin).
-    full_root: False skips the search when the root has a single legal move (the value is
-    then 0). midgame: False leaves out the midgame search (only for positions known to have at
-    most ``endgame_empties`` empties; it halves the compile time). weights: the 6 evaluation
-    weights (:data:`WEIGHT_NAMES`; floats or a float32[6] array, which may be traced), default
-    :data:`WEIGHTS`.
+    full_root: False skips the search when the root has a single legal move or must pass
+    (the value is then 0). midgame: False leaves out the midgame search (only for positions
+    known to have at most ``endgame_empties`` empties; it halves the compile time). weights:
+    the 6 evaluation weights (:data:`WEIGHT_NAMES`; floats or a float32[6] array, which may be
+    traced), default :func:`default_weights`.
 
     Two loops, one per mode, each idle (no iterations) for a root of the other mode: the
     midgame loop plays every square as a lane, the endgame loop only the root's empties.
     """
     _check(depth, endgame_empties)
     geo, tb = _tables(env.size)
-    w = WEIGHTS if weights is None else weights
+    w = default_weights(env.size) if weights is None else weights
     cells, n_words = geo.cells, geo.words
     p0 = tuple(state.mover[i] for i in range(n_words))
     o0 = tuple(state.opponent[i] for i in range(n_words))
@@ -527,7 +529,9 @@ def search(
         single = jnp.argmax(unpack(jnp.stack(moves0), cells)).astype(jnp.int32)
         action = jnp.where(n_moves == 1, single, action)
     action = jnp.where(n_moves == 0, cells, action)  # pass (or the game is over)
-    return SearchResult(value=res.value, action=action, exact=exact, nodes=res.nodes)
+    return SearchResult(
+        value=jnp.where(go, res.value, 0.0), action=action, exact=exact, nodes=res.nodes
+    )
 
 
 def margin_of(value: jax.Array) -> jax.Array:
