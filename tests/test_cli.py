@@ -102,3 +102,19 @@ def test_eval_command_bad_input(capsys):
     assert "alphabeta needs an integer depth" in capsys.readouterr().err
     assert cli.main(["eval", "--a", "greedy"]) == 2
     assert "--game is required" in capsys.readouterr().err
+
+
+def test_rate_command(tmp_path, capsys):
+    """`jaxgames rate` places a player on the packaged tic-tac-toe ladder (a few games per
+    rung) and writes JSON; a game without a packaged ladder is a one-line error."""
+    out = tmp_path / "rate.json"
+    args = ["rate", "greedy", "--game", "tic_tac_toe", "--games-per-rung", "4"]
+    assert cli.main(args + ["--rungs", "perfect", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "greedy on the tic_tac_toe ladder" in text and "Elo " in text
+    data = json.loads(out.read_text())
+    assert [row["rung"] for row in data["rungs"]] == ["perfect"]
+    assert cli.main(["rate", "greedy", "--game", "tic_tac_toe", "--rungs", "nobody"]) == 2
+    assert "not rungs of this ladder" in capsys.readouterr().err
+    assert cli.main(["rate", "greedy", "--game", "animal_shogi", "--ladder", "no_such"]) == 2
+    assert "no ladder 'no_such'" in capsys.readouterr().err

@@ -302,3 +302,28 @@ def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
         rate_policy(random_policy, jaxgames.make("reversi", size=4), loaded, RUNGS.__getitem__)
     with pytest.raises(ValueError, match="format"):
         Ladder.from_json(dict(loaded.to_json(), format=99))
+
+
+def test_packaged_ladders_are_consistent():
+    """Every shipped ladder: its rungs are valid specs for its game, its openings are the ones
+    its parameters give, and refitting its stored games gives its stored ratings."""
+    import glob
+    import os
+
+    from jaxgames.evaluation import rating
+    from jaxgames.specs import check_spec
+
+    files = glob.glob(os.path.join(os.path.dirname(rating.__file__), "ladders", "*.json"))
+    assert files, "no packaged ladder"
+    for path in files:
+        ladder = load_ladder(path)
+        env = ladder.make_env()
+        assert rating.game_key(env) == os.path.basename(path)[:-5]
+        for spec in ladder.specs:
+            assert check_spec(spec, env) == spec
+        states = rating.openings(env, ladder.n_openings, ladder.plies, ladder.opening_seed)
+        assert rating.openings_digest(states) == ladder.openings_digest
+        refit = ladder.fit().ratings()
+        for rung in ladder.rungs:
+            assert refit[rung.spec].elo == pytest.approx(rung.rating.elo, abs=1e-6)
+            assert refit[rung.spec].lo == pytest.approx(rung.rating.lo, abs=1e-6)
