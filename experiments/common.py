@@ -231,7 +231,8 @@ def standard_games() -> list[str]:
 
 
 def parse_game(spec: str) -> tuple[str, dict[str, Any], str]:
-    """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6"); ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""
+    """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6");
+    ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""
     name, _, size = spec.partition(":")
     if size:
         try:
@@ -293,8 +294,8 @@ def make_seed_evaluator(agent, env, opponent: Callable, n_games: int, max_plies:
 
 
 def outcome_counts(outcomes: np.ndarray, a_player: np.ndarray) -> dict[str, np.ndarray]:
-    """outcomes int8[S, G], a_player int[G] -> counts int[S] keyed ``{win,draw,loss}_{first,second,all}``
-    and ``games_{first,second,all}``."""
+    """outcomes int8[S, G], a_player int[G] -> counts int[S] keyed
+    ``{win,draw,loss}_{first,second,all}`` and ``games_{first,second,all}``."""
     out = {}
     for side, sel in (
         ("first", a_player == 0),
@@ -309,7 +310,7 @@ def outcome_counts(outcomes: np.ndarray, a_player: np.ndarray) -> dict[str, np.n
     return out
 
 
-# ----------------------------------------------------------------------------- seed-vmapped training
+# -------------------------------------------------------------------------- seed-vmapped training
 @dataclasses.dataclass
 class SeedTraining:
     """Result of :func:`train_seeds`.
@@ -398,7 +399,8 @@ def train_seeds(
             summary.append(f"{name} win {w.mean():.2f} loss {lo.mean():.2f}")
         eval_s += time.perf_counter() - t
         echo(
-            f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} steps {k * algo.steps_per_chunk:,} "
+            f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} "
+            f"steps {k * algo.steps_per_chunk:,} "
             f"train {train_s:.1f}s | " + "; ".join(summary)
         )
 
