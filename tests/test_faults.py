@@ -26,8 +26,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxgames import cli
-from jaxgames.runs import load_agent
+from jaxgames import cli, distributed
+from jaxgames.agents.registry import algorithm_module
+from jaxgames.runs import load_agent, read_run_config
 from jaxgames.training import driver
 from jaxgames.training.checkpoint import DIGEST_KEY, CheckpointWarning
 
@@ -358,12 +359,11 @@ def test_diverging_training_stops_without_saving_it(ref, tmp_path, capsys, monke
     ref_dir, ref_leaves = ref
     runs = str(tmp_path)
     argv = train_args(runs, "nan")
-    # the reference fixture compiled this config: the only cached entry with this network
-    [(tag, compiled)] = [
-        (t, c)
-        for t, c in driver._COMPILED.items()
-        if c.algo.config.net == {"hidden": 8, "layers": 1} and c.algo.config.total_steps == 128
-    ]
+    # the driver's cached entry for this config (the reference run's; other tests in the same
+    # process may have compiled configs with the same network, so look it up by config)
+    name, config = read_run_config(ref_dir)
+    compiled = driver._compiled(algorithm_module(name), name, config, distributed.make_mesh(None))
+    tag = next(t for t, c in driver._COMPILED.items() if c is compiled)
     calls = {"n": 0}
 
     def poisoned(state):
