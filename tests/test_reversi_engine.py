@@ -63,9 +63,18 @@ def search_8x8():
 
 
 @functools.lru_cache(maxsize=None)
-def evaluator(size: int):
+def _evaluator(size: int):
     env = env_of(size)
     return jax.jit(jax.vmap(lambda s: eng.evaluate(env, s)))
+
+
+def evaluate(size: int, states: list, chunk: int = 512) -> np.ndarray:
+    """float32[len(states)]: ``eng.evaluate`` in padded batches of ``chunk`` (one compile)."""
+    out = []
+    for i in range(0, len(states), chunk):
+        part = states[i : i + chunk]
+        out.append(np.asarray(_evaluator(size)(stack(part + [part[0]] * (chunk - len(part))))))
+    return np.concatenate(out)[: len(states)]
 
 
 def stack(states):
@@ -249,7 +258,7 @@ def test_midgame_search_equals_plain_negamax():
     trees, leaves = [], []
     for g in games:
         trees.append(ref_negamax(env, g, DEPTH_8, leaves))
-    leaf_values = np.asarray(evaluator(8)(stack([board_state(env, h) for h in leaves])))
+    leaf_values = evaluate(8, [board_state(env, h) for h in leaves])
     states = [to_state(env, g) for g in games]
     states += [states[0]] * (BATCH_8 - len(states))
     keys = jax.random.split(jax.random.PRNGKey(0), BATCH_8)
@@ -367,7 +376,7 @@ def test_evaluation_is_symmetric_and_exact_at_the_end():
             g.play(rng.choice(g.legal_actions()))
         finished.append(g)
     states += [board_state(env, g) for g in finished]
-    values = np.asarray(evaluator(8)(stack(states)))
+    values = evaluate(8, states)
     sym = values[: 8 * len(games)].reshape(len(games), 8)
     np.testing.assert_allclose(sym, sym[:, :1].repeat(8, 1), rtol=1e-5, atol=1e-3)
     assert np.all(np.abs(sym) <= eng.HEURISTIC_CAP)
