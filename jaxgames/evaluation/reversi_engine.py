@@ -53,17 +53,19 @@ ones that circulate in many open-source othello heuristics (usually credited to 
 Kukreja's 2013 post "Heuristic function for Reversi (Othello)"); his ratios are a
 discontinuous variant of the smooth ``(a - b) / (a + b)`` used here. The stability weight
 (about a tenth of a corner per disc) is set by hand. A quick check in self-play matches
-(``experiments/tune_reversi_engine.py``: one changed weight against that set, 4 random
-opening plies, both colours) changed one weight on 8x8 and up, closeness 382.026 -> 150: on
-8x8 it scored 0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and
-0.63 [0.57, 0.68] at depth 4 (256 games each) against the literature set. On 6x6 it was
-neutral at equal depth (0.50, 0.48 [0.44, 0.52]) but made depth 3 no better than depth 2
-(0.52 [0.45, 0.59] over 200 games, against 0.68 [0.61, 0.74] with 382.026), so boards below
-8x8 keep the literature set. Other single changes were not kept: more potential mobility
-helped alone but not together with the lower closeness, removing stability scored 0.46-0.50;
-discs, corners and mobility changes were noise or worse. A global parity term was dropped: at
-a fixed-depth horizon every leaf has the same number of empties, so it cannot change a
-decision; parity is used in the endgame move ordering instead.
+(an earlier version of ``experiments/tune_reversi_engine.py``, which still had a global
+parity term, seed = board size: one changed weight against that set, 4 random opening plies,
+both colours) changed one weight on 8x8 and up, closeness 382.026 -> 150: on 8x8 it scored
+0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and 0.63 [0.57, 0.68]
+at depth 4 (256 games each) against the literature set. On 6x6 it was neutral at equal depth
+(0.50, 0.48 [0.44, 0.52]) but made depth 3 no better than depth 2 in
+``experiments/validate_reversi_engine.py`` (0.51 [0.44, 0.58] over 200 games; 0.62 [0.55,
+0.68] with 382.026), so boards below 8x8 keep the literature set. Other single changes were
+not kept: more potential mobility helped alone but not together with the lower closeness,
+removing stability scored 0.46-0.50; discs, corners and mobility changes were noise or worse.
+A global parity term was dropped: at a fixed-depth horizon every leaf has the same number of
+empties, so it could only matter through passes; parity is used in the endgame move ordering
+instead.
 
 Scaling with board size: the ratio terms are size-free; corners and X/C squares are always 4
 and 12 squares; the stable-edge weight per disc is scaled by ``6 / (N - 2)`` so that a whole
