@@ -300,9 +300,10 @@ def _final_score(margin: jax.Array) -> jax.Array:
     return WIN_BONUS * jnp.sign(m) + m
 
 
-def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words, one: jax.Array):
+def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words):
     """Midgame leaf, p to move: exact when neither side can place (game over), else the
-    heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility)."""
+    heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility).
+    (No :func:`_keep` on the mobilities: measured faster here with the lanes fused.)"""
     mob_p = _popcount(legal_moves(geo, p, o))
     mob_o = _popcount(legal_moves(geo, o, p))
     empty = _andnot(geo.full, _or(p, o))
@@ -333,7 +334,7 @@ def evaluate(env: Env, state, weights=None) -> jax.Array:
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
     w = default_weights(env.size) if weights is None else weights
-    return _leaf(geo, tb, w, p, o, _runtime_one(state.step_count))[0]
+    return _leaf(geo, tb, w, p, o)[0]
 
 
 # ----------------------------------------------------------------------- search
@@ -366,16 +367,15 @@ def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _
     mo = _keep(legal_moves(geo, o, p), one)
     has_p, has_o = _any(mp), _any(mo)
     margin = _popcount(p) - _popcount(o)
-    score = _leaf(geo, tb, w, p, o, one)[0] if static else _final_score(margin)
+    score = _leaf(geo, tb, w, p, o)[0] if static else _final_score(margin)
     swapped = ~has_p & has_o
     p, o = _where(swapped, o, p), _where(swapped, p, o)
     moves = _keep(_where(swapped, mo, mp), one)
     legal = _any(_and(moves, bits))  # bool[K]
     flipped = flips(geo, p, o, bits)
     gp, go = _andnot(o, flipped), _or(_or(p, bits), flipped)  # the other side to move
-    if exact:
+    if exact:  # stored once: measured faster in the endgame loop, slower in the midgame one
         gp, go = _keep(gp, one), _keep(go, one)
-    if exact:
         score_g, mob_g = _leaf_exact(geo, gp, go, one)
         # fastest first: fewest replies; among equals corners, then moves into a quadrant
         # with an odd number of empties (parity: who gets the region's last move)
@@ -387,7 +387,7 @@ def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _
         corner = _any(_and(bits, tb.corners)).astype(jnp.float32)
         key = -mob_g.astype(jnp.float32) + 0.5 * corner + 0.25 * odd.astype(jnp.float32)
     else:
-        score_g, _ = _leaf(geo, tb, w, gp, go, one)
+        score_g, _ = _leaf(geo, tb, w, gp, go)
         key = -score_g  # the 1-ply score
     order = squares[jnp.argsort(-jnp.where(legal, key, -jnp.inf))].astype(jnp.int32)
     return _Expansion(
