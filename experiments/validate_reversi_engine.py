@@ -14,6 +14,24 @@ empties, so the depth matches measure the midgame search.
 Results are printed as they come and written to ``<out>/validate_reversi_engine.md`` (and
 ``.json``). The arena evaluates both policies on every game at every ply, so a match costs
 about both engines' search time on every position.
+
+Result of the default run (the first command; 20 minutes on 2 shared CPU cores)::
+
+    board  A         B            score of A            W / D / L     as first  as second
+    8x8    engine:2  engine:1     0.875 [0.822, 0.914]  175 / 0 / 25   0.910     0.840
+    8x8    engine:3  engine:2     0.743 [0.678, 0.798]  143 / 11 / 46  0.725     0.760
+    8x8    engine:4  engine:3     0.713 [0.646, 0.771]  139 / 7 / 54   0.785     0.640
+    8x8    engine:2  alphabeta:2  0.797 [0.736, 0.847]  159 / 1 / 40   0.795     0.800
+    8x8    engine:2  greedy       0.895 [0.845, 0.930]  179 / 0 / 21   0.910     0.880
+    8x8    engine:4  alphabeta:2  0.973 [0.939, 0.988]  194 / 1 / 5    0.990     0.955
+    8x8    engine:4  greedy       0.970 [0.936, 0.986]  194 / 0 / 6    0.970     0.970
+    6x6    engine:2  engine:1     0.735 [0.670, 0.791]  147 / 0 / 53   0.760     0.710
+    6x6    engine:3  engine:2     0.618 [0.549, 0.682]  119 / 9 / 72   0.650     0.585
+    6x6    engine:4  engine:3     0.642 [0.574, 0.706]  127 / 3 / 70   0.700     0.585
+    6x6    engine:2  alphabeta:2  0.802 [0.742, 0.852]  160 / 1 / 39   0.830     0.775
+    6x6    engine:2  greedy       0.895 [0.845, 0.930]  177 / 4 / 19   0.935     0.855
+    6x6    engine:4  alphabeta:2  0.865 [0.811, 0.906]  172 / 2 / 26   0.925     0.805
+    6x6    engine:4  greedy       0.950 [0.910, 0.973]  189 / 2 / 9    1.000     0.900
 """
 
 from __future__ import annotations

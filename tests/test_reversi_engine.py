@@ -22,12 +22,14 @@ from jaxgames.evaluation import reversi_engine as eng
 from jaxgames.evaluation.opponents import greedy_policy
 from jaxgames.games.reversi import ReversiState, pack_mask
 
-#: solver sizes: the largest number of empties each board's tests solve
-SOLVE_EMPTIES = {4: 12, 6: 12, 8: 7}
+#: solve_endgame sizes: the largest number of empties each board's tests solve
+SOLVE_EMPTIES = {4: 12, 6: 12}
 #: every solver call has this batch size (padded), so each board compiles once
 BATCH = 32
-#: the 8x8 search shared by the midgame and policy tests, always on BATCH_8 positions
-DEPTH_8, ENDGAME_8, BATCH_8 = 3, 6, 48
+#: the one 8x8 search (exact endgame, midgame, policy tests), always on BATCH_8 positions
+DEPTH_8, ENDGAME_8, BATCH_8 = 3, 7, 48
+#: random plies before the engine's match against greedy
+OPENING = 4
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,18 +56,32 @@ def solve(size: int, states: list) -> tuple[np.ndarray, np.ndarray]:
 
 
 @functools.lru_cache(maxsize=None)
-def search_8x8():
-    """jit(vmap): (keys, states) -> (value, action) of the 8x8 engine as a policy searches."""
+def _search_8x8():
     env = env_of(8)
-    return jax.jit(
-        jax.vmap(lambda k, s: eng.search(env, s, k, DEPTH_8, ENDGAME_8, full_root=False)[:2])
-    )
+    return jax.jit(jax.vmap(lambda k, s: eng.search(env, s, k, DEPTH_8, ENDGAME_8)[:2]))
+
+
+def search_8x8(states: list, key=jax.random.PRNGKey(0)) -> tuple[np.ndarray, np.ndarray]:
+    """(value, action) of ``eng.search`` at DEPTH_8 / ENDGAME_8 for up to BATCH_8 states."""
+    n = len(states)
+    keys = jax.random.split(key, BATCH_8)
+    value, action = _search_8x8()(keys, stack(states + [states[0]] * (BATCH_8 - n)))
+    return np.asarray(value)[:n], np.asarray(action)[:n]
 
 
 @functools.lru_cache(maxsize=None)
-def evaluator(size: int):
+def _evaluator(size: int):
     env = env_of(size)
     return jax.jit(jax.vmap(lambda s: eng.evaluate(env, s)))
+
+
+def evaluate(size: int, states: list, chunk: int = 512) -> np.ndarray:
+    """float32[len(states)]: ``eng.evaluate`` in padded batches of ``chunk`` (one compile)."""
+    out = []
+    for i in range(0, len(states), chunk):
+        part = states[i : i + chunk]
+        out.append(np.asarray(_evaluator(size)(stack(part + [part[0]] * (chunk - len(part))))))
+    return np.concatenate(out)[: len(states)]
 
 
 def stack(states):
@@ -112,6 +128,7 @@ def random_position(n: int, empties: int, rng: random.Random) -> RefReversi | No
 # ------------------------------------------------------------------ exact endgame
 @pytest.mark.parametrize("size", [6, 8])
 def test_endgame_solver_matches_brute_force(size):
+    """solve_endgame (6x6) and the search's exact mode (8x8, at most 7 empties)."""
     env, rng = env_of(size), random.Random(size)
     games, margins, passes = [], [], 0
     while len(games) < 32:
@@ -123,7 +140,12 @@ def test_endgame_solver_matches_brute_force(size):
         passes += seen[0]
         games.append(g)
     assert passes >= 3  # positions whose perfect-play trees contain passes
-    margin, action = solve(size, [to_state(env, g) for g in games])
+    states = [to_state(env, g) for g in games]
+    if size == 8:
+        value, action = search_8x8(states)
+        margin = np.asarray(eng.margin_of(value))
+    else:
+        margin, action = solve(size, states)
     np.testing.assert_array_equal(margin, margins)
     for g, m, a in zip(games, margins, action):  # the move reached the margin
         h = g.copy()
@@ -244,21 +266,21 @@ def test_midgame_search_equals_plain_negamax():
     games = []
     while len(games) < 8:
         g = random_position(8, rng.randint(ENDGAME_8 + 1, 50), rng)
-        if g is not None and len(g.legal_actions()) >= 2:  # else the policy does not search
+        if g is not None:
             games.append(g)
     trees, leaves = [], []
     for g in games:
         trees.append(ref_negamax(env, g, DEPTH_8, leaves))
-    leaf_values = np.asarray(evaluator(8)(stack([board_state(env, h) for h in leaves])))
-    states = [to_state(env, g) for g in games]
-    states += [states[0]] * (BATCH_8 - len(states))
-    keys = jax.random.split(jax.random.PRNGKey(0), BATCH_8)
-    value, action = map(np.asarray, search_8x8()(keys, stack(states)))
+    leaf_values = evaluate(8, [board_state(env, h) for h in leaves])
+    value, action = search_8x8([to_state(env, g) for g in games])
     for tree, v, a in zip(trees, value, action):
         expected = ref_value(tree, leaf_values)
         np.testing.assert_allclose(v, expected, rtol=1e-5, atol=1e-3)
-        best = {m: -ref_value(k, leaf_values) for m, k in tree[1]}
-        assert best[int(a)] == pytest.approx(expected, rel=1e-5, abs=1e-3)
+        if tree[0] == "pass":
+            assert a == env.pass_action
+        else:
+            best = {m: -ref_value(k, leaf_values) for m, k in tree[1]}
+            assert best[int(a)] == pytest.approx(expected, rel=1e-5, abs=1e-3)
 
 
 # ------------------------------------------------------------------ the policy
@@ -294,8 +316,8 @@ def test_policy_legal_deterministic_vmappable_8x8():
     batch = jax.tree_util.tree_map(lambda x: x[pick], batch)
     mask = mask[pick]
     assert set(np.asarray(batch.current_player).tolist()) == {0, 1}
-    keys = jax.random.split(jax.random.PRNGKey(0), BATCH_8)
-    a1, a2 = np.asarray(search_8x8()(keys, batch)[1]), np.asarray(search_8x8()(keys, batch)[1])
+    states = [jax.tree_util.tree_map(lambda x: x[i], batch) for i in range(BATCH_8)]
+    a1, a2 = search_8x8(states)[1], search_8x8(states)[1]
     np.testing.assert_array_equal(a1, a2)  # deterministic for a key
     assert mask[np.arange(BATCH_8), a1].all()
     assert (a1[: len(forced)] == env.pass_action).all()
@@ -304,7 +326,7 @@ def test_policy_legal_deterministic_vmappable_8x8():
 @functools.lru_cache(maxsize=None)
 def match_fn(size: int, games: int, depth: int, endgame: int):
     """jit(key) -> (engine's reward per game, all engine moves legal?, forced passes seen):
-    the engine against greedy, half the games with each colour, 2 random opening plies; the
+    the engine against greedy, half the games with each colour, OPENING random opening plies; the
     engine also moves (unplayed) in the greedy side's positions, so both colours are checked."""
     env = env_of(size)
     engine = jax.vmap(eng.reversi_engine_policy(env, depth, endgame))
@@ -325,7 +347,7 @@ def match_fn(size: int, games: int, depth: int, endgame: int):
             passes = passes + jnp.sum(live & state.legal_action_mask[:, env.pass_action])
             a_rand = jax.vmap(random_action)(jax.random.split(k2, games), state.legal_action_mask)
             action = jnp.where(state.current_player == engine_player, a_eng, a_greedy)
-            state = jax.vmap(env.step)(state, jnp.where(t < 2, a_rand, action))
+            state = jax.vmap(env.step)(state, jnp.where(t < OPENING, a_rand, action))
             return state, t + 1, total + state.rewards, legal, passes, key
 
         init = (state, 0, jnp.zeros((games, 2)), jnp.bool_(True), 0, key)
@@ -338,11 +360,12 @@ def match_fn(size: int, games: int, depth: int, endgame: int):
 
 
 def test_engine_beats_greedy_6x6_with_legal_moves():
-    run = match_fn(6, 24, 2, 6)
+    run = match_fn(6, 32, 2, 10)
     reward, legal, passes = run(jax.random.PRNGKey(1))
     assert bool(legal) and int(passes) > 0
     score = float(np.mean((np.asarray(reward) + 1) / 2))
-    assert score >= 0.7, score  # 0.89 [0.82, 0.93] over 128 arena games
+    # 0.84 here; 0.895 [0.845, 0.930] over 200 games of experiments/validate_reversi_engine.py
+    assert score >= 0.75, score
     again = run(jax.random.PRNGKey(1))  # deterministic for a key
     np.testing.assert_array_equal(np.asarray(again[0]), np.asarray(reward))
 
@@ -367,7 +390,7 @@ def test_evaluation_is_symmetric_and_exact_at_the_end():
             g.play(rng.choice(g.legal_actions()))
         finished.append(g)
     states += [board_state(env, g) for g in finished]
-    values = np.asarray(evaluator(8)(stack(states)))
+    values = evaluate(8, states)
     sym = values[: 8 * len(games)].reshape(len(games), 8)
     np.testing.assert_allclose(sym, sym[:, :1].repeat(8, 1), rtol=1e-5, atol=1e-3)
     assert np.all(np.abs(sym) <= eng.HEURISTIC_CAP)
