@@ -99,31 +99,75 @@ def minimax_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy
     return policy
 
 
-def greedy_policy(env: Env, win_score: float = WIN_SCORE) -> Policy:
+#: legal moves the greedy player expands at once (a loop takes more while a game has more)
+GREEDY_CHUNK = 16
+
+
+def greedy_policy(env: Env, win_score: float = WIN_SCORE, chunk: int = GREEDY_CHUNK) -> Policy:
     """One ply: take a winning move, else the move maximising ``-env.heuristic(child)``;
-    random among equals. (Tic-tac-toe: win if possible, else block, else random.)"""
-    return minimax_policy(env, 1, win_score)
+    random among equals. (Tic-tac-toe: win if possible, else block, else random.)
+
+    The moves of ``minimax:1`` for the same key, expanding only the legal children: the legal
+    moves are listed in the random visiting order and stepped ``chunk`` at a time (a
+    ``lax.while_loop`` that, under ``vmap``, runs ``ceil(legal moves / chunk)`` times for the
+    game with most moves), keeping the first one that reaches the best value."""
+    num_actions = env.num_actions
+    k = max(1, min(int(chunk), num_actions))
+    slots = -(-num_actions // k) * k  # room for every action, a whole number of chunks
+    window = jnp.arange(k, dtype=jnp.int32)
+    step_all = jax.vmap(env.step, in_axes=(None, 0))
+
+    def policy(key: jax.Array, state: GameState) -> jax.Array:
+        order = jax.random.permutation(key, num_actions).astype(jnp.int32)
+        legal = state.legal_action_mask[order]
+        count = jnp.sum(legal, dtype=jnp.int32)
+        # the legal actions in visiting order (padding: order[0], never counted)
+        moves = order[jnp.nonzero(legal, size=slots, fill_value=0)[0]]
+
+        def body(c):
+            j, best, action = c
+            a = jax.lax.dynamic_slice(moves, (j * k,), (k,))
+            children = step_all(state, a)
+            one = jnp.int32(1)
+            values = jax.vmap(lambda ch: _leaf_value(env, state, ch, one, win_score)[0])(children)
+            values = jnp.where(j * k + window < count, values, -jnp.inf)
+            i = jnp.argmax(values)
+            better = values[i] > best
+            return j + 1, jnp.where(better, values[i], best), jnp.where(better, a[i], action)
+
+        init = (jnp.int32(0), jnp.float32(-jnp.inf), moves[0])
+        _, _, action = jax.lax.while_loop(lambda c: c[0] * k < count, body, init)
+        return action
+
+    return policy
 
 
 # ------------------------------------------------------------------ alpha-beta
 def alphabeta_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy:
     """Depth-``depth`` negamax with alpha-beta pruning (fail-soft), random root move order.
 
-    A depth-first search with an explicit stack of ``depth`` states inside one
-    ``lax.while_loop``; each iteration plays one ``env.step`` (expand the next legal move of
-    the node on top of the stack, score it as a leaf or push it) or pops a finished node.
-    Under ``vmap`` the loop runs until the slowest game of the batch has finished its search.
+    A depth-first search with an explicit stack of states inside one ``lax.while_loop``; each
+    iteration plays one ``env.step`` (expand the next legal move of the node on top of the
+    stack, score it as a leaf or push it) or pops a finished node. Under ``vmap`` the loop runs
+    until the slowest game of the batch has finished its search, so the body is kept lean: the
+    child is written into the stack slot above the top unconditionally (a free slot unless the
+    child is pushed), and only a few per-ply scalars are selected, never whole states.
     Inner nodes visit moves in action-id order (no move ordering heuristic).
     """
     _check_depth(depth)
     num_actions = env.num_actions
     positions = jnp.arange(num_actions, dtype=jnp.int32)
+    plies = jnp.arange(depth, dtype=jnp.int32)
     neg_inf = jnp.float32(-jnp.inf)
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:
         root_order = jax.random.permutation(key, num_actions).astype(jnp.int32)
-        stack = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (depth,) + x.shape), state)
-        first = root_order[jnp.argmax(state.legal_action_mask[root_order])]
+        root_mask = state.legal_action_mask[root_order]  # the root's moves in visiting order
+        # slot 0 holds the root, slot p the node at ply p; slot depth is scratch (the child of
+        # a node at the last ply is written there and never read)
+        stack = jax.tree_util.tree_map(
+            lambda x: jnp.broadcast_to(x, (depth + 1,) + x.shape), state
+        )
         carry = dict(
             stack=stack,
             p=jnp.int32(0),  # ply of the node on top of the stack
@@ -133,55 +177,50 @@ def alphabeta_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Poli
             alpha=jnp.full(depth, neg_inf),
             beta=jnp.full(depth, jnp.inf, jnp.float32),
             sign=jnp.ones(depth, jnp.float32),  # mover(p) == mover(p-1) ? +1 : -1
-            best_action=first.astype(jnp.int32),
+            best_action=root_order[jnp.argmax(root_mask)],
             done=jnp.bool_(False),
         )
 
-        def update(c, q, v, a):
-            """Fold value ``v`` of move ``a`` into node ``q``."""
-            improved = v > c["best"][q]
-            c["best_action"] = jnp.where((q == 0) & improved, a, c["best_action"])
-            c["best"] = c["best"].at[q].max(v)
-            c["alpha"] = c["alpha"].at[q].max(v)
-            return c
-
         def body(c):
             p = c["p"]
+            at_root = p == 0
             node = jax.tree_util.tree_map(lambda x: x[p], c["stack"])
-            order = jnp.where(p == 0, root_order, positions)
-            cand = node.legal_action_mask[order] & (positions >= c["next_i"][p])
+            mask = jnp.where(at_root, root_mask, node.legal_action_mask)
+            cand = mask & (positions >= c["next_i"][p])
             has_move = jnp.any(cand) & (c["best"][p] < c["beta"][p])
             i = jnp.argmax(cand).astype(jnp.int32)
-            a = order[i]
+            a = jnp.where(at_root, root_order[i], i)
             child = env.step(node, a)
-            leaf, done, sign = _leaf_value(env, node, child, p + 1, win_score)
-            is_leaf = done | (p + 1 >= depth)
-
-            # (1) score a leaf move
-            c1 = update(dict(c), p, leaf, a)
-            c1["next_i"] = c["next_i"].at[p].set(i + 1)
-            # (2) push the child
-            q = jnp.minimum(p + 1, depth - 1)
-            c2 = dict(c)
-            c2["stack"] = jax.tree_util.tree_map(lambda s, x: s.at[q].set(x), c["stack"], child)
-            c2["next_i"] = c["next_i"].at[p].set(i + 1).at[q].set(0)
-            c2["act"] = c["act"].at[p].set(a)
-            c2["best"] = c["best"].at[q].set(neg_inf)
+            leaf, ended, sign = _leaf_value(env, node, child, p + 1, win_score)
+            push = has_move & ~ended & (p + 1 < depth)
+            pop = ~has_move
+            # a value is folded into node r: a scored leaf into p, a finished node into p - 1
+            r = jnp.where(pop, jnp.maximum(p - 1, 0), p)
+            v = jnp.where(pop, c["sign"][p] * c["best"][p], leaf)
+            fold = (has_move & ~push) | (pop & ~at_root)
+            improved = fold & (v > c["best"][r])
+            at_r = fold & (plies == r)
+            q = p + 1
+            at_p, at_q = plies == p, push & (plies == q)
             lo, hi = c["alpha"][p], c["beta"][p]
-            c2["alpha"] = c["alpha"].at[q].set(jnp.where(sign > 0, lo, -hi))
-            c2["beta"] = c["beta"].at[q].set(jnp.where(sign > 0, hi, -lo))
-            c2["sign"] = c["sign"].at[q].set(sign)
-            c2["p"] = q
-            # (3) node finished: pop and fold its value into the parent
-            r = jnp.maximum(p - 1, 0)
-            c3 = update(dict(c), r, c["sign"][p] * c["best"][p], c["act"][r])
-            c3["p"] = r
-            c3["done"] = p == 0
-
-            def choose(x1, x2, x3):
-                return jnp.where(has_move, jnp.where(is_leaf, x1, x2), x3)
-
-            return jax.tree_util.tree_map(choose, c1, c2, c3)
+            return dict(
+                stack=jax.tree_util.tree_map(lambda s, x: s.at[q].set(x), c["stack"], child),
+                p=jnp.where(push, q, r),
+                next_i=jnp.where(has_move & at_p, i + 1, jnp.where(at_q, 0, c["next_i"])),
+                act=jnp.where(push & at_p, a, c["act"]),
+                best=jnp.where(at_q, neg_inf, jnp.where(at_r, jnp.maximum(c["best"], v), c["best"])),
+                alpha=jnp.where(
+                    at_q,
+                    jnp.where(sign > 0, lo, -hi),
+                    jnp.where(at_r, jnp.maximum(c["alpha"], v), c["alpha"]),
+                ),
+                beta=jnp.where(at_q, jnp.where(sign > 0, hi, -lo), c["beta"]),
+                sign=jnp.where(at_q, sign, c["sign"]),
+                best_action=jnp.where(
+                    improved & (r == 0), jnp.where(pop, c["act"][0], a), c["best_action"]
+                ),
+                done=pop & at_root,
+            )
 
         out = jax.lax.while_loop(lambda c: ~c["done"], body, carry)
         return out["best_action"]
