@@ -39,9 +39,13 @@ if (
 
 import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
+from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
+
+# the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
+enable_compile_cache()
 
 
 # ----------------------------------------------------------------------------- files
@@ -231,7 +235,8 @@ def standard_games() -> list[str]:
 
 
 def parse_game(spec: str) -> tuple[str, dict[str, Any], str]:
-    """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6"); ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""
+    """``"reversi:6"`` -> ("reversi", {"size": 6}, "reversi6x6");
+    ``"tic_tac_toe"`` -> (.., {}, "tic_tac_toe")."""
     name, _, size = spec.partition(":")
     if size:
         try:
@@ -293,8 +298,8 @@ def make_seed_evaluator(agent, env, opponent: Callable, n_games: int, max_plies:
 
 
 def outcome_counts(outcomes: np.ndarray, a_player: np.ndarray) -> dict[str, np.ndarray]:
-    """outcomes int8[S, G], a_player int[G] -> counts int[S] keyed ``{win,draw,loss}_{first,second,all}``
-    and ``games_{first,second,all}``."""
+    """outcomes int8[S, G], a_player int[G] -> counts int[S] keyed
+    ``{win,draw,loss}_{first,second,all}`` and ``games_{first,second,all}``."""
     out = {}
     for side, sel in (
         ("first", a_player == 0),
@@ -309,7 +314,7 @@ def outcome_counts(outcomes: np.ndarray, a_player: np.ndarray) -> dict[str, np.n
     return out
 
 
-# ----------------------------------------------------------------------------- seed-vmapped training
+# ------------------------------------------------------------------------ seed-vmapped training
 @dataclasses.dataclass
 class SeedTraining:
     """Result of :func:`train_seeds`.
@@ -398,8 +403,8 @@ def train_seeds(
             summary.append(f"{name} win {w.mean():.2f} loss {lo.mean():.2f}")
         eval_s += time.perf_counter() - t
         echo(
-            f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} steps {k * algo.steps_per_chunk:,} "
-            f"train {train_s:.1f}s | " + "; ".join(summary)
+            f"  [{algorithm} {config.game}] chunk {k}/{algo.num_chunks} "
+            f"steps {k * algo.steps_per_chunk:,} train {train_s:.1f}s | " + "; ".join(summary)
         )
 
     if eval_at_start and evaluators:

@@ -21,6 +21,7 @@ from typing import Sequence
 
 from jaxgames.cli import eval as eval_command
 from jaxgames.cli import play, rate, train
+from jaxgames.compile_cache import enable_compile_cache
 
 #: command modules, in the order ``--help`` lists them (``play`` adds ``play`` and ``replay``)
 COMMANDS = (train, eval_command, rate, play)
@@ -29,6 +30,12 @@ COMMANDS = (train, eval_command, rate, play)
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jaxgames", description="Board games in JAX and agents trained on device."
+    )
+    parser.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="do not use the persistent XLA compilation cache (default: on, under "
+        "~/.cache/jaxgames/xla; also JAXGAMES_COMPILE_CACHE=0)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
@@ -39,10 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (2 for bad arguments/config, 130 if interrupted)."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --no-compile-cache is a global flag, accepted after the command too
+    no_cache = "--no-compile-cache" in argv
+    args, extra = parser.parse_known_args([a for a in argv if a != "--no-compile-cache"])
     args.overrides = extra
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    enable_compile_cache(enabled=not no_cache)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
