@@ -1,4 +1,5 @@
-"""PPO: masking, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds, config errors."""
+"""PPO: masking, sampling, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds,
+config errors."""
 
 import dataclasses
 
@@ -87,12 +88,16 @@ def test_sample_masked_follows_the_masked_softmax():
     rng = np.random.default_rng(0)
     rows = [
         (np.array([2.0, -1.0, 0.5, 3.0, 0.0, -2.0, 1.0, 0.0]), np.array([1, 1, 0, 1, 1, 0, 1, 1])),
-        (np.array([0.0, 9.0, -4.0, 0.0, 5.0, 1e30, -1e30, 0.0]), np.array([1, 1, 1, 0, 1, 0, 1, 1])),
+        (
+            np.array([0.0, 9.0, -4.0, 0.0, 5.0, 1e30, -1e30, 0.0]),
+            np.array([1, 1, 1, 0, 1, 0, 1, 1]),
+        ),
         (np.zeros(8), np.array([0, 0, 0, 0, 0, 1, 0, 0])),
         (rng.normal(size=65) * 2, rng.random(65) < 0.2),
         (rng.normal(size=65), np.ones(65, bool)),
     ]
     n = 200_000
+
     def draw(key, logits, mask):
         tile = (n,) + logits.shape
         return sample_masked(key, jnp.broadcast_to(logits, tile), jnp.broadcast_to(mask, tile))
@@ -118,7 +123,7 @@ def test_masked_gradients_are_finite_and_zero_on_illegal(key):
     logits = jax.random.normal(key, (4, 9))
     mask = jnp.arange(9)[None, :] % 2 == 0
     mask = jnp.broadcast_to(mask, (4, 9))
-    g = jax.grad(lambda l: (masked_log_probs(l, mask)[:, 0] + masked_entropy(l, mask)).sum())(
+    g = jax.grad(lambda x: (masked_log_probs(x, mask)[:, 0] + masked_entropy(x, mask)).sum())(
         logits
     )
     assert bool(jnp.all(jnp.isfinite(g)))
@@ -255,9 +260,9 @@ def test_vmap_over_seeds_gives_different_runs():
         jnp.stack([jax.random.PRNGKey(0), jax.random.PRNGKey(1)])
     )
     leaves = jax.tree_util.tree_leaves(states.params)
-    assert all(l.shape[0] == 2 for l in leaves)
-    assert any(not bool(jnp.array_equal(l[0], l[1])) for l in leaves)
-    assert all(bool(jnp.all(jnp.isfinite(l))) for l in leaves)
+    assert all(x.shape[0] == 2 for x in leaves)
+    assert any(not bool(jnp.array_equal(x[0], x[1])) for x in leaves)
+    assert all(bool(jnp.all(jnp.isfinite(x))) for x in leaves)
     assert metrics["loss"].shape == (2, 2)  # 2 seeds x 2 chunks
     assert bool(jnp.all(metrics["episodes"] > 0))
     assert int(states.update[0]) == 4

@@ -21,7 +21,7 @@ from jaxgames.core import random_action
 from jaxgames.evaluation.opponents import (
     WIN_SCORE,
     _leaf_value,
-    _pick_first_best,
+    _visit_order,
     alphabeta_policy,
     greedy_policy,
     minimax_policy,
@@ -44,10 +44,16 @@ def _old_negamax_full_width(env, state, depth, ply, win_score):
     return jax.vmap(child_value)(children)
 
 
+def _old_pick_first_best(key, values, mask):
+    order = jax.random.permutation(key, values.shape[-1])
+    v = jnp.where(mask, values, -jnp.inf)[order]
+    return order[jnp.argmax(v)].astype(jnp.int32)
+
+
 def _old_minimax_policy(env, depth, win_score=WIN_SCORE):
     def policy(key, state):
         values = _old_negamax_full_width(env, state, depth, 0, win_score)
-        return _pick_first_best(key, values, state.legal_action_mask)
+        return _old_pick_first_best(key, values, state.legal_action_mask)
 
     return policy
 
@@ -153,16 +159,11 @@ def _old_partner_step(env, partner, states, actions, key):
 
 
 # ------------------------------------------------------------------ positions
-GAMES = {
-    "tic_tac_toe": ({}, 9),
-    "reversi": ({"size": 8}, 60),
-    "reversi6": ({"size": 6}, 32),
-    "animal_shogi": ({}, 40),
-}
+GAMES = {"tic_tac_toe": ({}, 9), "reversi": ({"size": 8}, 60), "animal_shogi": ({}, 40)}
 
 
 def _env(name):
-    options, _ = GAMES[name]
+    options = {"reversi6": {"size": 6}}.get(name, GAMES.get(name, ({}, 0))[0])
     return jaxgames.make(name.rstrip("0123456789"), **options)
 
 
@@ -183,16 +184,23 @@ def random_positions(env, key, n, max_plies):
     return jax.jit(jax.vmap(one))(jax.random.split(k_play, n), lengths)
 
 
-def _act(policy, keys, states):
-    return np.asarray(jax.jit(jax.vmap(policy))(keys, states))
+def _act(policies, keys, states):
+    """The actions of every policy (one compiled function for all of them) -> list of int[N]."""
+    fn = jax.jit(lambda k, s: [jax.vmap(p)(k, s) for p in policies])
+    return [np.asarray(a) for a in fn(keys, states)]
 
 
 @pytest.fixture(scope="module", params=sorted(GAMES))
 def game(request):
     env = _env(request.param)
-    n = 192 if request.param == "tic_tac_toe" else 128
-    states = random_positions(env, jax.random.PRNGKey(21), n, GAMES[request.param][1])
+    states = random_positions(env, jax.random.PRNGKey(21), 96, GAMES[request.param][1])
     assert not np.asarray(states.terminated | states.truncated).any()
+    # a finished game too (no legal move): every search returns its first visited action
+    done = jax.tree_util.tree_map(lambda x: x[:1], states).replace(
+        terminated=jnp.ones(1, bool),
+        legal_action_mask=jnp.zeros_like(states.legal_action_mask[:1]),
+    )
+    states = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), states, done)
     return request.param, env, states
 
 
@@ -200,59 +208,75 @@ def _keys(seed, n):
     return jax.random.split(jax.random.PRNGKey(seed), n)
 
 
+@pytest.mark.parametrize("n", [9, 65, 132, 257])
+def test_visiting_order_is_jax_random_permutation(n):
+    keys = _keys(n, 300)
+    np.testing.assert_array_equal(
+        jax.vmap(lambda k: _visit_order(k, n))(keys),
+        jax.vmap(lambda k: jax.random.permutation(k, n))(keys),
+    )
+
+
 def test_greedy_plays_as_before(game):
     name, env, states = game
     n = states.current_player.shape[0]
     mask = np.asarray(states.legal_action_mask)
-    for seed in range(3):
-        keys = _keys(100 + seed, n)
-        new = _act(greedy_policy(env), keys, states)
-        np.testing.assert_array_equal(new, _act(_old_greedy_policy(env), keys, states), name)
-        assert mask[np.arange(n), new].all()
-    # a chunk smaller than the number of legal moves (several loop iterations) changes nothing
-    np.testing.assert_array_equal(
-        _act(greedy_policy(env, chunk=3), keys, states), _act(_old_greedy_policy(env), keys, states)
+    tiled = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, x, x]), states)
+    keys = _keys(100, 3 * n)  # three keys per position
+    old, *new = _act(
+        [
+            _old_greedy_policy(env),
+            greedy_policy(env),
+            greedy_policy(env, full_width=True),
+            greedy_policy(env, full_width=False),
+            greedy_policy(env, chunk=3, full_width=False),  # several loop iterations
+        ],
+        keys,
+        tiled,
     )
+    for a in new:
+        np.testing.assert_array_equal(a, old, name)
+    live = np.tile(mask.any(-1), 3)
+    assert np.tile(mask, (3, 1))[np.arange(3 * n), old][live].all()
+    assert (old[:n] != old[n : 2 * n]).any()  # the key breaks ties
 
 
-@pytest.mark.parametrize("depth", [1, 2, 3])
-def test_alphabeta_plays_as_before(game, depth):
+@pytest.mark.parametrize("depth, leaves", [(1, None), (2, None), (3, None), (2, 1), (3, 3)])
+def test_alphabeta_plays_as_before(game, depth, leaves):
     name, env, states = game
-    if depth == 3 and name == "reversi":
-        states = jax.tree_util.tree_map(lambda x: x[:48], states)
+    if depth == 3 and name != "tic_tac_toe":
+        states = jax.tree_util.tree_map(lambda x: x[-40:], states)
     n = states.current_player.shape[0]
-    keys = _keys(200 + depth, n)
-    new = _act(alphabeta_policy(env, depth), keys, states)
-    np.testing.assert_array_equal(new, _act(_old_alphabeta_policy(env, depth), keys, states), name)
+    new, old = _act(
+        [alphabeta_policy(env, depth, leaves=leaves), _old_alphabeta_policy(env, depth)],
+        _keys(200 + depth, n),
+        states,
+    )
+    np.testing.assert_array_equal(new, old, name)
     mask = np.asarray(states.legal_action_mask)
-    assert mask[np.arange(n), new].all()
+    live = mask.any(-1)
+    assert mask[np.arange(n), new][live].all()
 
 
 def test_minimax_plays_as_before(game):
     name, env, states = game
     if name != "tic_tac_toe":
-        states = jax.tree_util.tree_map(lambda x: x[:16], states)
+        states = jax.tree_util.tree_map(lambda x: x[-12:], states)
     n = states.current_player.shape[0]
-    keys = _keys(300, n)
-    np.testing.assert_array_equal(
-        _act(minimax_policy(env, 2), keys, states), _act(_old_minimax_policy(env, 2), keys, states)
-    )
+    new, old = _act([minimax_policy(env, 2), _old_minimax_policy(env, 2)], _keys(300, n), states)
+    np.testing.assert_array_equal(new, old)
 
 
 # ------------------------------------------------------------------ partner games, PPO chunk
 PRESET = {"random": 0.125, "greedy": 0.25, "alphabeta:2": 0.25}
 
 
-def _old_policies(env):
-    return {
-        "random": jaxgames.core.random_policy,
-        "greedy": _old_greedy_policy(env),
-        "alphabeta:2": _old_alphabeta_policy(env, 2),
-    }
-
-
-def _new_policies(env):
-    return {"random": jaxgames.core.random_policy, "greedy": greedy_policy(env)}
+def _policies(env, old):
+    if old:
+        greedy, ab2 = _old_greedy_policy(env), _old_alphabeta_policy(env, 2)
+    else:
+        greedy, ab2 = greedy_policy(env), alphabeta_policy(env, 2)
+    return {"random": jaxgames.core.random_policy, "greedy": greedy, "alphabeta:2": ab2}
 
 
 def _assert_trees_equal(a, b):
@@ -262,7 +286,7 @@ def _assert_trees_equal(a, b):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
-def _rollout(env, policies, key, plies, monkeypatch=None):
+def _rollout(env, policies, key, plies):
     games = make_training_games(env, 64, PRESET, policies)
     states = games.init(key)
 
@@ -275,19 +299,22 @@ def _rollout(env, policies, key, plies, monkeypatch=None):
 
 
 def test_partner_games_play_as_before(monkeypatch):
-    """The partner games (one merged reply + opening loop, lean searches) give bit-identical
-    states, rewards and outcomes to the former code over a long random rollout."""
-    env = _env("reversi6")
-    new_pol = {**_new_policies(env), "alphabeta:2": alphabeta_policy(env, 2)}
+    """Partner games (replies and new games' openings in one loop) give bit-identical states,
+    rewards and outcomes to the former step (same partners) over a long random rollout of
+    tic-tac-toe, where games end (and restart, half with the partner opening) all the time."""
+    env = _env("tic_tac_toe")
     key = jax.random.PRNGKey(5)
-    new = _rollout(env, new_pol, key, 120)
+    new = _rollout(env, _policies(env, old=False), key, 100)
     monkeypatch.setattr(games_batch, "partner_step", _old_partner_step)
-    old = _rollout(env, _old_policies(env), key, 120)
-    assert int(np.asarray(old[1].done).sum()) > 100  # many games ended and were restarted
+    old = _rollout(env, _policies(env, old=False), key, 100)
+    done = np.asarray(old[1].done)[:, 24:]  # the 40 partner games (24 self-play ones first)
+    assert done.sum() > 500
     _assert_trees_equal(new, old)
 
 
 def test_ppo_chunk_with_preset_partners_is_bit_identical(monkeypatch):
+    """A fixed-seed PPO chunk on reversi with the preset's partners: the same parameters,
+    optimiser state, games and metrics, bit for bit, as with the former partner code."""
     config = ppo.default_config(
         "reversi",
         {"size": 6},
@@ -295,18 +322,17 @@ def test_ppo_chunk_with_preset_partners_is_bit_identical(monkeypatch):
         num_steps=8,
         updates_per_chunk=2,
         net={"hidden": 32, "layers": 1},
-        partners=PRESET,
     )
+    assert config.partners == PRESET
     env = config.make_env()
 
     def chunk(policies):
         algo = ppo.make_algorithm(config, policies)
-        state = algo.init(jax.random.PRNGKey(config.seed))
-        return jax.jit(algo.chunk)(state)
+        return jax.jit(algo.chunk)(algo.init(jax.random.PRNGKey(config.seed)))
 
-    new_state, new_metrics = chunk({**_new_policies(env), "alphabeta:2": alphabeta_policy(env, 2)})
+    new_state, new_metrics = chunk(_policies(env, old=False))
     monkeypatch.setattr(games_batch, "partner_step", _old_partner_step)
-    old_state, old_metrics = chunk(_old_policies(env))
+    old_state, old_metrics = chunk(_policies(env, old=True))
     assert float(old_metrics["episodes"]) > 0
     _assert_trees_equal(new_state, old_state)
     _assert_trees_equal(new_metrics, old_metrics)

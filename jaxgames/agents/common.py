@@ -89,7 +89,8 @@ def greedy_masked(logits: Array, mask: Array) -> Array:
 
 
 def action_log_prob(logits: Array, mask: Array, action: Array) -> Array:
-    """log pi(action) under the masked softmax: logits float32[..., A], action int32[...] -> float32[...]."""
+    """log pi(action) under the masked softmax: logits float32[..., A], action int32[...]
+    -> float32[...]."""
     logp = masked_log_probs(logits, mask)
     return jnp.take_along_axis(logp, action[..., None].astype(jnp.int32), axis=-1)[..., 0]
 
@@ -224,7 +225,8 @@ class Agent:
         return (logits[0], value[0]) if single else (logits, value)
 
     def policy(self, params: Any, greedy: bool = True) -> "Policy":
-        """A :class:`Policy` playing with ``params`` (greedy argmax or sampling, legal moves only)."""
+        """A :class:`Policy` playing with ``params`` (greedy argmax or sampling, legal moves
+        only)."""
         return Policy(self, params, greedy)
 
 

@@ -127,7 +127,9 @@ def partner_step(
             s = env.step(s, partner(k_act, s))
             c = dict(c, key=k)
             # the learner's rewards count while the learner's game lasts (not in the opening)
-            c["replies"] = jnp.where(c["done"], c["replies"], c["replies"] + s.rewards[c["learner"]])
+            c["replies"] = jnp.where(
+                c["done"], c["replies"], c["replies"] + s.rewards[c["learner"]]
+            )
             return finish(c, s)
 
         learner = state.current_player
