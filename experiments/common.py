@@ -39,9 +39,13 @@ if (
 
 import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
+from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
+
+# the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
+enable_compile_cache()
 
 
 # ----------------------------------------------------------------------------- files

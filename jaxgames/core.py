@@ -296,6 +296,14 @@ class Env(abc.ABC):
             lambda n, p, i: jnp.where(finished, n, jnp.where(legal, p, i)), noop, played, illegal
         )
 
+    def step_legal(self, state: GameState, action: Array) -> GameState:
+        """:meth:`step` for a *legal* ``action`` of an unfinished game, without the
+        illegal-action and finished-game handling (the same state :meth:`step` returns then).
+
+        For searches that step only legal moves and pay for every operation in a loop body;
+        for any other action or a finished game the result is unspecified (discard it)."""
+        return self._step(state, jnp.asarray(action, dtype=jnp.int32))
+
     def heuristic(self, state: GameState) -> Array:
         """Static evaluation of ``state`` from the point of view of ``state.current_player``.
 

@@ -1,3 +1,9 @@
+import os
+
+# the test suite never writes the persistent compilation cache (jaxgames.compile_cache) into
+# the user's home: the CLI and experiment code run here (also in subprocesses) see it off
+os.environ["JAXGAMES_COMPILE_CACHE"] = "0"
+
 import jax
 import pytest
 

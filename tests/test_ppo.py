@@ -1,5 +1,5 @@
-"""PPO: masking, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds, config
-errors."""
+"""PPO: masking, sampling, negamax GAE (hand-computed), loss on a fixed batch, vmap over seeds,
+config errors."""
 
 import dataclasses
 
@@ -78,6 +78,45 @@ def test_masking_never_selects_illegal_actions(game, key):
     assert bool(jnp.all(jnp.isfinite(ent))) and bool(
         jnp.all(ent <= jnp.log(jnp.maximum(mask.sum(-1), 1)) + 1e-4)
     )
+
+
+def test_sample_masked_follows_the_masked_softmax():
+    """Sampled frequencies match the masked softmax (chi-square, 200k draws per row), including
+    tiny probabilities and a row with one legal move; illegal actions are never drawn."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    rows = [
+        (np.array([2.0, -1.0, 0.5, 3.0, 0.0, -2.0, 1.0, 0.0]), np.array([1, 1, 0, 1, 1, 0, 1, 1])),
+        (
+            np.array([0.0, 9.0, -4.0, 0.0, 5.0, 1e30, -1e30, 0.0]),
+            np.array([1, 1, 1, 0, 1, 0, 1, 1]),
+        ),
+        (np.zeros(8), np.array([0, 0, 0, 0, 0, 1, 0, 0])),
+        (rng.normal(size=65) * 2, rng.random(65) < 0.2),
+        (rng.normal(size=65), np.ones(65, bool)),
+    ]
+    n = 200_000
+
+    def draw(key, logits, mask):
+        tile = (n,) + logits.shape
+        return sample_masked(key, jnp.broadcast_to(logits, tile), jnp.broadcast_to(mask, tile))
+
+    draw = jax.jit(draw)
+    for r, (logits, mask) in enumerate(rows):
+        mask = np.asarray(mask, bool)
+        p = np.asarray(jnp.exp(masked_log_probs(jnp.asarray(logits, jnp.float32), mask)))
+        a, logp = draw(jax.random.PRNGKey(r), jnp.asarray(logits, jnp.float32), mask)
+        a = np.asarray(a)
+        counts = np.bincount(a, minlength=len(p))
+        assert counts[~mask].sum() == 0, r
+        np.testing.assert_allclose(np.asarray(logp), np.log(p[a]), rtol=1e-5, atol=1e-5)
+        big = p * n >= 5  # chi-square cells; the rest must be (nearly) never drawn
+        assert counts[~big].sum() <= max(5, 5 * p[~big].sum() * n), r
+        if big.sum() > 1:
+            expected = p[big] / p[big].sum() * counts[big].sum()
+            chi2 = ((counts[big] - expected) ** 2 / expected).sum()
+            assert stats.chi2.sf(chi2, big.sum() - 1) > 1e-4, (r, chi2)
 
 
 def test_masked_gradients_are_finite_and_zero_on_illegal(key):

@@ -52,12 +52,35 @@ def masked_entropy(logits: Array, mask: Array) -> Array:
 
 
 def sample_masked(key: PRNGKey, logits: Array, mask: Array) -> tuple[Array, Array]:
-    """Sample from the masked softmax. -> (action int32[...], log_prob float32[...])."""
+    """Sample from the masked softmax. -> (action int32[...], log_prob float32[...]).
+
+    Inverse-CDF sampling: one uniform number per row, scaled by the total probability, picks
+    the first action whose running sum of probabilities exceeds it. Illegal actions have
+    probability exactly 0 (the running sum does not move there), so they are never picked.
+    The distribution is the masked softmax's, up to float32 rounding (as for the Gumbel-max
+    trick of ``jax.random.categorical``, which needs a random number per action: on CPU that
+    cost more than the game step in a rollout). The running sum is a Python loop over the A
+    columns, so XLA fuses it into one pass over the batch (``jnp.cumsum`` is a quadratic
+    reduce-window on CPU) and it is exactly monotone.
+    """
     chex.assert_equal_shape([logits, mask])
-    ml = masked_logits(logits, mask)
-    action = jax.random.categorical(key, ml, axis=-1).astype(jnp.int32)
-    logp = jnp.take_along_axis(jax.nn.log_softmax(ml, axis=-1), action[..., None], axis=-1)[..., 0]
-    return action, logp
+    logp = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
+    p = jnp.exp(logp)
+    num_actions = p.shape[-1]
+    total = p[..., 0]
+    for i in range(1, num_actions):
+        total = total + p[..., i]
+    u = jax.random.uniform(key, total.shape, total.dtype) * total
+    run = p[..., 0]
+    action = (run <= u).astype(jnp.int32)
+    for i in range(1, num_actions):
+        run = run + p[..., i]  # the same sums in the same order as ``total``
+        action = action + (run <= u).astype(jnp.int32)
+    # u < total, so the first action whose running sum passes u exists, unless rounding made
+    # u == total: then the last action with a nonzero probability
+    last = num_actions - 1 - jnp.argmax(p[..., ::-1] > 0, axis=-1)
+    action = jnp.minimum(action, last).astype(jnp.int32)
+    return action, jnp.take_along_axis(logp, action[..., None], axis=-1)[..., 0]
 
 
 def greedy_masked(logits: Array, mask: Array) -> Array:

@@ -86,31 +86,70 @@ def partner_step(
 ) -> SelfPlayStep:
     """One learner move in each of a batch of games against ``partner`` (leading axis B),
     followed by the partner's replies, auto-reset (fresh game, random colours) when the game
-    ended. Returns a :class:`SelfPlayStep` in the learner's frame (``sign`` = +1)."""
+    ended. Returns a :class:`SelfPlayStep` in the learner's frame (``sign`` = +1).
+
+    The replies and, where a game ended, the new game's opening by the partner are played in
+    ONE loop: a game that ends is replaced by its fresh game inside the loop, which goes on
+    while the partner is to move. Under ``vmap`` the loop runs as long as its longest game, so
+    a step costs one partner move for the block (two in the steps where some game ended on the
+    partner's reply and the partner opens the next one) instead of a reply plus an opening for
+    every game. Same keys, moves and results as a separate :func:`_fresh_partner_game` per game.
+    """
 
     keys = jax.random.split(key, actions.shape[0])
 
     def full(state, action, k):
         k_move, k_reset = jax.random.split(k)
+        # the fresh game exactly as _fresh_partner_game(env, partner, k_reset) builds it
+        k_init, k_coin, k_open = jax.random.split(k_reset, 3)
+        fresh = env.init(k_init)
+        fresh_learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
+
+        def finish(c, s):
+            """Record the end of the game ``s`` and switch to the fresh game where it ended."""
+            ended = ~c["done"] & (s.terminated | s.truncated)
+            c = dict(c)
+            c["done"] = c["done"] | ended
+            c["outcome"] = jnp.where(ended, s.rewards, c["outcome"])
+            c["length"] = jnp.where(ended, s.step_count, c["length"])
+            c["state"] = jax.tree_util.tree_map(lambda f, x: jnp.where(ended, f, x), fresh, s)
+            c["learner"] = jnp.where(ended, fresh_learner, c["learner"])
+            c["key"] = jnp.where(ended, k_open, c["key"])
+            return c
+
+        def cond(c):
+            s = c["state"]
+            return (s.current_player != c["learner"]) & ~(s.terminated | s.truncated)
+
+        def body(c):
+            s = c["state"]
+            k, k_act = jax.random.split(c["key"])
+            s = env.step(s, partner(k_act, s))
+            c = dict(c, key=k)
+            # the learner's rewards count while the learner's game lasts (not in the opening)
+            c["replies"] = jnp.where(
+                c["done"], c["replies"], c["replies"] + s.rewards[c["learner"]]
+            )
+            return finish(c, s)
+
         learner = state.current_player
         moved = env.step(state, action)
-        own = moved.rewards[learner]
-        after, replies = _play_partner(env, partner, moved, learner, k_move)
-        done = after.terminated | after.truncated
-        # the fresh game (and the partner's opening) is computed for every game, not only the
-        # ended ones: merging it into the reply loop was measured slower under vmap (the batched
-        # while_loop then runs extra iterations whenever any game of the block ends)
-        fresh = _fresh_partner_game(env, partner, k_reset)
-        nxt = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, after)
-        outcome = jnp.where(done, after.rewards, 0.0).astype(
-            jnp.float32
-        )  # the final step's rewards
+        carry = dict(
+            state=moved,
+            learner=learner,
+            key=k_move,
+            replies=jnp.float32(0.0),
+            done=jnp.bool_(False),
+            outcome=jnp.zeros_like(moved.rewards, jnp.float32),
+            length=jnp.int32(0),
+        )
+        out = jax.lax.while_loop(cond, body, finish(carry, moved))
         return (
-            nxt,
-            own + replies,
-            done,
-            outcome,
-            jnp.where(done, after.step_count, 0).astype(jnp.int32),
+            out["state"],
+            moved.rewards[learner] + out["replies"],
+            out["done"],
+            out["outcome"],
+            out["length"].astype(jnp.int32),
         )
 
     nxt, reward, done, outcome, length = jax.vmap(full)(states, actions, keys)

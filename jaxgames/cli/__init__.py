@@ -30,6 +30,8 @@ import threading
 import warnings
 from typing import Any, Iterator, Sequence
 
+from jaxgames.compile_cache import enable_compile_cache
+
 #: command modules of this package, in the order ``--help`` lists them (``play`` adds ``play``
 #: and ``replay``)
 COMMANDS = ("train", "eval", "rate", "play")
@@ -38,6 +40,12 @@ COMMANDS = ("train", "eval", "rate", "play")
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jaxgames", description="Board games in JAX and agents trained on device."
+    )
+    parser.add_argument(
+        "--no-compile-cache",
+        action="store_true",
+        help="do not use the persistent XLA compilation cache (default: on, under "
+        "~/.cache/jaxgames/xla; also JAXGAMES_COMPILE_CACHE=0)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -70,10 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if interrupted:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    args, extra = parser.parse_known_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # --no-compile-cache is a global flag, accepted after the command too
+    no_cache = "--no-compile-cache" in argv
+    args, extra = parser.parse_known_args([a for a in argv if a != "--no-compile-cache"])
     args.overrides = extra
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    enable_compile_cache(enabled=not no_cache)
     format_warning = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
     try:

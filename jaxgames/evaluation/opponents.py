@@ -62,12 +62,40 @@ def _leaf_value(env: Env, parent: GameState, child: GameState, ply: jax.Array, w
     return jnp.where(done, term, sign * h), done, sign
 
 
+def _visit_keys(key: jax.Array, n: int) -> jax.Array:
+    """uint32[n]: the random sort keys of the visiting order, which is increasing
+    ``(keys[a], a)``. That is how ``jax.random.permutation(key, n)`` orders ``0..n-1`` (one
+    stable sort by these bits for ``n <= 1625``; tested), so the searches visit moves exactly in
+    that permutation's order, but pick moves without sorting (a sort of 65 keys costs more on
+    CPU than stepping every child)."""
+    _, sub = jax.random.split(key)
+    return jax.random.bits(sub, (n,), jnp.uint32)
+
+
+def _visit_order(key: jax.Array, n: int) -> jax.Array:
+    """int32[n]: the actions in visiting order (``== jax.random.permutation(key, n)``), found
+    by counting instead of sorting: O(n**2) comparisons, cheaper than a sort for n ~ 100."""
+    keys = _visit_keys(key, n)
+    ids = jnp.arange(n, dtype=jnp.int32)
+    before = (keys[None, :] < keys[:, None]) | (
+        (keys[None, :] == keys[:, None]) & (ids[None, :] < ids[:, None])
+    )
+    rank = jnp.sum(before, axis=1, dtype=jnp.int32)  # rank[a]: actions visited before a
+    return jnp.sum(jnp.where(rank[None, :] == ids[:, None], ids[None, :], 0), axis=1)
+
+
 def _pick_first_best(key: jax.Array, values: jax.Array, mask: jax.Array) -> jax.Array:
     """Random tie-breaking shared by all searches: visit actions in a random order and return
-    the first one reaching the best value. values: float32[A], mask: bool[A] -> int32[]."""
-    order = jax.random.permutation(key, values.shape[-1])
-    v = jnp.where(mask, values, -jnp.inf)[order]
-    return order[jnp.argmax(v)].astype(jnp.int32)
+    the first one reaching the best value. values: float32[A], mask: bool[A] -> int32[].
+
+    Among the actions reaching the best value (``-inf`` for illegal ones), the first visited
+    is the one with the smallest ``(visit key, id)`` (:func:`_visit_keys`): two reductions
+    instead of a permutation."""
+    v = jnp.where(mask, values, -jnp.inf)
+    tie = v == jnp.max(v)
+    keys = _visit_keys(key, values.shape[-1])
+    first = jnp.min(jnp.where(tie, keys, jnp.uint32(0xFFFFFFFF)))
+    return jnp.argmax(tie & (keys == first)).astype(jnp.int32)
 
 
 def _negamax_full_width(env: Env, state: GameState, depth: int, ply: int, win_score: float):
@@ -99,92 +127,300 @@ def minimax_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy
     return policy
 
 
-def greedy_policy(env: Env, win_score: float = WIN_SCORE) -> Policy:
+#: legal moves the greedy player expands at once (a loop takes more while a game has more)
+GREEDY_CHUNK = 16
+#: games with at most this many actions expand every action at once in ``greedy`` (cheaper
+#: than listing the legal ones first: reversi 8x8 with 65 actions), more list the legal moves
+#: (animal shogi: 132 actions, ~3x faster); measured on CPU with experiments/benchmark_partners
+GREEDY_FULL_WIDTH_MAX = 80
+
+
+def _legal_leaf_values(env: Env, state: GameState, chunk: int, win_score: float) -> jax.Array:
+    """float32[A]: the leaf value of every legal child of ``state`` (``-inf`` elsewhere),
+    computing only the legal children, ``chunk`` at a time: the loop runs
+    ``ceil(legal moves / chunk)`` times (under ``vmap``: for the game with most moves)."""
+    num_actions = env.num_actions
+    ids = jnp.arange(num_actions, dtype=jnp.int32)
+    window = jnp.arange(chunk, dtype=jnp.int32)
+    legal = state.legal_action_mask
+    seen = jnp.cumsum(legal, dtype=jnp.int32)  # seen[a]: legal actions <= a
+    one = jnp.int32(1)
+
+    def body(c):
+        j, values = c
+        # slot w holds the (j * chunk + w)-th legal action (0-based), if there is one
+        hit = legal[None, :] & (seen[None, :] == j * chunk + window[:, None] + 1)
+        actions = jnp.sum(jnp.where(hit, ids[None, :], 0), axis=1)
+        children = jax.vmap(env.step, in_axes=(None, 0))(state, actions)
+        v = jax.vmap(lambda ch: _leaf_value(env, state, ch, one, win_score)[0])(children)
+        found = jnp.max(jnp.where(hit, v[:, None], -jnp.inf), axis=0)
+        return j + 1, jnp.where(jnp.any(hit, axis=0), found, values)
+
+    init = (jnp.int32(0), jnp.full(num_actions, -jnp.inf, jnp.float32))
+    # the first chunk outside the loop: under vmap a loop that is not entered costs nothing
+    init = body(init)
+    _, values = jax.lax.while_loop(lambda c: c[0] * chunk < seen[-1], body, init)
+    return values
+
+
+def greedy_policy(
+    env: Env,
+    win_score: float = WIN_SCORE,
+    chunk: int = GREEDY_CHUNK,
+    full_width: bool | None = None,
+) -> Policy:
     """One ply: take a winning move, else the move maximising ``-env.heuristic(child)``;
-    random among equals. (Tic-tac-toe: win if possible, else block, else random.)"""
-    return minimax_policy(env, 1, win_score)
+    random among equals. (Tic-tac-toe: win if possible, else block, else random.)
+
+    The moves of ``minimax:1`` for the same key. ``full_width`` steps every action at once
+    (``vmap``); otherwise only the legal children are stepped, ``chunk`` at a time
+    (:func:`_legal_leaf_values`). ``None`` picks full width for games with at most
+    :data:`GREEDY_FULL_WIDTH_MAX` actions."""
+    if full_width is None:
+        full_width = env.num_actions <= GREEDY_FULL_WIDTH_MAX
+    chunk = max(1, min(int(chunk), env.num_actions))
+
+    def policy(key: jax.Array, state: GameState) -> jax.Array:
+        if full_width:
+            values = _negamax_full_width(env, state, 1, 0, win_score)
+        else:
+            values = _legal_leaf_values(env, state, chunk, win_score)
+        return _pick_first_best(key, values, state.legal_action_mask)
+
+    return policy
 
 
 # ------------------------------------------------------------------ alpha-beta
-def alphabeta_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy:
+#: leaves an alpha-beta iteration scores at once (children of a node at the last ply), by
+#: game: more leaves mean fewer loop iterations but more children stepped in vain (past a
+#: cut-off or the last move), so the best number grows as the game's step gets cheaper
+#: relative to the loop's own cost. Measured on CPU, alphabeta:2 on the positions met as a
+#: training partner: reversi 8x8 8 (5x faster than one child per iteration), animal shogi 2
+#: (2.4x; 4 and 8 are slower there)
+ALPHABETA_LEAVES = {"reversi": 8, "tic_tac_toe": 4}
+ALPHABETA_DEFAULT_LEAVES = 2
+
+
+def _pack_bits(mask: jax.Array) -> jax.Array:
+    """bool[A] -> uint32[ceil(A / 32)]: bit ``b % 32`` of word ``b // 32`` is ``mask[b]``."""
+    n = mask.shape[-1]
+    words = -(-n // 32)
+    bits = jnp.pad(mask, (0, 32 * words - n)).reshape(words, 32).astype(jnp.uint32)
+    return jnp.sum(bits << jnp.arange(32, dtype=jnp.uint32), axis=-1, dtype=jnp.uint32)
+
+
+def _pop_lowest(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """The lowest set bit of a multi-word bit set: (its position int32[] (``32 * W`` if none),
+    the words without it, found bool[]). A few elementwise operations per word, no reduction
+    over the actions: the cheap way for a search loop to take its next move."""
+    pos = jnp.int32(32 * words.shape[-1])
+    found = jnp.bool_(False)
+    out = []
+    for w in range(words.shape[-1]):
+        x = words[w]
+        take = ~found & (x != 0)
+        low = jax.lax.population_count((x & (~x + jnp.uint32(1))) - jnp.uint32(1))
+        pos = jnp.where(take, 32 * w + low.astype(jnp.int32), pos)
+        out.append(jnp.where(take, x & (x - jnp.uint32(1)), x))
+        found = found | take
+    return pos, jnp.stack(out), found
+
+
+def alphabeta_policy(
+    env: Env, depth: int, win_score: float = WIN_SCORE, leaves: int | None = None
+) -> Policy:
     """Depth-``depth`` negamax with alpha-beta pruning (fail-soft), random root move order.
 
-    A depth-first search with an explicit stack of ``depth`` states inside one
-    ``lax.while_loop``; each iteration plays one ``env.step`` (expand the next legal move of
-    the node on top of the stack, score it as a leaf or push it) or pops a finished node.
-    Under ``vmap`` the loop runs until the slowest game of the batch has finished its search.
-    Inner nodes visit moves in action-id order (no move ordering heuristic).
+    A depth-first search with an explicit stack of states inside one ``lax.while_loop``.
+    Under ``vmap`` the loop runs until the slowest game of the batch has finished its search,
+    so each iteration does as much of the search as one pass can:
+
+    * a node at a ply ``< depth - 1`` expands its next move: a finished child is scored as a
+      leaf, another is pushed; a child at ply ``depth - 1`` (a *leaf parent*: all its children
+      are leaves) also scores its first ``leaves`` moves in the same iteration and, if that
+      settles it (no move left, or a cut-off), is popped into its parent at once;
+    * a leaf parent on top of the stack scores its next ``leaves + 1`` moves (popped when
+      settled);
+    * a node with no move left (or cut off) is popped into its parent.
+
+    ``leaves=None`` takes the game's number from :data:`ALPHABETA_LEAVES`. Scoring a few leaves
+    past a cut-off changes no decision: a fail-soft value
+    over more children is still a correct bound, so the root picks, as ``minimax:D`` does, the
+    first move of its random visiting order with the best exact value (tested). The moves a
+    node has left are a bit set (:func:`_pop_lowest` takes the next one), children are stepped
+    with :meth:`Env.step_legal`, and states are chosen by masks (no gather or scatter of whole
+    states). Inner nodes visit moves in action-id order (no move ordering heuristic).
     """
     _check_depth(depth)
     num_actions = env.num_actions
-    positions = jnp.arange(num_actions, dtype=jnp.int32)
+    if leaves is None:
+        leaves = ALPHABETA_LEAVES.get(env.name, ALPHABETA_DEFAULT_LEAVES)
+    n_leaves = max(1, min(int(leaves), num_actions))
+    last = depth - 1  # ply of the leaf parents
+    plies = jnp.arange(depth, dtype=jnp.int32)
     neg_inf = jnp.float32(-jnp.inf)
+    leaf_ply = jnp.int32(depth)
+
+    def next_leaves(words):
+        """The next ``n_leaves`` moves of a bit set: (positions int32[L], valid bool[L],
+        the words left, more bool[]: moves remain after them)."""
+        pos, valid = [], []
+        for _ in range(n_leaves):
+            i, words, found = _pop_lowest(words)
+            pos.append(jnp.minimum(i, num_actions - 1))
+            valid.append(found)
+        return jnp.stack(pos), jnp.stack(valid), words, jnp.any(words != 0)
+
+    def first_legal(root_order, root_bits):
+        """The first legal move in visiting order (the first action if none is legal)."""
+        first, _, found = _pop_lowest(root_bits)
+        return root_order[jnp.where(found, first, 0)]
+
+    def score_leaves(parent, acts, valid):
+        children = jax.vmap(env.step_legal, in_axes=(None, 0))(parent, acts)
+        v = jax.vmap(lambda ch: _leaf_value(env, parent, ch, leaf_ply, win_score)[0])(children)
+        return jnp.where(valid, v, neg_inf)
+
+    def root_only(state, root_order, root_bits):
+        """depth 1: the root is the leaf parent; ``leaves`` moves per iteration."""
+
+        def body(c):
+            pos, valid, words, more = next_leaves(c["moves"])
+            acts = root_order[pos]
+            v = score_leaves(state, acts, valid)
+            j = jnp.argmax(v)  # the first best in visiting order
+            return dict(
+                moves=words,
+                best=jnp.maximum(c["best"], v[j]),
+                best_action=jnp.where(v[j] > c["best"], acts[j], c["best_action"]),
+                done=~more,
+            )
+
+        carry = dict(
+            moves=root_bits,
+            best=neg_inf,
+            best_action=first_legal(root_order, root_bits),
+            done=jnp.bool_(False),
+        )
+        return jax.lax.while_loop(lambda c: ~c["done"], body, carry)["best_action"]
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:
-        root_order = jax.random.permutation(key, num_actions).astype(jnp.int32)
-        stack = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (depth,) + x.shape), state)
-        first = root_order[jnp.argmax(state.legal_action_mask[root_order])]
+        root_order = _visit_order(key, num_actions)
+        # the root's moves by position in its visiting order
+        root_bits = _pack_bits(state.legal_action_mask[root_order])
+        if depth == 1:
+            return root_only(state, root_order, root_bits)
+        slots = jnp.arange(1, depth, dtype=jnp.int32)  # stack slot k holds the node at ply k+1
+
+        def node_at(stack, p):
+            def pick(root, column):
+                for k in range(depth - 1):
+                    root = jnp.where(p == k + 1, column[k], root)
+                return root
+
+            return jax.tree_util.tree_map(pick, state, stack)
+
+        def at(x, p):  # x[p] for a per-ply array (rows for 2-d)
+            hit = (plies == p).reshape((-1,) + (1,) * (x.ndim - 1))
+            return jnp.sum(jnp.where(hit, x, jnp.zeros((), x.dtype)), axis=0, dtype=x.dtype)
+
+        def body(c):
+            p = c["p"]
+            at_root, is_lp = p == 0, p == last
+            node = node_at(c["stack"], p)
+            best_p, alpha_p, beta_p = at(c["best"], p), at(c["alpha"], p), at(c["beta"], p)
+            moves_p = at(c["moves"], p)
+            # (a) the next move of a node below the last ply
+            i, moves_left, found = _pop_lowest(moves_p)
+            has_move = ~is_lp & found & (best_p < beta_p)
+            i = jnp.minimum(i, num_actions - 1)
+            a = jnp.where(at_root, root_order[i], i)
+            child = env.step_legal(node, a)
+            child_moves = _pack_bits(child.legal_action_mask)
+            leaf, ended, sign = _leaf_value(env, node, child, p + 1, win_score)
+            score = has_move & ended
+            push = has_move & ~ended
+            to_lp = push & (p + 1 == last)
+            pop_node = ~is_lp & ~has_move
+            lo, hi = alpha_p, beta_p
+            c_alpha, c_beta = jnp.where(sign > 0, lo, -hi), jnp.where(sign > 0, hi, -lo)
+            # (b) leaves of a leaf parent: the one on top (then the move of (a) was its first
+            # leaf), or the child just pushed
+            lp = jax.tree_util.tree_map(lambda n, ch: jnp.where(is_lp, n, ch), node, child)
+            lp_on = is_lp | to_lp
+            acts, valid, lp_moves, more = next_leaves(jnp.where(is_lp, moves_left, child_moves))
+            vmax = jnp.maximum(
+                jnp.max(score_leaves(lp, acts, valid & lp_on)),
+                jnp.where(is_lp & found, leaf, neg_inf),
+            )
+            lp_best = jnp.maximum(jnp.where(is_lp, best_p, neg_inf), vmax)
+            lp_alpha = jnp.maximum(jnp.where(is_lp, alpha_p, c_alpha), vmax)
+            lp_beta = jnp.where(is_lp, beta_p, c_beta)
+            lp_sign = jnp.where(is_lp, at(c["sign"], last), sign)
+            lp_done = lp_on & ~(more & (lp_best < lp_beta))
+            # (c) at most one value folds into a ply below the last: a scored child into p, or
+            # a finished node (the node itself, or the settled leaf parent) into its parent
+            pop = (pop_node & ~at_root) | lp_done
+            f_on = score | pop
+            f_ply = jnp.where(score, p, jnp.where(lp_done, last - 1, p - 1))
+            f_v = jnp.where(
+                score, leaf, jnp.where(lp_done, lp_sign * lp_best, at(c["sign"], p) * best_p)
+            )
+            f_act = jnp.where(score | to_lp, a, at(c["act"], f_ply))
+            at_f = f_on & (plies == f_ply)
+            improved = f_on & (f_ply == 0) & (f_v > c["best"][0])
+            # (d) the node entered at ply p + 1 (a push that did not settle), or the leaf
+            # parent that stays on top
+            enter = push & ~(to_lp & lp_done)
+            stay = is_lp & ~lp_done
+            at_q = enter & (plies == p + 1)
+            at_lp = (stay | (enter & to_lp)) & (plies == last)
+            best = jnp.where(at_f, jnp.maximum(c["best"], f_v), c["best"])
+            alpha = jnp.where(at_f, jnp.maximum(c["alpha"], f_v), c["alpha"])
+            moves = jnp.where(
+                at_lp[:, None],
+                lp_moves,
+                jnp.where(
+                    at_q[:, None],
+                    child_moves,
+                    jnp.where((has_move & (plies == p))[:, None], moves_left, c["moves"]),
+                ),
+            )
+            enter_slot = enter & (slots == p + 1)
+            return dict(
+                stack=jax.tree_util.tree_map(
+                    lambda s, x: jnp.where(enter_slot.reshape((-1,) + (1,) * x.ndim), x, s),
+                    c["stack"],
+                    child,
+                ),
+                p=jnp.where(enter, p + 1, jnp.where(pop_node | (is_lp & lp_done), p - 1, p)),
+                moves=moves,
+                act=jnp.where(push & (plies == p), a, c["act"]),
+                best=jnp.where(at_lp, lp_best, jnp.where(at_q, neg_inf, best)),
+                alpha=jnp.where(at_lp, lp_alpha, jnp.where(at_q, c_alpha, alpha)),
+                beta=jnp.where(at_q, c_beta, c["beta"]),
+                sign=jnp.where(at_q, sign, c["sign"]),
+                best_action=jnp.where(improved, f_act, c["best_action"]),
+                done=pop_node & at_root,
+            )
+
         carry = dict(
-            stack=stack,
+            stack=jax.tree_util.tree_map(
+                lambda x: jnp.broadcast_to(x, (depth - 1,) + x.shape), state
+            ),
             p=jnp.int32(0),  # ply of the node on top of the stack
-            next_i=jnp.zeros(depth, jnp.int32),  # next move position to try, per ply
+            # moves not yet searched, per ply (a bit set: positions in the root's visiting
+            # order at ply 0, action ids below)
+            moves=jnp.zeros((depth,) + root_bits.shape, jnp.uint32).at[0].set(root_bits),
             act=jnp.zeros(depth, jnp.int32),  # move being searched below, per ply
             best=jnp.full(depth, neg_inf),
             alpha=jnp.full(depth, neg_inf),
             beta=jnp.full(depth, jnp.inf, jnp.float32),
             sign=jnp.ones(depth, jnp.float32),  # mover(p) == mover(p-1) ? +1 : -1
-            best_action=first.astype(jnp.int32),
+            best_action=first_legal(root_order, root_bits),
             done=jnp.bool_(False),
         )
-
-        def update(c, q, v, a):
-            """Fold value ``v`` of move ``a`` into node ``q``."""
-            improved = v > c["best"][q]
-            c["best_action"] = jnp.where((q == 0) & improved, a, c["best_action"])
-            c["best"] = c["best"].at[q].max(v)
-            c["alpha"] = c["alpha"].at[q].max(v)
-            return c
-
-        def body(c):
-            p = c["p"]
-            node = jax.tree_util.tree_map(lambda x: x[p], c["stack"])
-            order = jnp.where(p == 0, root_order, positions)
-            cand = node.legal_action_mask[order] & (positions >= c["next_i"][p])
-            has_move = jnp.any(cand) & (c["best"][p] < c["beta"][p])
-            i = jnp.argmax(cand).astype(jnp.int32)
-            a = order[i]
-            child = env.step(node, a)
-            leaf, done, sign = _leaf_value(env, node, child, p + 1, win_score)
-            is_leaf = done | (p + 1 >= depth)
-
-            # (1) score a leaf move
-            c1 = update(dict(c), p, leaf, a)
-            c1["next_i"] = c["next_i"].at[p].set(i + 1)
-            # (2) push the child
-            q = jnp.minimum(p + 1, depth - 1)
-            c2 = dict(c)
-            c2["stack"] = jax.tree_util.tree_map(lambda s, x: s.at[q].set(x), c["stack"], child)
-            c2["next_i"] = c["next_i"].at[p].set(i + 1).at[q].set(0)
-            c2["act"] = c["act"].at[p].set(a)
-            c2["best"] = c["best"].at[q].set(neg_inf)
-            lo, hi = c["alpha"][p], c["beta"][p]
-            c2["alpha"] = c["alpha"].at[q].set(jnp.where(sign > 0, lo, -hi))
-            c2["beta"] = c["beta"].at[q].set(jnp.where(sign > 0, hi, -lo))
-            c2["sign"] = c["sign"].at[q].set(sign)
-            c2["p"] = q
-            # (3) node finished: pop and fold its value into the parent
-            r = jnp.maximum(p - 1, 0)
-            c3 = update(dict(c), r, c["sign"][p] * c["best"][p], c["act"][r])
-            c3["p"] = r
-            c3["done"] = p == 0
-
-            def choose(x1, x2, x3):
-                return jnp.where(has_move, jnp.where(is_leaf, x1, x2), x3)
-
-            return jax.tree_util.tree_map(choose, c1, c2, c3)
-
-        out = jax.lax.while_loop(lambda c: ~c["done"], body, carry)
-        return out["best_action"]
+        return jax.lax.while_loop(lambda c: ~c["done"], body, carry)["best_action"]
 
     return policy
 
