@@ -36,8 +36,6 @@ import hashlib
 import os
 import platform
 
-import jax
-
 ENV_VAR = "JAXGAMES_COMPILE_CACHE"
 _OFF = {"0", "off", "false", "no"}
 _ON = {"", "1", "on", "true", "yes"}
@@ -74,6 +72,8 @@ def enable_compile_cache(path: str | None = None, enabled: bool = True) -> str |
     Call it before the first compilation. A cache directory already configured through JAX
     (``JAX_COMPILATION_CACHE_DIR`` or ``jax.config``) is kept and returned.
     """
+    import jax  # here, not at module level: the CLI imports this module before JAX (startup)
+
     setting = os.environ.get(ENV_VAR, "").strip()
     if not enabled or setting.lower() in _OFF:
         jax.config.update("jax_enable_compilation_cache", False)
