@@ -185,8 +185,9 @@ def export_agent(
                 f"export folder {out_dir!r} holds something other than an exported agent; "
                 "refusing to replace it"
             )
-    if is_exported(run_dir):
-        training = read_card(run_dir).get("training", {})
+    if is_exported(run_dir):  # its training facts travel with its card, if it has one
+        has_card = os.path.exists(os.path.join(run_dir, CARD_FILE))
+        training = read_card(run_dir).get("training", {}) if has_card else {}
     else:
         training = training_facts(run_dir, loaded.chunk)
     os.makedirs(out_dir, exist_ok=True)
