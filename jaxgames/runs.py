@@ -3,21 +3,31 @@
     name, config = read_run_config("runs/ttt-ppo")     # ("ppo", PPOConfig(...))
     policy = load_policy("runs/ttt-ppo")               # greedy, legal moves only, vmap/jit
     loaded = load_agent("runs/ttt-ppo")                # network, params, env, config, chunk
+    save_params(loaded.params, "shared/ttt")           # + config.json: an exported agent
 
 ``runs/<name>/config.json`` holds ``{"algorithm": ..., "config": {...}, "created": ...}``,
 written once when the run starts (see :mod:`jaxgames.training.driver` for the rest of the
 layout). Loading an agent reads only its own run: training partners are not resolved (the
 algorithm is built with stand-ins, which give the train state the same structure).
+
+**Exported agents** (``jaxgames export``, the packaged agents of :mod:`jaxgames.pretrained`)
+are folders with the run's ``config.json``, the acting network's parameters alone in
+``params.msgpack`` (``flax.serialization.to_bytes``: portable, no orbax, no optimiser state)
+and a model card (``card.json``, ``card.md``; its ``training.chunk`` is the checkpoint the
+parameters came from). Every loader here takes such a folder wherever it takes a run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from typing import Any
 
 import jax
+import numpy as np
+from flax import serialization
 
 from jaxgames.agents.common import Agent, Policy
 from jaxgames.agents.registry import algorithm_module
@@ -26,6 +36,10 @@ from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.lock import LOCK_FILE
 
 CONFIG_FILE = "config.json"
+#: an exported agent's parameters (flax msgpack); its model card (JSON and Markdown)
+PARAMS_FILE = "params.msgpack"
+CARD_FILE = "card.json"
+CARD_MD_FILE = "card.md"
 
 
 class RunNotFoundError(FileNotFoundError, ValueError):
@@ -160,23 +174,82 @@ class LoadedAgent:
         return self.agent.policy(self.params, greedy)
 
 
+def is_exported(path: str) -> bool:
+    """``path`` is an exported agent's folder (it holds ``params.msgpack``)."""
+    return os.path.isfile(os.path.join(path, PARAMS_FILE))
+
+
+def save_params(params: Any, out_dir: str) -> str:
+    """Write ``params`` (a pytree of arrays) to ``out_dir/params.msgpack``; returns the SHA-256
+    of the bytes written."""
+    data = serialization.to_bytes(jax.device_get(params))
+    with open(os.path.join(out_dir, PARAMS_FILE), "wb") as f:
+        f.write(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _restore_params(path: str, template: Any) -> Any:
+    """The parameters in ``path``, checked leaf by leaf against ``template``'s tree structure,
+    shapes and dtypes (a file of another network is a ``ValueError`` naming the difference)."""
+    try:
+        with open(path, "rb") as f:
+            raw = serialization.msgpack_restore(f.read())
+        params = serialization.from_state_dict(template, raw)
+    except OSError as e:
+        raise ValueError(f"{path} cannot be read ({e.strerror or e})") from None
+    except Exception as e:  # msgpack / flax: a damaged file or another network's parameters
+        raise ValueError(f"{path} does not hold this agent's parameters ({_short(e)})") from None
+    got, want = jax.tree_util.tree_flatten_with_path(params)[0], jax.tree_util.tree_leaves(template)
+    stored = len(jax.tree_util.tree_leaves(raw))
+    if stored != len(want):  # from_state_dict ignores entries the template lacks
+        raise ValueError(f"{path} holds {stored} arrays where the network has {len(want)}")
+    for (where, x), t in zip(got, want):
+        if not isinstance(x, np.ndarray) or (x.shape, x.dtype) != (t.shape, t.dtype):
+            found = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else type(x).__name__
+            raise ValueError(
+                f"{path} does not fit the network of its config.json: "
+                f"{jax.tree_util.keystr(where)} is {found}, expected {t.dtype}{list(t.shape)}"
+            )
+    return jax.device_put(params)
+
+
+def _short(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".splitlines()[0]
+    return text if len(text) <= 160 else text[:160] + "..."
+
+
+def _exported_chunk(folder: str) -> int:
+    """``training.chunk`` of an exported agent's card (0 if it has no readable card)."""
+    try:
+        with open(os.path.join(folder, CARD_FILE), encoding="utf-8") as f:
+            chunk = json.load(f)["training"]["chunk"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    return chunk if isinstance(chunk, int) else 0
+
+
 def load_agent(run_dir: str) -> LoadedAgent:
     """Read the newest readable checkpoint of the run in ``run_dir`` (and nothing else: its
-    training partners are not loaded).
+    training partners are not loaded), or the parameters of an exported agent's folder.
 
     All errors are ``ValueError`` subclasses with a message naming the problem:
     :class:`RunNotFoundError` (also a ``FileNotFoundError``) for a missing run directory or
-    ``config.json``, ``ValueError`` for a corrupt ``config.json``,
+    ``config.json``, ``ValueError`` for a corrupt ``config.json`` or ``params.msgpack``,
     :class:`~jaxgames.training.checkpoint.CheckpointError` if the run has no usable checkpoint.
     """
     name, config = read_run_config(run_dir)
     algo = algorithm_module(name).make_algorithm(config)  # stand-in partners: see module doc
+    key = jax.random.PRNGKey(config.seed)
+    if is_exported(run_dir):
+        template = jax.eval_shape(lambda k: algo.params(algo.init(k)), key)
+        params = _restore_params(os.path.join(run_dir, PARAMS_FILE), template)
+        return LoadedAgent(algo.agent, params, algo.env, config, name, _exported_chunk(run_dir))
     ckpt_dir = os.path.join(run_dir, "checkpoints")
     if not os.path.isdir(ckpt_dir):
         raise CheckpointError(f"run {run_dir!r} has no checkpoints yet (no {ckpt_dir})")
     store = CheckpointStore(ckpt_dir, keep=config.keep_checkpoints)
     try:
-        template = jax.eval_shape(algo.init, jax.random.PRNGKey(config.seed))
+        template = jax.eval_shape(algo.init, key)
         restored = store.restore_latest(template)
     finally:
         store.close()
@@ -187,7 +260,8 @@ def load_agent(run_dir: str) -> LoadedAgent:
 
 
 def load_policy(run_dir: str, greedy: bool = True) -> Policy:
-    """``policy(key, state) -> int32[] action`` of the run in ``run_dir`` (newest checkpoint).
+    """``policy(key, state) -> int32[] action`` of the run in ``run_dir`` (newest checkpoint)
+    or of an exported agent's folder.
 
     Works on one state and under ``jax.vmap``/``jit``; only legal moves. ``greedy=False``
     samples from the masked policy. ``policy.value(state)`` is the value estimate (float32[],

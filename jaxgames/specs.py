@@ -10,12 +10,14 @@
                         E (default 10) or fewer squares are empty
     uct:N               pure Monte Carlo tree search: N simulations (UCB1, random rollouts)
     perfect             tic-tac-toe only: optimal play from value iteration
-    <run directory>     a trained agent (its newest checkpoint, greedy)
+    <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
+    pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
 
     parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)) -- syntax only, pure
     check_spec("runs/r6", env)            # normalised text; reads only the run's config.json
     make_opponent("mcts:16:runs/r6", env) # policy(key, state) -> int32[] action
+    make_opponent("pretrained:reversi8", env)
 
 Errors are one-line ``ValueError`` messages naming the spec and listing the valid forms.
 Sizes are bounded by what a 2-core CPU can search in reasonable time; the bound is named in
@@ -35,6 +37,7 @@ from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.opponents import Policy
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy
 from jaxgames.evaluation.uct import uct_policy
+from jaxgames.pretrained import load_pretrained, pretrained_dir
 from jaxgames.runs import load_agent, run_env
 
 VALID_SPECS = (
@@ -46,7 +49,8 @@ VALID_SPECS = (
     "uct:N",
     "perfect",
     "<run directory>",
-    "mcts:N:<run directory>",
+    "pretrained:<name>",
+    "mcts:N:<run directory or pretrained:name>",
 )
 
 
@@ -79,17 +83,21 @@ MAX_MINIMAX_LEAVES = 2_000_000
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
-    """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``) or ``"mcts"`` (``args``
-    = (simulations,), ``inner`` = the guiding agent's spec). ``str(spec)`` is the normal form."""
+    """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
+    agent's folder), ``"pretrained"`` (``name``: a shipped agent) or ``"mcts"`` (``args`` =
+    (simulations,), ``inner`` = the guiding agent's spec). ``str(spec)`` is the normal form."""
 
     kind: str
     args: tuple[int, ...] = ()
     path: str | None = None
     inner: Spec | None = None
+    name: str | None = None
 
     def __str__(self) -> str:
         if self.kind == "run":
             return str(self.path)
+        if self.kind == "pretrained":
+            return f"pretrained:{self.name}"
         parts = [self.kind, *map(str, self.args)] + ([str(self.inner)] if self.inner else [])
         return ":".join(parts)
 
@@ -114,7 +122,8 @@ def _int_arg(text: str, name: str, what: str, value: str, maximum: int) -> int:
 def parse_spec(text: str) -> Spec:
     """The :class:`Spec` of ``text`` (syntax only: no file is read, no game is known).
 
-    A string that is not a built-in name or ``mcts:...`` is taken as a run directory path.
+    A string that is not a built-in name, ``pretrained:...`` or ``mcts:...`` is taken as a run
+    directory path. Whether a ``pretrained:<name>`` is shipped is checked by :func:`check_spec`.
     """
     if not isinstance(text, str):
         raise ValueError(f"an opponent spec must be a string, got {type(text).__name__}")
@@ -124,17 +133,25 @@ def parse_spec(text: str) -> Spec:
     name, _, rest = text.partition(":")
     if name == "mcts":
         sims, _, inner = rest.partition(":")
-        usage = "use 'mcts:N:<run directory>' with N >= 1 simulations, e.g. 'mcts:16:runs/r6'"
+        usage = (
+            "use 'mcts:N:<run directory>' or 'mcts:N:pretrained:<name>' with N >= 1 "
+            "simulations, e.g. 'mcts:16:runs/r6'"
+        )
         if not inner or not sims.isascii() or not sims.isdigit() or int(sims) < 1:
             raise _bad(text, usage)
         n = _int_arg(text, "mcts", "number of simulations", sims, MAX_SIMULATIONS)
         guide = parse_spec(inner)
-        if guide.kind != "run":
+        if guide.kind not in ("run", "pretrained"):
             raise _bad(
                 text,
-                f"the search needs a trained agent's run directory to guide it, not {inner!r}",
+                "the search needs a trained agent's run directory to guide it (or "
+                f"pretrained:<name>), not {inner!r}",
             )
         return Spec("mcts", (n,), inner=guide)
+    if name == "pretrained":
+        if not rest.strip():
+            raise _bad(text, "use 'pretrained:<name>', e.g. 'pretrained:tic_tac_toe'")
+        return Spec("pretrained", name=rest.strip())
     if name in _BUILTINS:
         b = _BUILTINS[name]
         values = rest.split(":") if rest else []
@@ -150,9 +167,15 @@ def parse_spec(text: str) -> Spec:
 
 
 def agent_run(text: str) -> str | None:
-    """The run directory of a trained-agent spec (``<run>`` or ``mcts:N:<run>``), else None."""
+    """The folder of a trained-agent spec (``<run>``, ``pretrained:<name>`` or ``mcts:N:`` of
+    either), else None; ``ValueError`` for a pretrained name that is not shipped."""
     spec = parse_spec(text)
-    spec = spec.inner if spec.kind == "mcts" else spec
+    return _agent_dir(spec.inner if spec.kind == "mcts" else spec)
+
+
+def _agent_dir(spec: Spec) -> str | None:
+    if spec.kind == "pretrained":
+        return pretrained_dir(spec.name)
     return spec.path if spec.kind == "run" else None
 
 
@@ -171,15 +194,16 @@ def check_spec(text: str, env: Env) -> str:
 def _check_for_game(spec: Spec, env: Env) -> None:
     if spec.kind == "mcts":
         _check_for_game(spec.inner, env)
+    elif spec.kind == "pretrained":
+        # ValueError listing the shipped agents for an unknown name
+        _check_agent_game(f"pretrained agent {spec.name!r}", pretrained_dir(spec.name), env)
     elif spec.kind == "run":
         if not os.path.isdir(spec.path):
             raise ValueError(
                 f"unknown opponent spec {spec.path!r} (not a run directory either); "
                 f"valid: {', '.join(VALID_SPECS)}"
             )
-        trained_on = run_env(spec.path)  # RunNotFoundError / ValueError name the problem
-        if (trained_on.name, trained_on.config) != (env.name, env.config):
-            raise ValueError(f"run {spec.path!r} was trained on {trained_on!r}, not on {env!r}")
+        _check_agent_game(f"run {spec.path!r}", spec.path, env)
     else:
         games = _BUILTINS[spec.kind].games
         if games is not None and env.name not in games:
@@ -197,6 +221,12 @@ def _check_for_game(spec: Spec, env: Env) -> None:
                 f"{env.num_actions}**{spec.args[0]} leaves at once (at most "
                 f"{MAX_MINIMAX_LEAVES:,}); use alphabeta:{spec.args[0]}"
             )
+
+
+def _check_agent_game(what: str, folder: str, env: Env) -> None:
+    trained_on = run_env(folder)  # RunNotFoundError / ValueError name the problem
+    if (trained_on.name, trained_on.config) != (env.name, env.config):
+        raise ValueError(f"{what} was trained on {trained_on!r}, not on {env!r}")
 
 
 # built-in players are made once per (spec, game): the same spec gives the same function
@@ -228,15 +258,22 @@ def make_opponent(text: str, env: Env) -> Policy:
     checkpoint."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
-    if spec.kind == "run":
-        return load_agent(spec.path).policy()
+    if spec.kind in ("run", "pretrained"):
+        return _agent_policy(spec)
     if spec.kind == "mcts":
-        guide = load_agent(spec.inner.path).policy()
-        return SearchPolicy(env, guide, num_simulations=spec.args[0])
+        return SearchPolicy(env, _agent_policy(spec.inner), num_simulations=spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))
     if key not in _BUILT:
         _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
     return _BUILT[key]
+
+
+def _agent_policy(spec: Spec) -> Policy:
+    """A trained agent's greedy policy: a run is read afresh (it may have moved on), a shipped
+    agent once per process (:func:`~jaxgames.pretrained.load_pretrained`)."""
+    if spec.kind == "pretrained":
+        return load_pretrained(spec.name)
+    return load_agent(spec.path).policy()
 
 
 def make_partners(partners: Mapping[str, float], env: Env) -> dict[str, Policy]:

@@ -108,6 +108,11 @@ def test_layers_point_down():
         assert graph[module] <= low | games, (module, graph[module] - low - games)
     for module in ("jaxgames.training.config", "jaxgames.evaluation.opponents"):
         assert not graph[module] & {"jaxgames.runs", "jaxgames.specs"}, module
+    # shipped agents sit between the run directories and the specs that name them
+    assert "jaxgames.runs" in graph["jaxgames.pretrained"]
+    assert not graph["jaxgames.runs"] & {"jaxgames.pretrained", "jaxgames.specs"}
+    assert not {m for m in graph["jaxgames.pretrained"] if m.startswith("jaxgames.cli")}
+    assert "jaxgames.specs" not in graph["jaxgames.pretrained"]
 
 
 def test_no_private_names_across_modules():

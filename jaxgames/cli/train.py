@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from jaxgames import distributed
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
@@ -37,16 +38,22 @@ def check_run_name(name: str) -> str:
     return name
 
 
-def _train(args: argparse.Namespace) -> int:
-    if args.distributed:
-        distributed.initialize()
+def train_config(args: argparse.Namespace) -> Any:
+    """The config of a parsed ``train`` command line (preset, then every override)."""
     module = algorithm_module(args.algorithm)
-    game_options = options.game_options(args)
     overrides = parse_overrides(args.overrides)
     for name in ("seed", "total_steps"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
-    config = module.default_config(args.game, game_options, quick=args.quick).override(overrides)
+    game_options = options.game_options(args)
+    return module.default_config(args.game, game_options, quick=args.quick).override(overrides)
+
+
+def _train(args: argparse.Namespace) -> int:
+    if args.distributed:
+        distributed.initialize()
+    game_options = options.game_options(args)
+    config = train_config(args)
     if args.run_name is None:
         name = default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
     else:

@@ -1,0 +1,181 @@
+"""Rebuild the pretrained agents shipped in ``jaxgames/pretrained/`` and their model cards.
+
+    python experiments/refresh_pretrained.py --run reversi8=runs/ppo_reversi8 --run ...
+    python experiments/refresh_pretrained.py --measure-only tic_tac_toe reversi8
+    python experiments/refresh_pretrained.py --measure-only     # every shipped agent
+
+``--run NAME=RUN_DIR`` exports the run's newest checkpoint to ``jaxgames/pretrained/NAME/``
+(``jaxgames export``: config.json, params.msgpack, card skeleton with the training command,
+env steps and wall clock read from the run) and then measures it; ``--measure-only`` measures
+agents already shipped. The measurements rewrite the card (``card.json`` and ``card.md``):
+
+- against random, ``--games-per-colour`` games as each colour with ``--seed``: exactly the
+  games of ``jaxgames eval --a pretrained:NAME --b random --games 2N --seed S`` (and of
+  ``tests/test_pretrained.py``, which checks that the card's numbers are reproduced);
+- where the game has a ladder, the rating of ``jaxgames rate pretrained:NAME --seed S`` (run
+  through that command: Elo with its 95% interval, W/D/L per rung and colour; the agent's
+  training partners are not played).
+
+Run it on the machine that trained the agents: the card's wall clock is the run's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:  # `python experiments/refresh_pretrained.py` imports the checkout
+    sys.path.insert(0, ROOT)
+
+from jaxgames import cli  # noqa: E402
+from jaxgames.evaluation.rating import game_key, ladder_path, machine_description  # noqa: E402
+from jaxgames.pretrained import (  # noqa: E402
+    PRETRAINED_DIR,
+    VS_RANDOM_GAMES,
+    VS_RANDOM_SEED,
+    export_agent,
+    measure_vs_random,
+    pretrained_names,
+    read_card,
+    write_card,
+)
+from jaxgames.runs import is_exported, load_agent  # noqa: E402
+
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def parse_runs(items: list[str]) -> dict[str, str]:
+    """``["reversi8=runs/x", ...]`` -> ``{"reversi8": "runs/x"}``; ``ValueError`` if malformed."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, run = item.partition("=")
+        if not eq or not NAME.fullmatch(name) or not run:
+            raise ValueError(
+                f"--run {item!r} must look like NAME=RUN_DIR with NAME in lower case letters, "
+                "digits and '_', e.g. reversi8=runs/ppo_reversi8"
+            )
+        if name in out:
+            raise ValueError(f"--run names {name!r} twice")
+        out[name] = run
+    return out
+
+
+def rate(spec: str, seed: int, games_per_rung: int | None) -> dict:
+    """The JSON report of ``jaxgames rate SPEC --seed SEED`` (run through the command)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "rate.json")
+        args = ["rate", spec, "--seed", str(seed), "--json", out]
+        args += [] if games_per_rung is None else ["--games-per-rung", str(games_per_rung)]
+        if cli.main(args) != 0:
+            raise RuntimeError(f"jaxgames {' '.join(args[:-2])} failed (see above)")
+        with open(out) as f:
+            return json.load(f)
+
+
+def measure(name: str, dest: str, args: argparse.Namespace) -> dict:
+    """Measure the agent in ``dest/name`` and rewrite its card; returns the card."""
+    folder = os.path.join(dest, name)
+    # the commands on the card name the shipped agent; elsewhere (a test's folder) its path
+    spec = f"pretrained:{name}" if os.path.samefile(dest, PRETRAINED_DIR) else folder
+    loaded = load_agent(folder)
+    t0 = time.perf_counter()
+    vs_random = measure_vs_random(loaded.policy(), loaded.env, args.games_per_colour, args.seed)
+    vs_random["command"] = (
+        f"jaxgames eval --a {spec} --b random --games {2 * args.games_per_colour} "
+        f"--seed {args.seed}"
+    )
+    print(f"{name} vs random: {vs_random['as_first']} first, {vs_random['as_second']} second")
+    key = game_key(loaded.env)
+    rate_command = f"jaxgames rate {spec} --seed {args.seed}" + (
+        "" if args.games_per_rung is None else f" --games-per-rung {args.games_per_rung}"
+    )
+    if args.no_ladder:
+        ladder = dict(command=rate_command, rating=None, note="not rated (--no-ladder)")
+    elif not os.path.exists(ladder_path(key)):
+        ladder = dict(
+            command=rate_command,
+            rating=None,
+            note=f"not rated: no ladder for {key} ships yet (experiments/build_ladder.py)",
+        )
+    else:
+        ladder = {"command": rate_command, **rate(spec, args.seed, args.games_per_rung)}
+    card = read_card(folder)
+    card["spec"] = f"pretrained:{name}"
+    card["measurements"] = dict(
+        date=datetime.date.today().isoformat(),
+        machine=machine_description(),
+        seconds=round(time.perf_counter() - t0, 1),
+        vs_random=vs_random,
+        ladder=ladder,
+    )
+    options = [
+        f" --games-per-colour {args.games_per_colour}" * (args.games_per_colour != VS_RANDOM_GAMES),
+        f" --seed {args.seed}" * (args.seed != VS_RANDOM_SEED),
+        f" --games-per-rung {args.games_per_rung}" * (args.games_per_rung is not None),
+        " --no-ladder" * args.no_ladder,
+    ]
+    options = "".join(options)
+    card["reproduce"] = f"python experiments/refresh_pretrained.py --measure-only {name}{options}"
+    write_card(folder, card)
+    return card
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--run", action="append", default=[], metavar="NAME=RUN_DIR")
+    p.add_argument(
+        "--measure-only",
+        nargs="*",
+        metavar="NAME",
+        help="re-measure shipped agents (all if no name is given)",
+    )
+    p.add_argument("--games-per-colour", type=int, default=VS_RANDOM_GAMES)
+    p.add_argument("--seed", type=int, default=VS_RANDOM_SEED)
+    p.add_argument("--games-per-rung", type=int, default=None, help="default: the ladder's")
+    p.add_argument("--no-ladder", action="store_true", help="skip the ladder rating")
+    p.add_argument("--dest", default=PRETRAINED_DIR, help=argparse.SUPPRESS)  # tests
+    args = p.parse_args(argv)
+    try:
+        runs = parse_runs(args.run)
+        if args.measure_only is not None and runs:
+            raise ValueError("give either --run NAME=RUN_DIR ... or --measure-only [NAME ...]")
+        if args.measure_only is None and not runs:
+            raise ValueError("nothing to do: give --run NAME=RUN_DIR or --measure-only")
+        if args.games_per_colour < 1:
+            raise ValueError(f"--games-per-colour must be >= 1, got {args.games_per_colour}")
+        shipped = sorted(
+            d for d in os.listdir(args.dest) if is_exported(os.path.join(args.dest, d))
+        )
+        names = list(runs) or args.measure_only or shipped
+        unknown = [n for n in names if n not in runs and n not in shipped]
+        if unknown:
+            raise ValueError(f"not shipped: {', '.join(unknown)}; shipped: {', '.join(shipped)}")
+        for name, run_dir in runs.items():
+            export_agent(run_dir, os.path.join(args.dest, name), name=name, overwrite=True)
+            print(f"exported {run_dir} -> {os.path.join(args.dest, name)}")
+        for name in names:
+            measure(name, args.dest, args)
+            print(f"wrote {os.path.join(args.dest, name)}/card.md")
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if os.path.samefile(args.dest, PRETRAINED_DIR):
+        size = sum(
+            os.path.getsize(os.path.join(dp, f))
+            for dp, _, files in os.walk(PRETRAINED_DIR)
+            for f in files
+            if not f.endswith(".pyc")
+        )
+        print(f"shipped: {', '.join(pretrained_names())} ({size / 1e6:.2f} MB in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,355 @@
+"""Pretrained agents shipped with the package, exported agents and their model cards.
+
+    pretrained_names()                        # ['tic_tac_toe', ...]: the folders shipped here
+    policy = load_pretrained("tic_tac_toe")   # policy(key, state), policy.value; vmap/jit
+    export_agent("runs/ttt-ppo", "shared/ttt")  # config.json + params.msgpack + card skeleton
+
+Each agent is a folder ``jaxgames/pretrained/<name>/`` in the exported format of
+:mod:`jaxgames.runs` (the run's ``config.json``, the parameters alone in ``params.msgpack``)
+plus its model card: ``card.json`` (machine-readable) and ``card.md`` (the same facts for
+people). A card holds the algorithm, network, config, the command that trained it, env steps
+and wall clock (from the run's ``metrics.jsonl``), and, once measured by
+``experiments/refresh_pretrained.py``, the record against random per colour and the ladder
+rating with W/D/L per rung and colour, each with the command that reproduces it. The opponent
+spec ``pretrained:<name>`` (and ``mcts:N:pretrained:<name>``) names these agents anywhere a
+player is accepted (:mod:`jaxgames.specs`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import os
+import shlex
+import shutil
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxgames.agents.common import Policy
+from jaxgames.agents.registry import algorithm_module
+from jaxgames.core import Env
+from jaxgames.evaluation.arena import arena
+from jaxgames.evaluation.opponents import random_policy
+from jaxgames.evaluation.rating import Rating
+from jaxgames.runs import (
+    CARD_FILE,
+    CARD_MD_FILE,
+    CONFIG_FILE,
+    PARAMS_FILE,
+    LoadedAgent,
+    is_exported,
+    load_agent,
+    read_run_config,
+    save_params,
+)
+from jaxgames.training.metrics import MetricsLog
+
+#: the folder of the shipped agents (package data)
+PRETRAINED_DIR = os.path.dirname(os.path.abspath(__file__))
+#: games per colour and seed of the card's record against random
+VS_RANDOM_GAMES = 200
+VS_RANDOM_SEED = 0
+
+
+# ----------------------------------------------------------------------------- shipped agents
+def pretrained_names() -> list[str]:
+    """Names of the agents shipped in this package (sorted): the folders holding parameters."""
+    return sorted(
+        d for d in os.listdir(PRETRAINED_DIR) if is_exported(os.path.join(PRETRAINED_DIR, d))
+    )
+
+
+def pretrained_dir(name: str) -> str:
+    """The folder of the shipped agent ``name``; ``ValueError`` listing the shipped ones."""
+    names = pretrained_names()
+    if not isinstance(name, str) or name not in names:
+        raise ValueError(
+            f"unknown pretrained agent {name!r}; shipped: {', '.join(names) or 'none'}"
+        )
+    return os.path.join(PRETRAINED_DIR, name)
+
+
+@functools.lru_cache(maxsize=None)
+def load_pretrained_agent(name: str) -> LoadedAgent:
+    """The shipped agent ``name`` (network, params, env, config); read once per process."""
+    return load_agent(pretrained_dir(name))
+
+
+@functools.lru_cache(maxsize=None)
+def load_pretrained(name: str, greedy: bool = True) -> Policy:
+    """``policy(key, state) -> int32[] action`` of the shipped agent ``name``, as
+    :func:`jaxgames.runs.load_policy` (legal moves only, ``policy.value(state)``, one state or
+    ``jax.vmap``). The same object on every call, so a jitted arena compiles once."""
+    return load_pretrained_agent(name).policy(greedy)
+
+
+# ----------------------------------------------------------------------------- training facts
+def train_command(algorithm: str, config: Any) -> str:
+    """The ``jaxgames train`` command whose config is ``config``: the game's preset (or its
+    ``--quick`` preset, whichever is closer) plus ``--field=value`` for every other field."""
+    module = algorithm_module(algorithm)
+    game, options = config.game, dict(config.game_options)
+    target = config.to_dict()
+    best: tuple[int, bool, list[str]] | None = None
+    for quick in (False, True):
+        preset = module.default_config(game, options, quick=quick).to_dict()
+        changed = [
+            k for k in target if k not in ("game", "game_options") and target[k] != preset[k]
+        ]
+        if "network" in changed and "net" not in changed:  # a new network resets net
+            changed.append("net")
+        if best is None or len(changed) < best[0]:
+            best = (len(changed), quick, changed)
+    _, quick, changed = best
+    words = ["jaxgames", "train", algorithm, "--game", game]
+    for k, v in sorted(options.items()):
+        words += ["--size", str(v)] if k == "size" else ["--game-option", f"{k}={v}"]
+    words += ["--quick"] if quick else []
+    for k in sorted(changed, key=lambda k: (k != "network", k)):  # network before net
+        v = target[k]
+        if k == "seed":
+            words += ["--seed", str(v)]
+        elif k == "total_steps":
+            words += ["--total-steps", str(v)]
+        else:
+            words.append(
+                f"--{k.replace('_', '-')}={v!r}"
+                if isinstance(v, dict)
+                else f"--{k.replace('_', '-')}={v}"
+            )
+    return shlex.join(words)
+
+
+def _parse_time(text: Any) -> float | None:
+    try:
+        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
+    """What a run's files say about its training up to checkpoint ``chunk``: the command,
+    env steps, chunks and wall clock (seconds from ``config.json``'s creation to that chunk's
+    metrics record: compilation, evaluation and any pause before a resume included;
+    ``train_seconds``: the chunks' own compute)."""
+    with open(os.path.join(run_dir, CONFIG_FILE), encoding="utf-8") as f:
+        record = json.load(f)
+    algorithm, config = read_run_config(run_dir)
+    records = [r for r in MetricsLog(run_dir).records() if r["chunk"] <= chunk]
+    last = records[-1] if records else {}
+    start = _parse_time(record.get("created"))
+    end = last.get("time")
+    return dict(
+        command=train_command(algorithm, config),
+        chunk=chunk,
+        env_steps=last.get("env_steps"),
+        wall_clock_seconds=None if start is None or end is None else round(end - start, 1),
+        train_seconds=round(sum(r.get("chunk_seconds", 0.0) for r in records), 1),
+        created=record.get("created"),
+        finished=(
+            None
+            if end is None
+            else datetime.datetime.fromtimestamp(end, datetime.timezone.utc).strftime(
+                "%Y-%m-%dT%H:%M:%S%z"
+            )
+        ),
+        source_run=os.path.basename(os.path.normpath(run_dir)),
+    )
+
+
+# ----------------------------------------------------------------------------- export
+def export_agent(
+    run_dir: str, out_dir: str, *, name: str | None = None, overwrite: bool = False
+) -> dict[str, Any]:
+    """Write the agent of ``run_dir`` (a run or an exported folder) to ``out_dir`` as an
+    exported agent: ``config.json`` (copied as the run wrote it), ``params.msgpack`` and a card
+    skeleton (no measurements; ``experiments/refresh_pretrained.py`` adds them). Returns the
+    card. ``ValueError`` if ``out_dir`` holds anything but an exported agent (unless
+    ``overwrite``) or is ``run_dir`` itself."""
+    loaded = load_agent(run_dir)  # errors name a missing run / checkpoint first
+    if os.path.abspath(out_dir) == os.path.abspath(run_dir):
+        raise ValueError(f"cannot export {run_dir!r} onto itself; give another folder")
+    if os.path.exists(out_dir):
+        if not os.path.isdir(out_dir):
+            raise ValueError(f"export folder {out_dir!r} exists and is not a directory")
+        if os.listdir(out_dir) and not overwrite:
+            raise ValueError(
+                f"export folder {out_dir!r} is not empty; choose a new folder (or --force to "
+                "replace an exported agent there)"
+            )
+        if os.listdir(out_dir) and not is_exported(out_dir):
+            raise ValueError(
+                f"export folder {out_dir!r} holds something other than an exported agent; "
+                "refusing to replace it"
+            )
+    if is_exported(run_dir):  # its training facts travel with its card, if it has one
+        has_card = os.path.exists(os.path.join(run_dir, CARD_FILE))
+        training = read_card(run_dir).get("training", {}) if has_card else {}
+    else:
+        training = training_facts(run_dir, loaded.chunk)
+    os.makedirs(out_dir, exist_ok=True)
+    shutil.copyfile(os.path.join(run_dir, CONFIG_FILE), os.path.join(out_dir, CONFIG_FILE))
+    digest = save_params(loaded.params, out_dir)
+    config = loaded.config.to_dict()
+    card = dict(
+        name=name or os.path.basename(os.path.normpath(out_dir)),
+        game=loaded.env.name,
+        game_options=dict(loaded.env.config),
+        algorithm=loaded.algorithm,
+        network=dict(
+            network=config.get("network"),
+            net=config.get("net"),
+            parameters=int(sum(np.size(x) for x in jax.tree_util.tree_leaves(loaded.params))),
+        ),
+        config=config,
+        training=training,
+        params=dict(
+            file=PARAMS_FILE,
+            bytes=os.path.getsize(os.path.join(out_dir, PARAMS_FILE)),
+            sha256=digest,
+        ),
+        exported=datetime.date.today().isoformat(),
+        spec=None,
+        measurements={},
+        reproduce=None,
+    )
+    write_card(out_dir, card)
+    return card
+
+
+# ----------------------------------------------------------------------------- measurements
+def measure_vs_random(
+    policy: Policy, env: Env, games_per_colour: int = VS_RANDOM_GAMES, seed: int = VS_RANDOM_SEED
+) -> dict[str, Any]:
+    """W/D/L of ``policy`` against uniform random play as each colour: the games of
+    ``jaxgames eval --a <agent> --b random --games 2*games_per_colour --seed seed`` (one
+    jitted arena, all games at once)."""
+    result = arena(policy, random_policy(env), env, 2 * games_per_colour, jax.random.PRNGKey(seed))
+    return dict(
+        games_per_colour=games_per_colour,
+        seed=seed,
+        as_first=_wdl_dict(result.as_first),
+        as_second=_wdl_dict(result.as_second),
+    )
+
+
+def _wdl_dict(r: Any) -> dict[str, int]:
+    return dict(wins=r.wins, draws=r.draws, losses=r.losses)
+
+
+# ----------------------------------------------------------------------------- cards
+def read_card(folder: str) -> dict[str, Any]:
+    """The ``card.json`` of an exported agent; ``ValueError`` naming the problem."""
+    path = os.path.join(folder, CARD_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            card = json.load(f)
+    except OSError as e:
+        raise ValueError(f"{path} cannot be read ({e.strerror or e})") from None
+    except ValueError as e:
+        raise ValueError(f"{path} is corrupt ({type(e).__name__}: {str(e)[:200]})") from None
+    if not isinstance(card, dict):
+        raise ValueError(f"{path} is corrupt: expected an object")
+    return card
+
+
+def write_card(folder: str, card: dict[str, Any]) -> None:
+    """Write ``card`` as ``card.json`` and its Markdown rendering as ``card.md``."""
+    with open(os.path.join(folder, CARD_FILE), "w", encoding="utf-8") as f:
+        json.dump(card, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(folder, CARD_MD_FILE), "w", encoding="utf-8") as f:
+        f.write(render_card(card))
+
+
+def _wdl_row(label: str, r: dict[str, int]) -> str:
+    n = r["wins"] + r["draws"] + r["losses"]
+    return f"| {label} | {r['wins']} | {r['draws']} | {r['losses']} | {r['wins'] / n:.1%} |"
+
+
+def _seconds(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:,.0f} s"
+
+
+def render_card(card: dict[str, Any]) -> str:
+    """The Markdown model card of ``card`` (the facts of ``card.json``, for people)."""
+    t, net = card.get("training", {}), card["network"]
+    options = ", ".join(f"{k}={v}" for k, v in card["game_options"].items())
+    steps = "unknown" if t.get("env_steps") is None else f"{t['env_steps']:,}"
+    spec = card.get("spec")
+    if spec and spec.startswith("pretrained:"):
+        how = (
+            f"load it with `jaxgames.agents.load_pretrained({spec.partition(':')[2]!r})` or "
+            f"name it `{spec}` wherever a player is named"
+        )
+    else:
+        how = "give its folder wherever a player is named, or load it with `load_policy(folder)`"
+    lines = [
+        f"# Model card: {card['name']}",
+        "",
+        f"{card['algorithm'].upper()} agent for {card['game']}"
+        + (f" ({options})" if options else "")
+        + f"; {how}.",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| algorithm | {card['algorithm']} |",
+        f"| network | {net['network']} {net['net']}, {net['parameters']:,} parameters |",
+        f"| training command | `{t.get('command')}` |",
+        f"| env steps | {steps} (checkpoint {t.get('chunk')}) |",
+        f"| wall clock | {_seconds(t.get('wall_clock_seconds'))} from start to that checkpoint "
+        f"({_seconds(t.get('train_seconds'))} in training chunks) |",
+        f"| trained | {t.get('created')} to {t.get('finished')} (run `{t.get('source_run')}`) |",
+        f"| parameters | `{card['params']['file']}`, {card['params']['bytes']:,} bytes, "
+        f"sha256 `{card['params']['sha256'][:16]}...` |",
+        f"| exported | {card['exported']} |",
+    ]
+    m = card.get("measurements") or {}
+    if m:
+        lines += ["", f"Measured {m['date']} on {m['machine']}."]
+    vr = m.get("vs_random")
+    if vr:
+        lines += [
+            "",
+            f"## Against random ({vr['games_per_colour']} games per colour, seed {vr['seed']})",
+            "",
+            f"`{vr['command']}`",
+            "",
+            "| agent plays | W | D | L | win rate |",
+            "|---|---|---|---|---|",
+            _wdl_row("first", vr["as_first"]),
+            _wdl_row("second", vr["as_second"]),
+        ]
+    lad = m.get("ladder")
+    if lad:
+        lines += ["", "## Ladder rating", "", f"`{lad['command']}`", ""]
+        if lad.get("rating") is None:
+            lines.append(lad.get("note", "not rated"))
+        else:
+            lines += [
+                f"Elo **{Rating.from_json(lad['rating'])}** (95% bootstrap interval, random = 0; "
+                f"{lad['games_per_rung']} games per rung from {lad['n_openings']} openings x 2 "
+                "colours)"
+                + (
+                    f"; not played (training partners): {', '.join(lad['skipped_partners'])}"
+                    if lad.get("skipped_partners")
+                    else ""
+                ),
+                "",
+                "| rung | rung Elo | W/D/L first | W/D/L second | score |",
+                "|---|---|---|---|---|",
+            ]
+            for row in lad["rungs"]:
+                f, s = row["as_first"], row["as_second"]
+                lines.append(
+                    f"| {row['rung']} | {Rating.from_json(row['rung_rating'])} | "
+                    f"{f['wins']}/{f['draws']}/{f['losses']} | "
+                    f"{s['wins']}/{s['draws']}/{s['losses']} | {row['overall']['score']:.1%} |"
+                )
+    lines += ["", "## Config", "", "```json", json.dumps(card["config"], indent=2), "```", ""]
+    if card.get("reproduce"):
+        lines += ["## Reproduce", "", f"`{card['reproduce']}`", ""]
+    return "\n".join(lines)

@@ -1,0 +1,214 @@
+"""Pretrained agents shipped in the package (every folder in jaxgames/pretrained/ is covered),
+exported agents (``jaxgames export``) and the specs that name them."""
+
+import json
+import os
+import shlex
+import socket
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames import cli
+from jaxgames.agents.search import SearchPolicy
+from jaxgames.cli.train import train_config
+from jaxgames.pretrained import (
+    PRETRAINED_DIR,
+    load_pretrained,
+    load_pretrained_agent,
+    measure_vs_random,
+    pretrained_names,
+    read_card,
+)
+from jaxgames.runs import PARAMS_FILE, load_agent, save_params
+from jaxgames.specs import check_spec, make_opponent
+
+SHIPPED = pretrained_names()
+
+# win rate against random required per colour; tic-tac-toe's second player cannot reach 95%:
+# perfect play itself wins 80.0% of those games (jaxgames eval --a perfect --b random
+# --games 400 --seed 0: W 160 D 40 L 0 as second)
+MIN_WIN_RATE = {("tic_tac_toe", "as_second"): 0.75}
+MAX_LOSS_RATE = 0.05
+
+
+def test_shipped_folder_is_small_and_lists_its_agents():
+    assert "tic_tac_toe" in SHIPPED
+    size = sum(
+        os.path.getsize(os.path.join(dp, f))
+        for dp, _, files in os.walk(PRETRAINED_DIR)
+        for f in files
+        if not f.endswith(".pyc")
+    )
+    assert size < 20e6, f"jaxgames/pretrained is {size / 1e6:.1f} MB"
+    for name in SHIPPED:
+        files = set(os.listdir(os.path.join(PRETRAINED_DIR, name)))
+        assert {"config.json", "params.msgpack", "card.json", "card.md"} <= files, name
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_agent(name, monkeypatch):
+    """Loads without the network, acts legally under jit/vmap, beats random as each colour,
+    and reproduces its card's numbers exactly (same games: same seed)."""
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("loading a pretrained agent must not use the network")
+
+    monkeypatch.setattr(socket, "socket", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    load_pretrained_agent.cache_clear()
+    load_pretrained.cache_clear()
+    policy = load_pretrained(name)
+    env = load_pretrained_agent(name).env
+    card = read_card(os.path.join(PRETRAINED_DIR, name))
+    assert card["name"] == name and card["spec"] == f"pretrained:{name}"
+    assert card["game"] == env.name and card["training"]["env_steps"] > 0
+    assert card["reproduce"].startswith("python experiments/refresh_pretrained.py")
+
+    # legal under jit(vmap) in positions of random games, with a value in [-1, 1]
+    n = 64
+    states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(1), n))
+    act = jax.jit(jax.vmap(policy))
+    value = jax.jit(jax.vmap(policy.value))
+    step = jax.jit(jax.vmap(env.step))
+    for k in range(6):
+        keys = jax.random.split(jax.random.PRNGKey(k), n)
+        a = act(keys, states)
+        live = np.asarray(jnp.any(states.legal_action_mask, axis=-1))
+        legal = np.asarray(states.legal_action_mask[jnp.arange(n), a])
+        assert legal[live].all(), name
+        v = np.asarray(value(states))
+        assert v.shape == (n,) and np.all(np.abs(v) <= 1.0 + 1e-6)
+        r = jax.vmap(jaxgames.random_action)(keys, states.legal_action_mask)
+        states = step(states, r)
+
+    vs = card["measurements"]["vs_random"]
+    measured = measure_vs_random(policy, env, vs["games_per_colour"], vs["seed"])
+    for side in ("as_first", "as_second"):
+        assert measured[side] == vs[side], (name, side)  # the card is reproduced exactly
+        r = measured[side]
+        games = r["wins"] + r["draws"] + r["losses"]
+        assert games >= 200
+        assert r["wins"] >= MIN_WIN_RATE.get((env.name, side), 0.95) * games, (name, side, r)
+        assert r["losses"] <= MAX_LOSS_RATE * games, (name, side, r)
+
+
+def test_unknown_name_lists_the_shipped_ones(ttt):
+    for call in (
+        lambda: load_pretrained("nope"),
+        lambda: make_opponent("pretrained:nope", ttt),
+        lambda: check_spec("mcts:4:pretrained:nope", ttt),
+    ):
+        with pytest.raises(ValueError, match="unknown pretrained agent 'nope'; shipped: .*tic_tac"):
+            call()
+    with pytest.raises(ValueError, match="use 'pretrained:<name>'"):
+        check_spec("pretrained:", ttt)
+    assert jaxgames.agents.pretrained_names() == SHIPPED
+    assert jaxgames.agents.load_pretrained is load_pretrained
+
+
+def test_specs_and_cli(ttt, capsys):
+    assert check_spec(" pretrained:tic_tac_toe", ttt) == "pretrained:tic_tac_toe"
+    assert make_opponent("pretrained:tic_tac_toe", ttt) is load_pretrained("tic_tac_toe")
+    search = make_opponent("mcts:4:pretrained:tic_tac_toe", ttt)
+    assert isinstance(search, SearchPolicy) and search.guide is load_pretrained("tic_tac_toe")
+    with pytest.raises(ValueError, match="pretrained agent 'tic_tac_toe' was trained on"):
+        check_spec("pretrained:tic_tac_toe", jaxgames.make("reversi", size=6))
+    # the game is read from the agent; 50 games against random: no loss
+    assert (
+        cli.main(["eval", "--a", "pretrained:tic_tac_toe", "--b", "random", "--games", "50"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "A = pretrained:tic_tac_toe" in out and "L 0 / 50" in out
+    assert cli.main(["eval", "--a", "pretrained:nope"]) == 2
+    assert "unknown pretrained agent 'nope'" in capsys.readouterr().err
+
+
+TINY = [
+    "--total-steps=128",
+    "--num-envs=8",
+    "--num-steps=4",
+    "--num-minibatches=2",
+    "--update-epochs=1",
+    "--updates-per-chunk=2",
+    "--eval-games=4",
+    "--net.hidden=8",
+    "--net.layers=1",
+]
+
+
+def test_export_round_trip(tmp_path, capsys):
+    """A tiny run exported and loaded back plays identically; the card's training command
+    rebuilds the run's config; bad targets and damaged parameters are one-line errors; the
+    refresh script measures an exported agent into its card."""
+    runs = str(tmp_path / "runs")
+    train = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "3", "--runs-dir", runs]
+    assert cli.main(train + TINY + ["--no-progress"]) == 0
+    run = os.path.join(runs, "tic_tac_toe-ppo-seed3")
+    out = str(tmp_path / "shared" / "tiny")
+    assert cli.main(["export", run, out]) == 0
+    assert sorted(os.listdir(out)) == ["card.json", "card.md", "config.json", "params.msgpack"]
+    with open(os.path.join(run, "config.json")) as f, open(os.path.join(out, "config.json")) as g:
+        assert f.read() == g.read()
+
+    a, b = load_agent(run), load_agent(out)
+    assert (b.algorithm, b.config, b.chunk) == (a.algorithm, a.config, a.chunk)
+    for x, y in zip(jax.tree_util.tree_leaves(a.params), jax.tree_util.tree_leaves(b.params)):
+        np.testing.assert_array_equal(x, y)
+    env = a.env
+    states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 32))
+    keys = jax.random.split(jax.random.PRNGKey(1), 32)
+    for greedy in (True, False):
+        pa, pb = a.policy(greedy), b.policy(greedy)
+        np.testing.assert_array_equal(jax.vmap(pa)(keys, states), jax.vmap(pb)(keys, states))
+    assert isinstance(make_opponent(f"mcts:2:{out}", env), SearchPolicy)
+
+    card = read_card(out)
+    t = card["training"]
+    assert t["chunk"] == a.chunk and t["env_steps"] > 0 and t["wall_clock_seconds"] >= 0
+    assert card["params"]["bytes"] == os.path.getsize(os.path.join(out, PARAMS_FILE))
+    # the card's command, parsed as the CLI does, gives the run's config
+    words = shlex.split(t["command"])
+    assert words[:3] == ["jaxgames", "train", "ppo"] and "--net={'hidden': 8, 'layers': 1}" in words
+    parsed, extra = cli.build_parser().parse_known_args(words[1:])
+    parsed.overrides = extra
+    assert train_config(parsed) == a.config
+
+    # a second export into the folder needs --force; a non-export folder is never replaced
+    assert cli.main(["export", run, out]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert cli.main(["export", run, out, "--force"]) == 0
+    assert cli.main(["export", run, str(tmp_path / "runs")]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert cli.main(["export", str(tmp_path / "nowhere"), out]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+    # refresh script: measurements and the command reproducing them land in the card
+    from experiments import refresh_pretrained
+
+    dest = str(tmp_path / "shared")
+    args = ["--measure-only", "tiny", "--dest", dest, "--games-per-colour", "4", "--no-ladder"]
+    assert refresh_pretrained.main(args) == 0
+    card = read_card(out)
+    vs = card["measurements"]["vs_random"]
+    assert vs == {**measure_vs_random(b.policy(), env, 4, 0), "command": vs["command"]}
+    assert vs["command"] == f"jaxgames eval --a {out} --b random --games 8 --seed 0"
+    assert card["reproduce"].endswith("--measure-only tiny --games-per-colour 4 --no-ladder")
+    assert "## Against random (4 games per colour, seed 0)" in open(f"{out}/card.md").read()
+    assert refresh_pretrained.main(["--measure-only", "nope", "--dest", dest]) == 2
+    assert "not shipped: nope" in capsys.readouterr().err
+
+    # parameters of another network: a one-line ValueError naming the mismatch
+    other = jax.tree_util.tree_map(lambda x: np.zeros((3, *x.shape), x.dtype), a.params)
+    save_params(other, out)
+    with pytest.raises(ValueError, match="does not fit the network of its config.json"):
+        load_agent(out)
+    with open(os.path.join(out, PARAMS_FILE), "wb") as f:
+        f.write(b"\x00garbage")
+    with pytest.raises(ValueError, match="does not hold this agent's parameters"):
+        load_agent(out)
+    with open(os.path.join(out, "card.json")) as f:
+        json.load(f)  # untouched by the failed loads
