@@ -108,6 +108,15 @@ def test_layers_point_down():
         assert graph[module] <= low | games, (module, graph[module] - low - games)
     for module in ("jaxgames.training.config", "jaxgames.evaluation.opponents"):
         assert not graph[module] & {"jaxgames.runs", "jaxgames.specs"}, module
+    # the adapters to other libraries sit on the games (and the renderer), beside evaluation;
+    # nothing in the package depends on them
+    interop = {m for m in graph if m.startswith("jaxgames.interop")}
+    assert interop, "jaxgames.interop is missing"
+    for module in interop:
+        allowed = low | games | interop | {"jaxgames.render"}
+        assert graph[module] <= allowed, (module, graph[module] - allowed)
+    for module in set(graph) - interop:
+        assert not graph[module] & interop, module
 
 
 def test_no_private_names_across_modules():
