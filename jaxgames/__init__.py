@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it at build time
 
 _FROM_CORE = (
     "AutoResetStep",

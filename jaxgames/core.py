@@ -304,6 +304,16 @@ class Env(abc.ABC):
         for any other action or a finished game the result is unspecified (discard it)."""
         return self._step(state, jnp.asarray(action, dtype=jnp.int32))
 
+    def observe(self, state: GameState, player: Array) -> Array:
+        """float32[observation_shape]: ``state`` seen from ``player``'s side, whoever moves
+        (``observe(state, state.current_player)`` is ``state.observation``); for adapters to
+        APIs that show every player its own view (PettingZoo, pgx's ``observe``).
+
+        The default is the observation of ``state`` with ``current_player`` set to ``player``:
+        right for a game whose state is stored by player id (tic-tac-toe, animal shogi); a
+        game that stores its position relative to the mover overrides it (reversi)."""
+        return state.replace(current_player=jnp.asarray(player, jnp.int32)).observation
+
     def heuristic(self, state: GameState) -> Array:
         """Static evaluation of ``state`` from the point of view of ``state.current_player``.
 

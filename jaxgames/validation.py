@@ -93,3 +93,23 @@ def quote(value: Any, limit: int = 60) -> str:
         return f"{value[:limit]!r}... ({len(value):,} characters)"
     text = repr(value)
     return text if len(text) <= limit + 2 else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+class MissingExtraError(ValueError, ImportError):
+    """An optional integration's library is not installed (the message names the pip extra).
+    A ``ValueError`` so the command line prints it as one ``error:`` line."""
+
+
+def require(module: str, extra: str, what: str, package: str | None = None) -> Any:
+    """Import the optional ``module`` for ``what`` (e.g. ``"--logger tensorboard"``), or raise
+    :class:`MissingExtraError` naming the pip extra that installs it (``package``: its pip
+    name when it differs from the module's)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingExtraError(
+            f"{what} needs {package or module}, which is not installed ({e}): "
+            f"pip install 'jaxgames[{extra}]'"
+        ) from None

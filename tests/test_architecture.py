@@ -113,6 +113,15 @@ def test_layers_point_down():
     assert not graph["jaxgames.runs"] & {"jaxgames.pretrained", "jaxgames.specs"}
     assert not {m for m in graph["jaxgames.pretrained"] if m.startswith("jaxgames.cli")}
     assert "jaxgames.specs" not in graph["jaxgames.pretrained"]
+    # the adapters to other libraries sit on the games (and the renderer), beside evaluation;
+    # nothing in the package depends on them
+    interop = {m for m in graph if m.startswith("jaxgames.interop")}
+    assert interop, "jaxgames.interop is missing"
+    for module in interop:
+        allowed = low | games | interop | {"jaxgames.render"}
+        assert graph[module] <= allowed, (module, graph[module] - allowed)
+    for module in set(graph) - interop:
+        assert not graph[module] & interop, module
 
 
 def test_no_private_names_across_modules():

@@ -4,6 +4,7 @@ jaxgames train ppo --game tic_tac_toe --quick
 jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
 jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
 jaxgames train ppo --game reversi --devices 4      # split the games over 4 devices
+jaxgames train ppo --game tic_tac_toe --logger jsonl,tensorboard   # also TensorBoard (or wandb)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.cli import options
 from jaxgames.training.config import parse_overrides
 from jaxgames.training.driver import run_training
+from jaxgames.training.loggers import LOGGERS, parse_loggers
 
 
 def default_run_name(algorithm: str, game: str, game_options: dict, seed: int, quick: bool) -> str:
@@ -50,6 +52,7 @@ def train_config(args: argparse.Namespace) -> Any:
 
 
 def _train(args: argparse.Namespace) -> int:
+    loggers = parse_loggers(args.logger)  # a missing library: one line naming the extra
     if args.distributed:
         distributed.initialize()
     game_options = options.game_options(args)
@@ -61,7 +64,12 @@ def _train(args: argparse.Namespace) -> int:
     run_dir = os.path.join(args.runs_dir, name)
     print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
     summary = run_training(
-        args.algorithm, config, run_dir, progress=not args.no_progress, devices=args.devices
+        args.algorithm,
+        config,
+        run_dir,
+        progress=not args.no_progress,
+        devices=args.devices,
+        loggers=loggers,
     )
     last = summary.last
     if "eval/win_first" in last:
@@ -107,6 +115,14 @@ def add_command(subparsers) -> None:
         )
         p.add_argument("--quick", action="store_true", help="short demo preset")
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
+        p.add_argument(
+            "--logger",
+            default="jsonl",
+            metavar="NAMES",
+            help=f"comma-separated, of {', '.join(LOGGERS)} (default jsonl, always written; "
+            "tensorboard/wandb need the 'loggers' extra; wandb runs offline unless WANDB_MODE "
+            "says otherwise); not part of the run's config",
+        )
         p.add_argument(
             "--devices",
             default="all",

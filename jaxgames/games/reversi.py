@@ -389,6 +389,12 @@ class Reversi(Env):
         chex.assert_shape(state.legal_action_mask, (self.num_actions,))
         return self._step_fn(state, action)
 
+    def observe(self, state, player):
+        """float32[N, N, 2] from ``player``'s side: the state stores the discs by mover and
+        opponent, so the other player sees the two planes swapped."""
+        obs = state.observation
+        return jnp.where(player == state.current_player, obs, obs[..., ::-1])
+
     def heuristic(self, state):
         """float32[]: weighted disc difference from the mover's view (see :func:`heuristic`)."""
         return self._heuristic_fn(state)

@@ -8,6 +8,7 @@
     .lock                while a process trains into the run (see jaxgames.training.lock)
     metrics.jsonl        one record per chunk: training metrics, eval/{win,draw,loss}_{first,second}
     metrics.csv          the same as a table (rewritten every chunk)
+    tensorboard/, wandb/ optional mirrors of the metrics (``loggers``; jaxgames.training.loggers)
     checkpoints/<k>/     orbax checkpoint of the whole train state after chunk k (newest kept)
     learning_curve.png   win/loss rate vs random against env steps (at the end)
 
@@ -44,7 +45,7 @@ import json
 import os
 import time
 import warnings
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -60,6 +61,7 @@ from jaxgames.specs import make_partners
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.lock import RunLock
+from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
 from jaxgames.training.metrics import MetricsLog, plot_learning_curve
 
 _EVAL_TAG = 0x5EED
@@ -193,13 +195,16 @@ def run_training(
     max_chunks: int | None = None,
     echo: Callable[[str], None] = print,
     devices: int | str | None = None,
+    loggers: str | Sequence[str] = (),
 ) -> RunSummary:
     """Train ``algorithm`` (a name in :data:`jaxgames.agents.ALGORITHMS`) with ``config`` into
     ``run_dir``, resuming if it already holds this run.
 
     max_chunks: stop after computing this many chunks in this call (the run stays resumable);
     ``None`` runs to the end. devices: ``None``/``"all"`` (every visible device) or a count
-    (:func:`jaxgames.distributed.make_mesh`). Raises ``ValueError`` for a run directory
+    (:func:`jaxgames.distributed.make_mesh`). loggers: optional mirrors of ``metrics.jsonl``
+    (always written), e.g. ``("tensorboard", "wandb")`` (:mod:`jaxgames.training.loggers`); not
+    part of the config, so a run can resume with others. Raises ``ValueError`` for a run directory
     holding a different run or a ``num_envs`` that is not a multiple of the device count
     (nothing is written then), :class:`~jaxgames.training.lock.RunLockedError` if another
     process trains into ``run_dir``, :class:`~jaxgames.training.metrics.MetricsError` for a
@@ -215,6 +220,7 @@ def run_training(
     mesh = distributed.make_mesh(devices)
     primary = distributed.is_primary()
     record = config_record(algorithm, config)
+    loggers = parse_loggers(loggers)  # MissingExtraError naming the pip extra, before writing
     check_run_dir(run_dir, record)
     log = MetricsLog(run_dir)
     log.records()  # MetricsError for a damaged line, before anything is written
@@ -264,6 +270,11 @@ def run_training(
             log.truncate(start)
         records = [r for r in log.records() if r["chunk"] <= start]
         end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
+        mirrors: list[Logger] = []
+        if primary and loggers:
+            mirrors = open_loggers(loggers, run_dir, records, start * algo.steps_per_chunk, record)
+            for mirror in mirrors:
+                stack.callback(mirror.close)
         bar = None
         if progress and primary:
             bar = tqdm(
@@ -275,7 +286,9 @@ def run_training(
                 dynamic_ncols=True,
             )
             stack.callback(bar.close)
-        state, chunks_run = _chunks(compiled, state, key, start, end, store, log, records, bar)
+        state, chunks_run = _chunks(
+            compiled, state, key, start, end, store, log, records, bar, mirrors
+        )
     completed = end == algo.num_chunks
     if completed and primary:
         plot_learning_curve(
@@ -294,9 +307,12 @@ def _chunks(
     log: MetricsLog,
     records: list[dict[str, Any]],
     bar: Any,
+    mirrors: Sequence[Logger] = (),
 ) -> tuple[Any, int]:
     """Run chunks ``start + 1 .. end``: each one's record is appended to ``records`` (and, on
-    the primary process, to ``log``), then its checkpoint saved. Returns (state, chunks run).
+    the primary process, to ``log``), then its checkpoint saved, then the record sent to the
+    ``mirrors`` (after the save: a failing mirror never costs a chunk). Returns (state, chunks
+    run).
     :class:`TrainingDivergedError` as soon as the parameters are not finite."""
     algo, evaluate = compiled.algo, compiled.evaluate
     primary = distributed.is_primary()
@@ -336,6 +352,8 @@ def _chunks(
         records.append(rec)
         store.save(k, state)
         last_saved = k
+        for mirror in mirrors:
+            mirror.write(rec)
         chunks_run += 1
         if bar is not None:
             bar.update(algo.steps_per_chunk)
