@@ -444,6 +444,34 @@ def train_seeds(
     )
 
 
+def compiled_flops(compiled) -> float | None:
+    """Floating-point operations of one call of a compiled function, as XLA counts them
+    (``cost_analysis``; a dict, or a list of one dict per program in older JAX), or None
+    where the backend gives no count."""
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:  # not every backend implements it
+        return None
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else None
+    flops = (cost or {}).get("flops")
+    return float(flops) if flops is not None and flops > 0 else None
+
+
+def matmul_peak_flops(n: int = 1024, repeats: int = 20) -> float:
+    """This machine's measured float32 matmul rate (FLOP/s): the best of ``repeats`` timed
+    ``[n, n] @ [n, n]`` products on the default device (2 n^3 FLOPs each) after a warm-up."""
+    a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+    mm = jax.jit(lambda x: x @ x)
+    jax.block_until_ready(mm(a))
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        jax.block_until_ready(mm(a))
+        best = min(best, time.perf_counter() - t)
+    return 2 * n**3 / best
+
+
 def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
     """Write each seed's final train state as a run directory ``out/seed<s>/`` (config.json
     with ``seed = s`` + an orbax checkpoint), readable by ``jaxgames.agents.load_policy``,
