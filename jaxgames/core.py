@@ -119,8 +119,8 @@ class GameStateBase:
         raise NotImplementedError(f"{type(self).__name__} has no display_env")
 
     # Jupyter display: IPython calls these on the host when a cell shows a state; jit and vmap
-    # never do (they are methods, not fields, so the pytree is unchanged). The drawing code sits
-    # above this module, hence the import at call time.
+    # never do (they are methods, not fields, so the pytree is unchanged). render draws board
+    # views and imports nothing of ours but view; it is imported when a notebook first asks.
     def _repr_svg_(self) -> str | None:
         """One game: its board as SVG (legal moves marked); None for a batch."""
         from jaxgames import render

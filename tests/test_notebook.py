@@ -31,10 +31,8 @@ def execute(timeout: int = 300):
         timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(ROOT)}},
-        env=env,
     )
-    # nbclient passes env to the kernel manager through kernel start arguments
-    client.execute(env=env)
+    client.execute(env=env)  # passed on to the kernel's start
     return nb
 
 
