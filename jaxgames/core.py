@@ -113,6 +113,26 @@ class GameStateBase:
     truncated: Array
     step_count: Array
 
+    def display_env(self) -> "Env":
+        """An env of this state's game and variant, to draw the state with (notebooks); the
+        game's state class provides it (e.g. reversi reads the board size off the mask)."""
+        raise NotImplementedError(f"{type(self).__name__} has no display_env")
+
+    # Jupyter display: IPython calls these on the host when a cell shows a state; jit and vmap
+    # never do (they are methods, not fields, so the pytree is unchanged). render draws board
+    # views and imports nothing of ours but view; it is imported when a notebook first asks.
+    def _repr_svg_(self) -> str | None:
+        """One game: its board as SVG (legal moves marked); None for a batch."""
+        from jaxgames import render
+
+        return render.repr_svg(self)
+
+    def _repr_html_(self) -> str | None:
+        """A batch of games: its shape and the first boards; None for one game."""
+        from jaxgames import render
+
+        return render.repr_html(self)
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         names = list(inspect.get_annotations(cls))

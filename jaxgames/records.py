@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 import jax
 
+from jaxgames import render
 from jaxgames.games import make, registered_games
 from jaxgames.validation import quote
 
@@ -71,6 +72,14 @@ class GameRecord:
         except ValueError as e:
             key = "options" if self.options and self.game in registered_games() else "game"
             raise RecordError(f"{self._where(key)}{e}") from None
+
+    def _repr_svg_(self) -> str | None:
+        """Jupyter: the whole game as an animated SVG (None if the moves do not replay)."""
+        try:
+            env, states = replay(self)
+        except RecordError:
+            return None
+        return render.svg_animation(states, env, self.moves)
 
     def _where(self, key: str, index: int | None = None) -> str:
         src = self.lines.get("source", "<record>")

@@ -12,6 +12,7 @@ lands on).
     print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
     open("board.svg", "w").write(render.svg(state, env, last_move="c5"))
     open("game.svg", "w").write(render.svg_game(states, env, moves, every=4))  # a whole game
+    open("game.svg", "w").write(render.svg_animation(states, env, moves))  # ... animated
     render.png(state, env, path="board.png")          # needs matplotlib (or cairosvg)
 
 Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
@@ -26,11 +27,13 @@ Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import re
 from typing import Any, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+import jax
 import numpy as np
 
 from jaxgames.view import BoardStyle, BoardView, Piece
@@ -45,8 +48,11 @@ __all__ = [
     "move_numbers",
     "move_squares",
     "png",
+    "repr_html",
+    "repr_svg",
     "side_names",
     "svg",
+    "svg_animation",
     "svg_game",
     "text",
 ]
@@ -532,6 +538,124 @@ def svg_game(
         out.extend(_svg_item(it) for it in items)
         out.append("</svg>")
     return "\n".join(out) + "\n</svg>\n"
+
+
+def svg_animation(
+    states: Sequence[Any],
+    env: Any,
+    moves: Sequence[str],
+    *,
+    seconds: float = 0.8,
+    hold: float = 3.0,
+    numbers: bool = False,
+    flip: bool = False,
+    cell: float = 48.0,
+) -> str:
+    """One SVG that plays a whole game in a loop: ``states[i]`` is the position after
+    ``moves[:i]`` (as from :func:`jaxgames.records.replay`), each shown for ``seconds``, the last
+    for ``hold`` times as long.
+
+    Each position is the drawing of :func:`svg` in a ``<g class="... frame">`` (the last one
+    also ``last``); CSS keyframes show one frame at a time, no script. A viewer without CSS
+    animation (or asking for reduced motion) shows the final position. Class names carry a
+    hash of the drawing, so that several animations inlined in one page (a notebook) do not
+    share their styles."""
+    if len(states) != len(moves) + 1:
+        raise ValueError(
+            f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves"
+        )
+    if not seconds > 0 or not hold >= 1:
+        raise ValueError(f"need seconds > 0 and hold >= 1, got seconds={seconds}, hold={hold}")
+    scenes = [
+        _scene(st, env, moves[:i], None, False, numbers, cell, flip) for i, st in enumerate(states)
+    ]
+    width = max(w for w, _, _ in scenes)
+    height = max(h for _, h, _ in scenes)
+    bodies = ["\n".join(_svg_item(it) for it in items) for _, _, items in scenes]
+    uid = "jg" + hashlib.sha1("".join(bodies).encode()).hexdigest()[:10]
+    n = len(scenes)
+    total = (n - 1 + hold) * seconds
+    show, last = 100 * seconds / total, 100 * hold * seconds / total
+    # every frame runs the same cycle of `total` seconds, shifted by a negative delay so that
+    # all cycles are under way from the start (before a delay ends the base style would show)
+    style = (
+        f".{uid} {{ visibility: hidden; animation: {uid}-show {total:.3f}s step-end infinite; }}\n"
+        f".{uid}.last {{ visibility: visible; animation-name: {uid}-last; }}\n"
+        f"@keyframes {uid}-show {{ 0% {{ visibility: visible; }} {show:.4f}% "
+        f"{{ visibility: hidden; }} 100% {{ visibility: hidden; }} }}\n"
+        f"@keyframes {uid}-last {{ 0% {{ visibility: visible; }} {last:.4f}% "
+        f"{{ visibility: hidden; }} 100% {{ visibility: hidden; }} }}\n"
+        f"@media (prefers-reduced-motion: reduce) {{ .{uid} {{ animation: none; }} }}"
+    )
+    if n == 1:  # nothing to animate
+        style = f".{uid} {{ visibility: visible; }}"
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.1f} {height:.1f}">',
+        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
+        f"<style>\n{style}\n</style>",
+    ]
+    for i, body in enumerate(bodies):
+        cls = f"{uid} frame" + (" last" if i == n - 1 else "")
+        delay = i * seconds - total
+        move = "" if i == 0 else moves[i - 1]
+        out.append(
+            f'<g class="{cls}" data-ply="{i}" data-move={quoteattr(move)} '
+            f'style="animation-delay: {delay:.3f}s">\n{body}\n</g>'
+        )
+    return "\n".join(out) + "\n</svg>\n"
+
+
+# ---------------------------------------------------------------------------- notebooks
+# What Jupyter shows for a game state (``GameStateBase._repr_svg_`` / ``_repr_html_``): IPython
+# asks both and shows the richest answer; None means "not this way" (it falls back to the
+# next format, finally the dataclass repr).
+def _displayable(state: Any) -> tuple[Any, tuple[int, ...]] | None:
+    """(env to draw with, leading batch shape: ``()`` for one game) of a game state; None for
+    a state that holds tracers (printed inside ``jit``) or whose game cannot say its env."""
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(state)):
+        return None
+    try:
+        env = state.display_env()
+    except (AttributeError, NotImplementedError):
+        return None
+    return env, tuple(np.shape(state.current_player))
+
+
+def repr_svg(state: Any) -> str | None:
+    """The SVG of one game state (legal moves marked), or None for a batch (see
+    :func:`repr_html`) or a traced state."""
+    shown = _displayable(state)
+    if shown is None or shown[1] != ():
+        return None
+    return svg(state, shown[0], legal=True)
+
+
+def repr_html(state: Any, limit: int = 8) -> str | None:
+    """HTML for a batch of game states (any leading shape): a caption with the batch shape and
+    small boards of the first ``limit`` games; None for one game (see :func:`repr_svg`) or a
+    traced state."""
+    shown = _displayable(state)
+    if shown is None or shown[1] == ():
+        return None
+    env, batch = shown
+    total = int(np.prod(batch))
+    k = min(total, limit)
+    nb = len(batch)
+    first = jax.tree_util.tree_map(lambda x: np.asarray(x.reshape((-1,) + x.shape[nb:])[:k]), state)
+    boards = []
+    for i in range(k):
+        one = jax.tree_util.tree_map(lambda x: x[i], first)
+        boards.append(
+            f'<figure style="margin:0">{svg(one, env, cell=24.0)}'
+            f'<figcaption style="text-align:center">game {i}</figcaption></figure>'
+        )
+    more = f", the first {k}" if k < total else ""
+    return (
+        f"<div><div>{escape(type(state).__name__)}: a batch of shape {batch} "
+        f"({total} games of {escape(env.name)}{more})</div>"
+        f'<div style="display:flex;flex-wrap:wrap;gap:8px">{"".join(boards)}</div></div>'
+    )
 
 
 # ---------------------------------------------------------------------------- PNG

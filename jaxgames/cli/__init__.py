@@ -6,6 +6,7 @@
     jaxgames play --game reversi --size 8 --agent runs/X
     jaxgames replay game.txt
     jaxgames export runs/X shared/X         # the agent as portable files
+    jaxgames render game.txt --animate game.svg  # the whole game as an animated SVG
 
 One module per command in this package, each with ``add_command(subparsers)`` (adds its
 sub-parser and sets ``func=handler``, ``handler(args) -> int`` exit code); adding a command is
@@ -35,7 +36,7 @@ from jaxgames.compile_cache import enable_compile_cache
 
 #: command modules of this package, in the order ``--help`` lists them (``play`` adds ``play``
 #: and ``replay``)
-COMMANDS = ("train", "eval", "rate", "play", "export")
+COMMANDS = ("train", "eval", "rate", "play", "render", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:

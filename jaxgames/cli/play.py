@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any, TextIO
 
-from jaxgames import records, render
+from jaxgames import records, render, transcripts
 from jaxgames.cli.options import add_game_arguments, make_env
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
@@ -52,7 +52,9 @@ def _add_play_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="a game record (saved with 'save FILE' in play)")
+    p.add_argument(
+        "file", help="a game record (saved with 'save FILE' in play), a GGF file or a move string"
+    )
     p.add_argument("--auto", action="store_true", help="print every position without waiting")
     p.add_argument("--legal", action="store_true", help="mark legal moves")
     p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
@@ -73,7 +75,7 @@ def run_play(
             raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
         start, moves = None, None
         if args.load:
-            record = records.load(args.load)
+            record = transcripts.load(args.load)
             env, states = records.replay(record)
             start, moves = states[0], record.moves
         else:
@@ -101,7 +103,7 @@ def run_replay(
     """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns
     2."""
     try:
-        record = records.load(args.file, validate=False)
+        record = transcripts.load(args.file)  # any format: jaxgames record, GGF, move string
         env, states = records.replay(record)
         if args.svg:
             os.makedirs(args.svg, exist_ok=True)

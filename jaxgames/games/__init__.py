@@ -10,6 +10,7 @@ read it (:func:`registered_games`, :func:`game_variants`) rather than naming gam
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -89,3 +90,11 @@ def make(name: str, **options: Any) -> Env:
     cls = env_class(name)
     check_options(cls, options, name)
     return cls(**options)
+
+
+@functools.lru_cache(maxsize=32)
+def shared_env(name: str, **options: Any) -> Env:
+    """``make(name, **options)`` built once per game and options and then shared: for host-side
+    helpers that need some env of a state's game (a state drawing itself in a notebook).
+    Treat it as read-only."""
+    return make(name, **options)

@@ -116,6 +116,11 @@ class ReversiState(GameStateBase):
         """Board side N (static, from the mask length)."""
         return math.isqrt(self.legal_action_mask.shape[-1] - 1)
 
+    def display_env(self) -> "Reversi":
+        from jaxgames.games import shared_env  # the registry sits above the game modules
+
+        return shared_env("reversi", size=self.size)
+
     @property
     def observation(self) -> jax.Array:
         """float32[..., N, N, 2]: the mover's discs, the opponent's discs."""

@@ -71,6 +71,11 @@ class TicTacToeState(GameStateBase):
     truncated: jax.Array
     step_count: jax.Array
 
+    def display_env(self) -> "TicTacToe":
+        from jaxgames.games import shared_env  # the registry sits above the game modules
+
+        return shared_env("tic_tac_toe")
+
     @property
     def observation(self) -> jax.Array:
         """float32[3, 3, 2]: the mover's marks, the opponent's marks."""

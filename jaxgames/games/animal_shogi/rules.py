@@ -116,6 +116,12 @@ class AnimalShogiState(GameStateBase):
     repetitions: jax.Array
     history: jax.Array
 
+    def display_env(self):
+        """``make("animal_shogi", max_steps=...)`` with this state's cap (the history length)."""
+        from jaxgames.games import shared_env  # the registry sits above the game modules
+
+        return shared_env("animal_shogi", max_steps=int(self.history.shape[-2]))
+
     @property
     def observation(self) -> jax.Array:
         """float32[..., 4, 3, 24] planes from the mover's point of view (module docstring);

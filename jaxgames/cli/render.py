@@ -1,0 +1,91 @@
+"""``jaxgames render``: draw a saved game (a jaxgames record, a GGF file or a reversi move
+string, see :func:`jaxgames.transcripts.load`).
+
+    jaxgames render game.txt                         # text board of the final position
+    jaxgames render game.txt --animate game.svg      # the whole game, animated (CSS, loops)
+    jaxgames render game.ggf --svg board.svg --move 20
+    jaxgames render game.txt --grid game.svg --every 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from jaxgames import records, render, transcripts
+from jaxgames.cli.options import check_output_file
+from jaxgames.terminal import one_line
+
+
+def run_render(args: argparse.Namespace) -> int:
+    """Run ``render`` from parsed arguments; a bad record or option prints one line and returns
+    2."""
+    try:
+        for flag in ("animate", "svg", "grid"):
+            if getattr(args, flag):
+                check_output_file(getattr(args, flag), f"--{flag}")
+        if args.every < 1:
+            raise ValueError(f"--every must be >= 1, got {args.every}")
+        if not args.seconds > 0:
+            raise ValueError(f"--seconds must be > 0, got {args.seconds}")
+        record = transcripts.load(args.file)
+        env, states = records.replay(record)
+        n = len(record.moves)
+        ply = n if args.move is None else args.move
+        if not 0 <= ply <= n:
+            raise ValueError(f"--move {ply} is outside the game's moves 0..{n}")
+        shown = dict(history=record.moves[:ply], numbers=args.numbers, flip=args.flip)
+        outputs = {
+            "animate": lambda: render.svg_animation(
+                states,
+                env,
+                record.moves,
+                seconds=args.seconds,
+                numbers=args.numbers,
+                flip=args.flip,
+            ),
+            "svg": lambda: render.svg(states[ply], env, legal=args.legal, **shown),
+            "grid": lambda: render.svg_game(
+                states, env, record.moves, every=args.every, numbers=args.numbers
+            ),
+        }
+        written = False
+        for flag, draw in outputs.items():
+            path = getattr(args, flag)
+            if path:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(draw())
+                print(f"wrote {path}")
+                written = True
+        if not written:
+            print(render.text(states[ply], env, legal=args.legal, **shown))
+    except (ValueError, OSError) as e:
+        print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def add_command(subparsers: Any) -> None:
+    """Add ``render`` to an argparse ``subparsers`` object (sets ``func(args) -> int``)."""
+    p = subparsers.add_parser(
+        "render",
+        help="draw a saved game: text, SVG, an animated SVG or a grid of positions",
+        description="Draw a saved game (jaxgames record, GGF or reversi move string). Without "
+        "--animate/--svg/--grid, print the position as text.",
+    )
+    p.add_argument("file", help="a game record, a GGF file or a reversi move string file")
+    p.add_argument("--animate", metavar="OUT", help="write the whole game as an animated SVG")
+    p.add_argument("--svg", metavar="OUT", help="write one position as SVG (see --move)")
+    p.add_argument("--grid", metavar="OUT", help="write a grid of positions as one SVG")
+    p.add_argument(
+        "--move", type=int, default=None, help="the position after this many moves (default: last)"
+    )
+    p.add_argument("--every", type=int, default=1, help="--grid: every N-th position (default 1)")
+    p.add_argument(
+        "--seconds", type=float, default=0.8, help="--animate: seconds per move (default 0.8)"
+    )
+    p.add_argument("--legal", action="store_true", help="mark legal moves")
+    p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
+    p.add_argument("--flip", action="store_true", help="show the board turned round")
+    p.set_defaults(func=run_render)
