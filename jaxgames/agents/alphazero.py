@@ -32,18 +32,32 @@ greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 
+from jaxgames import distributed
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs, negamax_gae
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS
-from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
+from jaxgames.agents.replay import (
+    TrajectoryBuffer,
+    TrajectoryBufferState,
+    make_trajectory_buffer,
+)
+from jaxgames.agents.rollout_learning import (
+    RolloutConfig,
+    RolloutState,
+    make_setup,
+    shuffled_minibatches,
+)
 from jaxgames.agents.search import search_batch
+from jaxgames.core import Symmetries, apply_symmetry
 from jaxgames.training.algorithm import Algorithm, make_chunk
-from jaxgames.validation import check_float, check_int
+from jaxgames.validation import check_bool, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +74,12 @@ class AlphaZeroConfig(RolloutConfig):
                                 averages over the sequential-halving visits (spread over weak moves
                                 too), not values of the improved policy: on tic-tac-toe 0.95 gave
                                 much weaker networks
+    replay_size:                searched positions kept on device to learn from (rounded down
+                                to whole plies of num_envs games, at least one rollout); each
+                                update samples its minibatches uniformly from them; 0: learn
+                                on the fresh rollout only (update_epochs shuffled passes)
+    augment:                    move every example of a minibatch by a random symmetry of the
+                                game (``env.symmetries``; no-op for a game without any)
     """
 
     num_simulations: int = 8
@@ -67,12 +87,23 @@ class AlphaZeroConfig(RolloutConfig):
     gumbel_scale: float = 1.0
     gamma: float = 1.0
     gae_lambda: float = 1.0
+    replay_size: int = 0
+    augment: bool = True
 
     def validate(self) -> None:
         super().validate()
         check_int("num_simulations", self.num_simulations)
         check_int("max_num_considered_actions", self.max_num_considered_actions)
         check_float("gumbel_scale", self.gumbel_scale, 0.0, float("inf"))
+        check_int("replay_size", self.replay_size, minimum=0)
+        check_bool("augment", self.augment)
+
+    @property
+    def replay_rows(self) -> int:
+        """Plies of all num_envs games the replay ring holds (0: no replay)."""
+        if self.replay_size == 0:
+            return 0
+        return max(self.replay_size // self.num_envs, self.num_steps)
 
 
 Config = AlphaZeroConfig
@@ -145,26 +176,68 @@ class Transition(NamedTuple):
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
 
 
-#: the train state (params, opt_state, env_state, key, update), shared with PPO
-AlphaZeroState = RolloutState
+class SearchTarget(NamedTuple):
+    """One searched position to learn from (what the replay buffer stores); leaves
+    [..., *item] with any batch axes."""
+
+    obs: jax.Array  # float32[..., *obs_shape]
+    mask: jax.Array  # bool[..., A] legal moves of obs
+    policy: jax.Array  # float32[..., A] the search's improved policy pi' (0 on illegal moves)
+    value: jax.Array  # float32[...] value target, mover's view (the game's outcome)
 
 
-def alphazero_loss(
-    agent: Agent, params: Any, batch: Transition, targets: jax.Array, config: AlphaZeroConfig
-):
+@struct.dataclass
+class AlphaZeroState(RolloutState):
+    """The rollout train state (params, opt_state, env_state, key, update; shared with PPO)
+    plus the replay buffer of :class:`SearchTarget` (``None`` when ``replay_size`` is 0: the
+    state then has exactly the leaves of a PPO state)."""
+
+    buffer: TrajectoryBufferState | None = None
+
+
+def augment_targets(symmetries: Symmetries, key: jax.Array, batch: SearchTarget) -> SearchTarget:
+    """Each example of ``batch`` (leaves [B, ...]) moved by its own uniformly drawn symmetry of
+    the game: a symmetry of the rules maps the search target of a position onto the search
+    target of the moved position (the value is unchanged)."""
+    k = jax.random.randint(key, batch.value.shape, 0, symmetries.count, dtype=jnp.int32)
+    obs, mask, policy = apply_symmetry(symmetries, k, batch.obs, batch.mask, batch.policy)
+    return SearchTarget(obs, mask, policy, batch.value)
+
+
+def sample_targets(
+    buffer: TrajectoryBuffer,
+    buf: TrajectoryBufferState,
+    key: jax.Array,
+    num_minibatches: int,
+    minibatch_size: int,
+    symmetries: Symmetries | None = None,
+) -> SearchTarget:
+    """``num_minibatches * minibatch_size`` positions drawn uniformly (with replacement) from the
+    written part of the replay buffer ``buf`` (of :class:`SearchTarget`), each moved by a random
+    symmetry if ``symmetries`` is given: leaves [num_minibatches, minibatch_size, ...]."""
+    k_sample, k_augment = jax.random.split(key)
+    rows, envs = buffer.sample_indices(buf, k_sample, num_minibatches * minibatch_size, 1)
+    batch = jax.tree_util.tree_map(lambda x: x[:, 0], buffer.gather(buf, rows, envs))
+    if symmetries is not None:
+        batch = augment_targets(symmetries, k_augment, batch)
+    return jax.tree_util.tree_map(
+        lambda x: x.reshape(num_minibatches, minibatch_size, *x.shape[1:]), batch
+    )
+
+
+def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: AlphaZeroConfig):
     """Cross-entropy to the search policy plus the value regression, on a flat batch (axis B).
 
     Returns (total float32[], aux dict of float32[]).
     """
     logits, value = agent.apply(params, batch.obs)
-    chex.assert_equal_shape([logits, batch.mask, batch.policy_target])
-    chex.assert_equal_shape([value, targets])
+    chex.assert_equal_shape([logits, batch.mask, batch.policy])
+    chex.assert_equal_shape([value, batch.value])
     logp = masked_log_probs(logits, batch.mask)
-    policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy_target * logp, 0.0), axis=-1).mean()
-    value_loss = 0.5 * ((value - targets) ** 2).mean()
+    policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy * logp, 0.0), axis=-1).mean()
+    value_loss = 0.5 * ((value - batch.value) ** 2).mean()
     target_entropy = -jnp.sum(
-        jnp.where(batch.policy_target > 0, batch.policy_target * jnp.log(batch.policy_target), 0.0),
-        -1,
+        jnp.where(batch.policy > 0, batch.policy * jnp.log(batch.policy), 0.0), -1
     )
     total = policy_loss + config.vf_coef * value_loss
     aux = {
@@ -181,6 +254,37 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
     """Gumbel AlphaZero as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
     setup = make_setup(config, AlphaZeroConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
+    symmetries = env.symmetries
+    augment = config.augment and symmetries.count > 1
+    buffer = (
+        make_trajectory_buffer(config.replay_rows, config.num_envs) if config.replay_rows else None
+    )
+
+    def init(key: jax.Array) -> AlphaZeroState:
+        state = setup.init(key)
+        buf = None
+        if buffer is not None:
+            item = SearchTarget(
+                jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32),
+                jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
+                jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
+                jax.ShapeDtypeStruct((), jnp.float32),
+            )
+            buf = buffer.init(item)
+        return AlphaZeroState(
+            state.params, state.opt_state, state.env_state, state.key, state.update, buf
+        )
+
+    def replay_draw(buf: TrajectoryBufferState):
+        """Minibatches for one epoch, from the buffer (see :func:`sample_targets`)."""
+        return lambda key: sample_targets(
+            buffer,
+            buf,
+            key,
+            config.num_minibatches,
+            config.batch_size // config.num_minibatches,
+            symmetries if augment else None,
+        )
 
     def rollout(params, env_state, key):
         guide = agent.policy(params)
@@ -230,16 +334,34 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             config.gamma,
             config.gae_lambda,
         )
+        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets)
+        extra = {}
+        if buffer is not None:  # the fresh rollout goes in, the minibatches come out
+            state = state.replace(buffer=buffer.extend(state.buffer, data))
+            draw = replay_draw(state.buffer)
+            extra["replay_fill"] = (
+                jnp.minimum(state.buffer.count, buffer.capacity) / buffer.capacity
+            ).astype(jnp.float32)
+        elif augment:
+            flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
+            draw = shuffled_minibatches(
+                flat, config.num_minibatches, functools.partial(augment_targets, symmetries)
+            )
+        else:
+            draw = None  # shuffled passes over the fresh rollout, as in PPO
         state, metrics = setup.learn(
             config,
-            lambda p, mb: alphazero_loss(agent, p, *mb, config),
+            lambda p, mb: alphazero_loss(agent, p, mb, config),
             state,
             env_state,
             key,
-            (traj, targets),
+            data,
+            draw,
         )
         metrics.update(
-            games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean()
+            games.episode_stats(done, p0_reward, length, traj.reward),
+            value_mean=traj.value.mean(),
+            **extra,
         )
         return state, metrics
 
@@ -248,9 +370,11 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
         config=config,
         env=env,
         agent=agent,
-        init=setup.init,
+        init=init,
         chunk=make_chunk(update, config.updates_per_chunk),
         params=lambda s: s.params,
+        # buffer leaves [rows, num_envs, ...]: split over devices by game, like env_state
+        partition=distributed.partition_by_field(env_state=0, buffer=1),
     )
 
 
