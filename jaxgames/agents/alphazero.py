@@ -13,20 +13,41 @@ Gumbel"):
     targets   policy: pi' of each searched position; value: the game's outcome from the
               mover's view (negamax returns with gae_lambda = 1,
               :func:`jaxgames.agents.common.negamax_gae`; the network's value bootstraps only
-              games cut by the rollout's end)
+              games cut by the rollout's end), as in AlphaZero (Silver et al. 2018)
+    replay    with ``replay_size`` > 0 the (obs, mask, pi', value target) of every searched
+              position goes into an on-device ring of the last ``replay_size`` positions
+              (:mod:`jaxgames.agents.replay`, part of the checkpointed train state) and each
+              update draws its update_epochs x batch minibatch examples uniformly from it
+              (AlphaZero trains on a window of recent self-play games); 0: shuffled passes
+              over the fresh rollout only
+    augment   each example of a minibatch is moved by a uniformly drawn symmetry of the game
+              (``env.symmetries``: the 8 rotations/reflections of a reversi or tic-tac-toe
+              board, the left-right mirror of animal shogi), as AlphaGo Zero / AlphaZero did
+              with the 8 symmetries of Go (Silver et al. 2017, 2018): a symmetry of the rules
+              maps a position's search target onto the moved position's
     learn     update_epochs x num_minibatches Adam steps on
               cross-entropy(pi', masked policy) + vf_coef * 0.5 * (V - target)^2
 
     train = make_train(AlphaZeroConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
 
+``replay_size=0, augment=False`` is the loop before replay and augmentation, bit for bit.
+Not used (yet): KataGo's playout-cap randomisation (Wu 2019), EfficientZero's reanalysis.
+
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
-plies per second than PPO; what it buys is a better target per ply. Status: experimental; on
-tic-tac-toe 100k plies (seeds 0-2, ~12 s after compiling) take the network alone to 98% as X
-and 79-88% as O vs random (losing 2-5% of its games), but it still loses about a third of its
-games against the perfect player (PPO loses none); not yet measured on reversi. The
-trained network is evaluated and loaded like any other (``load_policy``: the network alone,
-greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy` (opponent spec
-``mcts:N:<run>``).
+plies per second than PPO; what it buys is a better target per ply. Status: experimental.
+Tic-tac-toe: 100k plies (seeds 0-2, ~12 s after compiling, before augmentation) take the
+network alone to 98% as X and 79-88% as O vs random (losing 2-5% of its games), but it still
+loses about a third of its games against the perfect player (PPO loses none).
+Presets, measured on this 2-core CPU (shared with other jobs; one seed, 150k plies, about a
+minute after a ~45 s compile; "vs random" is the network alone, greedy, no search):
+reversi 6x6 ~6-9k plies/s, 93-95% vs random as either colour after 143k plies (with replay
+0 / 8192 / 65536: 90/95%, 95/94%, 95/93% as first/second); 8x8 (replay 65536) ~5-7k
+plies/s, 82-85%; animal shogi (replay 32768) ~2-3k plies/s, 92-94% wins and 2-3% losses.
+Long-run strength (vs alphabeta, vs PPO) is not measured here: benchmarks belong in
+experiments/.
+The trained network is evaluated and loaded like any other (``load_policy``: the network
+alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
+(opponent spec ``mcts:N:<run>``).
 """
 
 from __future__ import annotations
@@ -108,8 +129,10 @@ class AlphaZeroConfig(RolloutConfig):
 
 Config = AlphaZeroConfig
 
-# Per-game defaults: the PPO presets' networks and partner mixes, fewer games in parallel
-# (each ply is num_simulations + 1 network calls).
+# Per-game defaults, sized for a 2-core CPU: the PPO presets' MLPs (on CPU the CNN/ResNet cost
+# ~10x the FLOPs per evaluation, and every ply here is num_simulations + 1 evaluations), 128
+# games in parallel (one batched network call per simulation), and a replay window of a few
+# updates' searched positions (each drawn ~update_epochs times, as from a fresh rollout).
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
         network="mlp",
@@ -125,26 +148,37 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # shows the positions a weak opponent leaves (as for the reversi/animal-shogi presets)
         partners={"random": 0.25},
     ),
+    # one preset for 6x6 and 8x8 (presets are per game)
     "reversi": dict(
-        network="mlp",
+        network="mlp",  # 256x3: 5-7k plies/s with 8 simulations on 2 cores (6x6 and 8x8)
         net={"hidden": 256, "layers": 3},
         num_envs=128,
-        num_steps=16,
+        num_steps=16,  # 2048 positions per update
         total_steps=1_000_000,
         learning_rate=1e-3,
+        # Gumbel search improves the policy even with few simulations (Danihelka et al.
+        # 2022); 8 keeps ~6k plies/s, where a 6x6 network passes 90% vs random in ~100k plies
         num_simulations=8,
+        # 4 updates of play: on 6x6 at 143k plies (one seed each) windows of 0 / 8192 / 65536
+        # were within noise of each other vs random (90-95%); the short window keeps targets
+        # from an old network out while a minibatch still mixes several updates' games
+        replay_size=8_192,
+        augment=True,
         updates_per_chunk=25,
         eval_games=256,
         partners={**CLASSIC_PARTNERS, "random": 0.25},
     ),
     "animal_shogi": dict(
-        network="mlp",
+        network="mlp",  # 128x6 as for PPO: 2-3k plies/s with 8 simulations on 2 cores
         net={"hidden": 128, "layers": 6},
         num_envs=128,
         num_steps=16,
         total_steps=1_000_000,
         learning_rate=5e-4,
         num_simulations=8,
+        # 16 updates of play (~60 MB on device: an observation is 4x3x24 floats)
+        replay_size=32_768,
+        augment=True,  # the left-right mirror: 2 symmetries
         updates_per_chunk=25,
         eval_games=256,
         partners=CLASSIC_PARTNERS,
