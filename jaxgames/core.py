@@ -46,7 +46,11 @@ The game contract (what a module in :mod:`jaxgames.games` provides):
   :mod:`jaxgames.render` draws);
 * an :class:`Env` subclass wiring those to ``env.init``/``step``/``heuristic``/``board_view``
   plus the text notation, with the presentation constants :attr:`Env.side_names` and
-  :attr:`Env.flip_for_second`; and one line in the registry, ``jaxgames/games/__init__.py``.
+  :attr:`Env.flip_for_second`; and one line in the registry, ``jaxgames/games/__init__.py``;
+* optionally, its **symmetries** (:attr:`Env.symmetries`, a :class:`Symmetries` table): maps of
+  positions onto positions that the rules commute with (the 8 rotations and reflections of a
+  reversi board, the left-right mirror of animal shogi), for data augmentation; the default
+  is the identity alone.
 """
 
 from __future__ import annotations
@@ -169,6 +173,56 @@ def common_fields(
     )
 
 
+class Symmetries(NamedTuple):
+    """A game's symmetries as gather tables (``K`` symmetries, ``P = prod(observation_shape)``).
+
+    obs:      int32[K, P]  symmetry k maps an observation to ``obs.reshape(-1)[obs[k]]``
+    actions:  int32[K, A]  ... and anything indexed by action (policy, legal mask) to
+              ``x[actions[k]]``: action ``b`` of the transformed position is action
+              ``actions[k, b]`` of the original one
+
+    Every symmetry is one of the rules: the transformed position (the board moved by the
+    symmetry) has the transformed observation and legal mask, and playing ``b`` there leads to
+    the transform of playing ``actions[k, b]`` in the original position. Index 0 is the
+    identity. The tables form a group (the composition ``t1[t2]`` of two is one of them), so a
+    symmetry drawn uniformly from the table is a uniform random element of the group.
+    """
+
+    obs: np.ndarray
+    actions: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """K, the number of symmetries (1: the identity only)."""
+        return int(self.actions.shape[0])
+
+
+def identity_symmetries(observation_shape: tuple[int, ...], num_actions: int) -> Symmetries:
+    """The trivial group: the identity alone (a game without known symmetries)."""
+    size = int(np.prod(observation_shape))
+    return Symmetries(
+        np.arange(size, dtype=np.int32)[None], np.arange(num_actions, dtype=np.int32)[None]
+    )
+
+
+def apply_symmetry(
+    symmetries: Symmetries, k: Array, obs: Array, *per_action: Array
+) -> tuple[Array, ...]:
+    """Apply symmetry ``k`` to an observation and to arrays indexed by action (jittable).
+
+    k: int32[*B]; obs: [*B, *observation_shape]; each of ``per_action``: [*B, A] (a policy, a
+    legal mask). Returns ``(obs', *per_action')`` of the same shapes, each batch element moved
+    by its own symmetry.
+    """
+    k = jnp.asarray(k, jnp.int32)
+    batch = k.shape
+    obs_table = jnp.asarray(symmetries.obs)[k]  # int32[*B, P]
+    flat = obs.reshape(*batch, -1)
+    out = jnp.take_along_axis(flat, obs_table, axis=-1).reshape(obs.shape)
+    act_table = jnp.asarray(symmetries.actions)[k]  # int32[*B, A]
+    return (out, *(jnp.take_along_axis(x, act_table, axis=-1) for x in per_action))
+
+
 class IllegalActionError(ValueError):
     """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
 
@@ -286,6 +340,12 @@ class Env(abc.ABC):
         """The most plies one game can last by its rules (an upper bound; ``None``: unknown).
         Games override it; e.g. ``eval --opening-plies`` must stay below it."""
         return None
+
+    @property
+    def symmetries(self) -> Symmetries:
+        """The game's symmetries (:class:`Symmetries`); games with a symmetric board override
+        it; the default is the identity alone."""
+        return identity_symmetries(self.observation_shape, self.num_actions)
 
     def init(self, key: PRNGKey) -> GameState:
         """Start one game. ``key``: a PRNG key (games with a fixed start ignore it)."""

@@ -1,5 +1,7 @@
 """Gumbel AlphaZero: the loss against hand-computed values, search targets that are legal
-distributions, learning tic-tac-toe from its own search, config errors."""
+distributions, the replay buffer of search targets (written in order, wrapping, sampled only
+where written, augmented by symmetries of the rules), bit-exact resume with the buffer,
+learning tic-tac-toe from its own search, config errors."""
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +13,9 @@ import jaxgames
 from jaxgames.agents import alphazero
 from jaxgames.agents.common import Agent
 from jaxgames.agents.networks import make_network
+from jaxgames.agents.replay import make_trajectory_buffer
+from jaxgames.agents.rollout_learning import RolloutState
+from jaxgames.core import apply_symmetry
 from jaxgames.evaluation import arena
 from jaxgames.specs import make_opponent
 
@@ -40,11 +45,9 @@ def test_loss_is_cross_entropy_to_the_search_policy_plus_value_regression(ttt, k
     mask = jnp.array([[True] * 9] * 4 + [[True, True] + [False] * 7])
     target = jax.nn.one_hot(jnp.array([0, 3, 8, 4, 1]), 9)
     value_target = jnp.array([1.0, -1.0, 0.0, 0.5, 1.0])
-    batch = alphazero.Transition(
-        obs, mask, target, jnp.zeros(5), jnp.zeros(5), jnp.zeros(5, bool), -jnp.ones(5)
-    )
+    batch = alphazero.SearchTarget(obs, mask, target, value_target)
     cfg = tiny_config(vf_coef=0.5)
-    total, aux = alphazero.alphazero_loss(agent, params, batch, value_target, cfg)
+    total, aux = alphazero.alphazero_loss(agent, params, batch, cfg)
     logits, value = agent.apply(params, obs)
     logits = jnp.where(mask, logits, -jnp.inf)
     ce = -jnp.take_along_axis(jax.nn.log_softmax(logits), jnp.array([0, 3, 8, 4, 1])[:, None], 1)[
@@ -63,13 +66,11 @@ def test_loss_is_cross_entropy_to_the_search_policy_plus_value_regression(ttt, k
     # Adam on the fixed batch drives the network to the targets
     opt = optax.adam(1e-2)
     state = opt.init(params)
-    grad = jax.jit(
-        jax.grad(lambda p: alphazero.alphazero_loss(agent, p, batch, value_target, cfg)[0])
-    )
+    grad = jax.jit(jax.grad(lambda p: alphazero.alphazero_loss(agent, p, batch, cfg)[0]))
     for _ in range(200):
         upd, state = opt.update(grad(params), state, params)
         params = optax.apply_updates(params, upd)
-    after, aux2 = alphazero.alphazero_loss(agent, params, batch, value_target, cfg)
+    after, aux2 = alphazero.alphazero_loss(agent, params, batch, cfg)
     assert float(after) < 0.1 * float(total) and float(aux2["policy_kl"]) < 0.05
 
 
@@ -121,6 +122,107 @@ def test_learns_tic_tac_toe_from_its_own_search(ttt):
     assert trained.score > untrained.score + 0.2
 
 
+def empty_squares(obs):
+    """Tic-tac-toe legal moves of live positions: bool[..., 9] squares with no mark."""
+    return ~np.asarray(obs).astype(bool).any(-1).reshape(*obs.shape[:-3], 9)
+
+
+# 12 plies x 8 games of replay (rounded down from 101), 4 plies per update, 2 updates per chunk
+REPLAY_CFG = tiny_config(replay_size=8 * 12 + 5, eval_games=0, total_steps=8 * 4 * 4)
+
+
+@pytest.fixture(scope="module")
+def replay_runs(tmp_path_factory):
+    """Through the run driver (one compile): the full 2-chunk run, and the same run stopped
+    after chunk 1 then resumed."""
+    from jaxgames.training.driver import run_training
+
+    root = tmp_path_factory.mktemp("az")
+    full = run_training("alphazero", REPLAY_CFG, str(root / "full"), progress=False)
+    part = run_training("alphazero", REPLAY_CFG, str(root / "part"), progress=False, max_chunks=1)
+    rest = run_training("alphazero", REPLAY_CFG, str(root / "part"), progress=False, echo=print)
+    return full, part, rest
+
+
+def test_replay_buffer_keeps_the_last_searched_positions(replay_runs):
+    """Two updates fill rows 0-7, two more write rows 8-11 then wrap onto rows 0-3; every
+    stored target is a search policy over the legal moves of its position, with an outcome
+    in [-1, 1]."""
+    full, part, _ = replay_runs
+    assert REPLAY_CFG.replay_rows == 12
+    first = jax.tree_util.tree_map(np.asarray, part.state.buffer.data)  # after chunk 1
+    assert first.obs.shape == (12, 8, 3, 3, 2) and first.mask.shape == (12, 8, 9)
+    assert first.policy.shape == (12, 8, 9) and first.value.shape == (12, 8)
+    assert int(part.state.buffer.count) == 8 and int(part.state.buffer.pos) == 8
+    np.testing.assert_allclose(first.policy[:8].sum(-1), 1.0, rtol=1e-5)
+    assert not first.policy[8:].any()  # not written yet
+    second = jax.tree_util.tree_map(np.asarray, full.state.buffer.data)
+    assert int(full.state.buffer.count) == 16 and int(full.state.buffer.pos) == 4
+    np.testing.assert_allclose(second.policy.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(second.obs[4:8], first.obs[4:8])  # the 2nd rollout stays
+    assert not np.array_equal(second.obs[:4], first.obs[:4])  # the 1st one was overwritten
+    assert np.array_equal(second.mask, empty_squares(second.obs))
+    assert not second.policy[~second.mask].any()
+    assert np.all(np.abs(second.value) <= 1.0)
+    fill = [r["train/replay_fill"] for r in full.records]
+    np.testing.assert_allclose(fill, [(4 + 8) / 2 / 12, 1.0], rtol=1e-6)
+
+
+def test_replay_samples_written_positions_moved_by_symmetries(replay_runs, key):
+    """Minibatches come only from written rows; augmented, each is a symmetry image of a stored
+    position (obs, mask and policy moved together)."""
+    buf = replay_runs[1].state.buffer  # 8 of 12 rows written
+    buffer = make_trajectory_buffer(REPLAY_CFG.replay_rows, REPLAY_CFG.num_envs)
+    sym = jaxgames.make("tic_tac_toe").symmetries
+    stored = jax.tree_util.tree_map(lambda x: np.asarray(x[:8]).reshape(64, *x.shape[2:]), buf.data)
+    plain, moved = jax.jit(
+        lambda buf: (
+            alphazero.sample_targets(buffer, buf, key, 4, 64),
+            alphazero.sample_targets(buffer, buf, key, 4, 64, sym),
+        )
+    )(buf)
+    assert plain.obs.shape == (4, 64, 3, 3, 2) and moved.policy.shape == (4, 64, 9)
+
+    def rows(t):
+        t = jax.tree_util.tree_map(lambda x: np.asarray(x).reshape(-1, *x.shape[2:]), t)
+        return [
+            (o.tobytes(), m.tobytes(), p.tobytes(), v.tobytes())
+            for o, m, p, v in zip(t.obs, t.mask, t.policy, t.value)
+        ]
+
+    every = jnp.repeat(jnp.arange(sym.count), 64)  # all symmetries of all stored positions
+    o, m, p = apply_symmetry(sym, every, *(np.tile(x, (8, 1, 1, 1)[: x.ndim]) for x in stored[:3]))
+    images = set(
+        rows(alphazero.SearchTarget(o[None], m[None], p[None], np.tile(stored.value, 8)[None]))
+    )
+    stored_rows = set(rows(jax.tree_util.tree_map(lambda x: x[None], stored)))
+    assert set(rows(plain)) <= stored_rows
+    assert set(rows(moved)) <= images
+    assert len([r for r in rows(moved) if r not in stored_rows]) > 64  # most were moved
+    assert np.array_equal(np.asarray(moved.mask), empty_squares(moved.obs))
+
+
+def test_resume_with_replay_buffer_is_bit_exact(replay_runs):
+    """The buffer is part of the checkpointed train state: a run stopped after one chunk and
+    resumed ends bit for bit where the uninterrupted run ends."""
+    full, part, rest = replay_runs
+    assert not part.completed and rest.completed and rest.chunks_run == 1
+    assert int(rest.state.buffer.count) == 16  # wrapped, and restored from the checkpoint
+    la, lb = jax.tree_util.tree_leaves(rest.state), jax.tree_util.tree_leaves(full.state)
+    assert len(la) == len(lb)
+    for a, b in zip(la, lb):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_without_replay_the_state_is_the_rollout_state(key):
+    """replay_size 0 (learn on the fresh rollout only): no buffer, the leaves of a PPO state."""
+    algo = alphazero.make_algorithm(tiny_config(replay_size=0))
+    state = jax.eval_shape(algo.init, key)
+    assert state.buffer is None
+    ppo_like = RolloutState(state.params, state.opt_state, state.env_state, state.key, state.update)
+    assert len(jax.tree_util.tree_leaves(state)) == len(jax.tree_util.tree_leaves(ppo_like))
+
+
 @pytest.mark.parametrize(
     "field, value, match",
     [
@@ -128,6 +230,8 @@ def test_learns_tic_tac_toe_from_its_own_search(ttt):
         ("max_num_considered_actions", -1, "max_num_considered_actions"),
         ("gumbel_scale", -1.0, "gumbel_scale"),
         ("num_minibatches", 3, "num_minibatches"),
+        ("replay_size", -1, "replay_size"),
+        ("augment", 1, "augment"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):

@@ -13,37 +13,72 @@ Gumbel"):
     targets   policy: pi' of each searched position; value: the game's outcome from the
               mover's view (negamax returns with gae_lambda = 1,
               :func:`jaxgames.agents.common.negamax_gae`; the network's value bootstraps only
-              games cut by the rollout's end)
+              games cut by the rollout's end), as in AlphaZero (Silver et al. 2018)
+    replay    with ``replay_size`` > 0 the (obs, mask, pi', value target) of every searched
+              position goes into an on-device ring of the last ``replay_size`` positions
+              (:mod:`jaxgames.agents.replay`, part of the checkpointed train state) and each
+              update draws its update_epochs x batch minibatch examples uniformly from it
+              (AlphaZero trains on a window of recent self-play games); 0: shuffled passes
+              over the fresh rollout only
+    augment   each example of a minibatch is moved by a uniformly drawn symmetry of the game
+              (``env.symmetries``: the 8 rotations/reflections of a reversi or tic-tac-toe
+              board, the left-right mirror of animal shogi), as AlphaGo Zero / AlphaZero did
+              with the 8 symmetries of Go (Silver et al. 2017, 2018): a symmetry of the rules
+              maps a position's search target onto the moved position's
     learn     update_epochs x num_minibatches Adam steps on
               cross-entropy(pi', masked policy) + vf_coef * 0.5 * (V - target)^2
 
     train = make_train(AlphaZeroConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
 
+``replay_size=0, augment=False`` is the loop before replay and augmentation, bit for bit.
+Not used (yet): KataGo's playout-cap randomisation (Wu 2019), EfficientZero's reanalysis.
+
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
-plies per second than PPO; what it buys is a better target per ply. Status: experimental; on
-tic-tac-toe 100k plies (seeds 0-2, ~12 s after compiling) take the network alone to 98% as X
-and 79-88% as O vs random (losing 2-5% of its games), but it still loses about a third of its
-games against the perfect player (PPO loses none); not yet measured on reversi. The
-trained network is evaluated and loaded like any other (``load_policy``: the network alone,
-greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy` (opponent spec
-``mcts:N:<run>``).
+plies per second than PPO; what it buys is a better target per ply. Status: experimental.
+Tic-tac-toe: 100k plies (seeds 0-2, ~12 s after compiling, before augmentation) take the
+network alone to 98% as X and 79-88% as O vs random (losing 2-5% of its games), but it still
+loses about a third of its games against the perfect player (PPO loses none).
+Presets, measured on this 2-core CPU (shared with other jobs; one seed, 150k plies, about a
+minute after a ~45 s compile; "vs random" is the network alone, greedy, no search):
+reversi 6x6 ~6-9k plies/s, 93-95% vs random as either colour after 143k plies (with replay
+0 / 8192 / 65536: 90/95%, 95/94%, 95/93% as first/second); 8x8 (replay 65536) ~5-7k
+plies/s, 82-85%; animal shogi (replay 32768) ~2-3k plies/s, 92-94% wins and 2-3% losses.
+Long-run strength (vs alphabeta, vs PPO) is not measured here: benchmarks belong in
+experiments/.
+The trained network is evaluated and loaded like any other (``load_policy``: the network
+alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
+(opponent spec ``mcts:N:<run>``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
+from flax import struct
 
+from jaxgames import distributed
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs, negamax_gae
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS
-from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
+from jaxgames.agents.replay import (
+    TrajectoryBuffer,
+    TrajectoryBufferState,
+    make_trajectory_buffer,
+)
+from jaxgames.agents.rollout_learning import (
+    RolloutConfig,
+    RolloutState,
+    make_setup,
+    shuffled_minibatches,
+)
 from jaxgames.agents.search import search_batch
+from jaxgames.core import Symmetries, apply_symmetry
 from jaxgames.training.algorithm import Algorithm, make_chunk
-from jaxgames.validation import check_float, check_int
+from jaxgames.validation import check_bool, check_float, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +95,12 @@ class AlphaZeroConfig(RolloutConfig):
                                 averages over the sequential-halving visits (spread over weak moves
                                 too), not values of the improved policy: on tic-tac-toe 0.95 gave
                                 much weaker networks
+    replay_size:                searched positions kept on device to learn from (rounded down
+                                to whole plies of num_envs games, at least one rollout); each
+                                update samples its minibatches uniformly from them; 0: learn
+                                on the fresh rollout only (update_epochs shuffled passes)
+    augment:                    move every example of a minibatch by a random symmetry of the
+                                game (``env.symmetries``; no-op for a game without any)
     """
 
     num_simulations: int = 8
@@ -67,18 +108,31 @@ class AlphaZeroConfig(RolloutConfig):
     gumbel_scale: float = 1.0
     gamma: float = 1.0
     gae_lambda: float = 1.0
+    replay_size: int = 0
+    augment: bool = True
 
     def validate(self) -> None:
         super().validate()
         check_int("num_simulations", self.num_simulations)
         check_int("max_num_considered_actions", self.max_num_considered_actions)
         check_float("gumbel_scale", self.gumbel_scale, 0.0, float("inf"))
+        check_int("replay_size", self.replay_size, minimum=0)
+        check_bool("augment", self.augment)
+
+    @property
+    def replay_rows(self) -> int:
+        """Plies of all num_envs games the replay ring holds (0: no replay)."""
+        if self.replay_size == 0:
+            return 0
+        return max(self.replay_size // self.num_envs, self.num_steps)
 
 
 Config = AlphaZeroConfig
 
-# Per-game defaults: the PPO presets' networks and partner mixes, fewer games in parallel
-# (each ply is num_simulations + 1 network calls).
+# Per-game defaults, sized for a 2-core CPU: the PPO presets' MLPs (on CPU the CNN/ResNet cost
+# ~10x the FLOPs per evaluation, and every ply here is num_simulations + 1 evaluations), 128
+# games in parallel (one batched network call per simulation), and a replay window of a few
+# updates' searched positions (each drawn ~update_epochs times, as from a fresh rollout).
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "tic_tac_toe": dict(
         network="mlp",
@@ -94,26 +148,37 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # shows the positions a weak opponent leaves (as for the reversi/animal-shogi presets)
         partners={"random": 0.25},
     ),
+    # one preset for 6x6 and 8x8 (presets are per game)
     "reversi": dict(
-        network="mlp",
+        network="mlp",  # 256x3: 5-7k plies/s with 8 simulations on 2 cores (6x6 and 8x8)
         net={"hidden": 256, "layers": 3},
         num_envs=128,
-        num_steps=16,
+        num_steps=16,  # 2048 positions per update
         total_steps=1_000_000,
         learning_rate=1e-3,
+        # Gumbel search improves the policy even with few simulations (Danihelka et al.
+        # 2022); 8 keeps ~6k plies/s, where a 6x6 network passes 90% vs random in ~100k plies
         num_simulations=8,
+        # 4 updates of play: on 6x6 at 143k plies (one seed each) windows of 0 / 8192 / 65536
+        # were within noise of each other vs random (90-95%); the short window keeps targets
+        # from an old network out while a minibatch still mixes several updates' games
+        replay_size=8_192,
+        augment=True,
         updates_per_chunk=25,
         eval_games=256,
         partners={**CLASSIC_PARTNERS, "random": 0.25},
     ),
     "animal_shogi": dict(
-        network="mlp",
+        network="mlp",  # 128x6 as for PPO: 2-3k plies/s with 8 simulations on 2 cores
         net={"hidden": 128, "layers": 6},
         num_envs=128,
         num_steps=16,
         total_steps=1_000_000,
         learning_rate=5e-4,
         num_simulations=8,
+        # 16 updates of play (~60 MB on device: an observation is 4x3x24 floats)
+        replay_size=32_768,
+        augment=True,  # the left-right mirror: 2 symmetries
         updates_per_chunk=25,
         eval_games=256,
         partners=CLASSIC_PARTNERS,
@@ -145,26 +210,68 @@ class Transition(NamedTuple):
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
 
 
-#: the train state (params, opt_state, env_state, key, update), shared with PPO
-AlphaZeroState = RolloutState
+class SearchTarget(NamedTuple):
+    """One searched position to learn from (what the replay buffer stores); leaves
+    [..., *item] with any batch axes."""
+
+    obs: jax.Array  # float32[..., *obs_shape]
+    mask: jax.Array  # bool[..., A] legal moves of obs
+    policy: jax.Array  # float32[..., A] the search's improved policy pi' (0 on illegal moves)
+    value: jax.Array  # float32[...] value target, mover's view (the game's outcome)
 
 
-def alphazero_loss(
-    agent: Agent, params: Any, batch: Transition, targets: jax.Array, config: AlphaZeroConfig
-):
+@struct.dataclass
+class AlphaZeroState(RolloutState):
+    """The rollout train state (params, opt_state, env_state, key, update; shared with PPO)
+    plus the replay buffer of :class:`SearchTarget` (``None`` when ``replay_size`` is 0: the
+    state then has exactly the leaves of a PPO state)."""
+
+    buffer: TrajectoryBufferState | None = None
+
+
+def augment_targets(symmetries: Symmetries, key: jax.Array, batch: SearchTarget) -> SearchTarget:
+    """Each example of ``batch`` (leaves [B, ...]) moved by its own uniformly drawn symmetry of
+    the game: a symmetry of the rules maps the search target of a position onto the search
+    target of the moved position (the value is unchanged)."""
+    k = jax.random.randint(key, batch.value.shape, 0, symmetries.count, dtype=jnp.int32)
+    obs, mask, policy = apply_symmetry(symmetries, k, batch.obs, batch.mask, batch.policy)
+    return SearchTarget(obs, mask, policy, batch.value)
+
+
+def sample_targets(
+    buffer: TrajectoryBuffer,
+    buf: TrajectoryBufferState,
+    key: jax.Array,
+    num_minibatches: int,
+    minibatch_size: int,
+    symmetries: Symmetries | None = None,
+) -> SearchTarget:
+    """``num_minibatches * minibatch_size`` positions drawn uniformly (with replacement) from the
+    written part of the replay buffer ``buf`` (of :class:`SearchTarget`), each moved by a random
+    symmetry if ``symmetries`` is given: leaves [num_minibatches, minibatch_size, ...]."""
+    k_sample, k_augment = jax.random.split(key)
+    rows, envs = buffer.sample_indices(buf, k_sample, num_minibatches * minibatch_size, 1)
+    batch = jax.tree_util.tree_map(lambda x: x[:, 0], buffer.gather(buf, rows, envs))
+    if symmetries is not None:
+        batch = augment_targets(symmetries, k_augment, batch)
+    return jax.tree_util.tree_map(
+        lambda x: x.reshape(num_minibatches, minibatch_size, *x.shape[1:]), batch
+    )
+
+
+def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: AlphaZeroConfig):
     """Cross-entropy to the search policy plus the value regression, on a flat batch (axis B).
 
     Returns (total float32[], aux dict of float32[]).
     """
     logits, value = agent.apply(params, batch.obs)
-    chex.assert_equal_shape([logits, batch.mask, batch.policy_target])
-    chex.assert_equal_shape([value, targets])
+    chex.assert_equal_shape([logits, batch.mask, batch.policy])
+    chex.assert_equal_shape([value, batch.value])
     logp = masked_log_probs(logits, batch.mask)
-    policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy_target * logp, 0.0), axis=-1).mean()
-    value_loss = 0.5 * ((value - targets) ** 2).mean()
+    policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy * logp, 0.0), axis=-1).mean()
+    value_loss = 0.5 * ((value - batch.value) ** 2).mean()
     target_entropy = -jnp.sum(
-        jnp.where(batch.policy_target > 0, batch.policy_target * jnp.log(batch.policy_target), 0.0),
-        -1,
+        jnp.where(batch.policy > 0, batch.policy * jnp.log(batch.policy), 0.0), -1
     )
     total = policy_loss + config.vf_coef * value_loss
     aux = {
@@ -181,6 +288,37 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
     """Gumbel AlphaZero as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
     setup = make_setup(config, AlphaZeroConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
+    symmetries = env.symmetries
+    augment = config.augment and symmetries.count > 1
+    buffer = (
+        make_trajectory_buffer(config.replay_rows, config.num_envs) if config.replay_rows else None
+    )
+
+    def init(key: jax.Array) -> AlphaZeroState:
+        state = setup.init(key)
+        buf = None
+        if buffer is not None:
+            item = SearchTarget(
+                jax.ShapeDtypeStruct(agent.observation_shape, jnp.float32),
+                jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
+                jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
+                jax.ShapeDtypeStruct((), jnp.float32),
+            )
+            buf = buffer.init(item)
+        return AlphaZeroState(
+            state.params, state.opt_state, state.env_state, state.key, state.update, buf
+        )
+
+    def replay_draw(buf: TrajectoryBufferState):
+        """Minibatches for one epoch, from the buffer (see :func:`sample_targets`)."""
+        return lambda key: sample_targets(
+            buffer,
+            buf,
+            key,
+            config.num_minibatches,
+            config.batch_size // config.num_minibatches,
+            symmetries if augment else None,
+        )
 
     def rollout(params, env_state, key):
         guide = agent.policy(params)
@@ -230,16 +368,34 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             config.gamma,
             config.gae_lambda,
         )
+        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets)
+        extra = {}
+        if buffer is not None:  # the fresh rollout goes in, the minibatches come out
+            state = state.replace(buffer=buffer.extend(state.buffer, data))
+            draw = replay_draw(state.buffer)
+            extra["replay_fill"] = (
+                jnp.minimum(state.buffer.count, buffer.capacity) / buffer.capacity
+            ).astype(jnp.float32)
+        elif augment:
+            flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
+            draw = shuffled_minibatches(
+                flat, config.num_minibatches, functools.partial(augment_targets, symmetries)
+            )
+        else:
+            draw = None  # shuffled passes over the fresh rollout, as in PPO
         state, metrics = setup.learn(
             config,
-            lambda p, mb: alphazero_loss(agent, p, *mb, config),
+            lambda p, mb: alphazero_loss(agent, p, mb, config),
             state,
             env_state,
             key,
-            (traj, targets),
+            data,
+            draw,
         )
         metrics.update(
-            games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean()
+            games.episode_stats(done, p0_reward, length, traj.reward),
+            value_mean=traj.value.mean(),
+            **extra,
         )
         return state, metrics
 
@@ -248,9 +404,11 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
         config=config,
         env=env,
         agent=agent,
-        init=setup.init,
+        init=init,
         chunk=make_chunk(update, config.updates_per_chunk),
         params=lambda s: s.params,
+        # buffer leaves [rows, num_envs, ...]: split over devices by game, like env_state
+        partition=distributed.partition_by_field(env_state=0, buffer=1),
     )
 
 

@@ -71,33 +71,27 @@ class RolloutConfig(TrainConfig):
         return self.batch_size
 
 
-def minibatch_epochs(
+def optimise(
     loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
     optimizer: optax.GradientTransformation,
     params: Any,
     opt_state: Any,
     key: jax.Array,
-    data: Any,
+    draw: Callable[[jax.Array], Any],
     num_epochs: int,
-    num_minibatches: int,
 ) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
-    """``num_epochs`` passes over ``data`` (a pytree of arrays with leading axis N), each a fresh
-    random permutation cut into ``num_minibatches`` minibatches, one optimiser step per minibatch.
+    """``num_epochs`` rounds; each draws its minibatches with ``draw(key)`` (a pytree with leaves
+    [num_minibatches, minibatch, ...]) and takes one optimiser step per minibatch.
 
     ``loss_fn(params, minibatch) -> (loss float32[], aux dict of float32[])``.
     Returns ``(params, opt_state, key, aux)`` with every aux entry (plus ``grad_norm``) stacked
     float32[num_epochs, num_minibatches]. Minibatches are split over devices when a mesh is set.
     """
-    n = jax.tree_util.tree_leaves(data)[0].shape[0]
 
     def epoch(carry, _):
         params, opt_state, key = carry
-        key, k_perm = jax.random.split(key)
-        perm = jax.random.permutation(k_perm, n)
-        mbs = jax.tree_util.tree_map(
-            lambda x: x[perm].reshape(num_minibatches, -1, *x.shape[1:]), data
-        )
-        mbs = distributed.constrain_data(mbs, axis=1)  # minibatches split over devices (if any)
+        key, k_draw = jax.random.split(key)
+        mbs = distributed.constrain_data(draw(k_draw), axis=1)  # split over devices (if any)
 
         def minibatch(carry, mb):
             params, opt_state = carry
@@ -113,6 +107,44 @@ def minibatch_epochs(
         epoch, (params, opt_state, key), None, length=num_epochs
     )
     return params, opt_state, key, aux
+
+
+def shuffled_minibatches(
+    data: Any, num_minibatches: int, transform: Callable[[jax.Array, Any], Any] | None = None
+) -> Callable[[jax.Array], Any]:
+    """A ``draw`` for :func:`optimise`: each call a fresh random permutation of ``data`` (leaves
+    with leading axis N) cut into ``num_minibatches`` minibatches (leaves [num_minibatches,
+    N / num_minibatches, ...]); ``transform(key, batch)``, if given, is applied to the
+    permuted batch (leaves [N, ...]) first, e.g. a random symmetry per example."""
+    n = jax.tree_util.tree_leaves(data)[0].shape[0]
+
+    def draw(key: jax.Array) -> Any:
+        if transform is not None:
+            key, k_transform = jax.random.split(key)
+        perm = jax.random.permutation(key, n)
+        batch = jax.tree_util.tree_map(lambda x: x[perm], data)
+        if transform is not None:
+            batch = transform(k_transform, batch)
+        return jax.tree_util.tree_map(lambda x: x.reshape(num_minibatches, -1, *x.shape[1:]), batch)
+
+    return draw
+
+
+def minibatch_epochs(
+    loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
+    optimizer: optax.GradientTransformation,
+    params: Any,
+    opt_state: Any,
+    key: jax.Array,
+    data: Any,
+    num_epochs: int,
+    num_minibatches: int,
+) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
+    """``num_epochs`` passes over ``data`` (a pytree of arrays with leading axis N), each a fresh
+    random permutation cut into ``num_minibatches`` minibatches, one optimiser step per minibatch
+    (:func:`optimise` with :func:`shuffled_minibatches`; same returns)."""
+    draw = shuffled_minibatches(data, num_minibatches)
+    return optimise(loss_fn, optimizer, params, opt_state, key, draw, num_epochs)
 
 
 @struct.dataclass
@@ -152,24 +184,27 @@ class RolloutSetup:
         env_state: Any,
         key: jax.Array,
         data: Any,
+        draw: Callable[[jax.Array], Any] | None = None,
     ) -> tuple[RolloutState, dict[str, jax.Array]]:
         """One update's learning step: ``data`` (leaves [num_steps, num_envs, ...]) flattened and
-        learned with :func:`minibatch_epochs`; returns the next state (with ``env_state`` and
-        ``key`` from the rollout) and the loss metrics averaged over the minibatches."""
-        flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
-        params, opt_state, key, aux = minibatch_epochs(
-            loss_fn,
-            self.optimizer,
-            state.params,
-            state.opt_state,
-            key,
-            flat,
-            config.update_epochs,
-            config.num_minibatches,
+        learned with :func:`minibatch_epochs` (``draw``, if given, draws the minibatches
+        instead, see :func:`optimise`; ``data`` is then unused); returns the next state (with
+        ``env_state`` and ``key`` from the rollout; other fields of a subclass state kept) and
+        the loss metrics averaged over the minibatches."""
+        if draw is None:
+            flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
+            draw = shuffled_minibatches(flat, config.num_minibatches)
+        params, opt_state, key, aux = optimise(
+            loss_fn, self.optimizer, state.params, state.opt_state, key, draw, config.update_epochs
         )
-        return RolloutState(params, opt_state, env_state, key, state.update + 1), {
-            k: v.mean() for k, v in aux.items()
-        }
+        state = state.replace(
+            params=params,
+            opt_state=opt_state,
+            env_state=env_state,
+            key=key,
+            update=state.update + 1,
+        )
+        return state, {k: v.mean() for k, v in aux.items()}
 
 
 def make_setup(

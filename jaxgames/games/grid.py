@@ -1,5 +1,5 @@
-"""Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi), and the
-strictness rules every game's notation follows.
+"""Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi), the strictness
+rules every game's notation follows, and the symmetry tables of grid boards.
 
 Squares are named like chess squares but counted from the *top*: file letter ``a..`` is the
 column (col 0 = ``a``), rank number ``1..`` is the row (row 0 = rank 1)::
@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
+from jaxgames.core import Symmetries
 from jaxgames.validation import quote
 
 _FILES = "abcdefghijklmnopqrstuvwxyz"
@@ -107,3 +110,38 @@ def parse_grid_position(
             f"malformed position {q}: side to move {quote(side)} must be one of {list(sides)}"
         )
     return [symbols.index(c) for c in board], sides.index(side), over
+
+
+# ----------------------------------------------------------------------- symmetries
+def dihedral_squares(n: int) -> np.ndarray:
+    """int32[8, n*n]: the 8 symmetries of an n x n board (identity, the rotations by 90, 180,
+    270 degrees, the mirrors left-right and top-bottom, the two diagonal reflections) as gather
+    tables: symmetry k moves a board ``b`` (flat, row-major) to ``b[table[k]]``."""
+    idx = np.arange(n * n, dtype=np.int32).reshape(n, n)
+    boards = [
+        idx,
+        np.rot90(idx, 1),
+        np.rot90(idx, 2),
+        np.rot90(idx, 3),
+        idx[:, ::-1],
+        idx[::-1, :],
+        idx.T,
+        np.rot90(idx, 2).T,
+    ]
+    return np.stack([b.reshape(-1) for b in boards]).astype(np.int32)
+
+
+def board_symmetries(squares: np.ndarray, planes: int, extra_actions: int = 0) -> Symmetries:
+    """:class:`~jaxgames.core.Symmetries` of a game whose observation is ``[rows, cols,
+    planes]`` (square-major, row-major squares) and whose actions are one per square
+    (``row * cols + col``) followed by ``extra_actions`` that no symmetry moves (a pass).
+
+    squares: int32[K, rows*cols] gather tables of the board (e.g. :func:`dihedral_squares`).
+    """
+    squares = np.asarray(squares, np.int32)
+    k, cells = squares.shape
+    obs = (squares[:, :, None] * planes + np.arange(planes, dtype=np.int32)).reshape(k, -1)
+    fixed = np.broadcast_to(
+        np.arange(cells, cells + extra_actions, dtype=np.int32), (k, extra_actions)
+    )
+    return Symmetries(obs.astype(np.int32), np.concatenate([squares, fixed], axis=1))

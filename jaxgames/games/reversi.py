@@ -377,6 +377,14 @@ class Reversi(Env):
         return 2 * (self.size * self.size - 4) + 1
 
     @property
+    def symmetries(self):
+        """The 8 rotations and reflections of the board (``pass`` stays ``pass``): the rules,
+        the start's centre squares and the result are all symmetric under them (a rotation by
+        90 degrees maps the start to the start with colours swapped, a position the rules play
+        the same way)."""
+        return grid.board_symmetries(grid.dihedral_squares(self.size), 2, extra_actions=1)
+
+    @property
     def pass_action(self) -> int:
         """The action id of ``pass`` (N*N)."""
         return self.size * self.size

@@ -173,6 +173,11 @@ class TicTacToe(Env):
     observation_shape = (3, 3, 2)  # type: ignore[assignment]
     max_game_length = 9  # type: ignore[assignment]
 
+    @property
+    def symmetries(self):
+        """The 8 rotations and reflections of the board."""
+        return grid.board_symmetries(grid.dihedral_squares(3), 2)
+
     def _init(self, key):
         return init(self.spec)
 

@@ -59,6 +59,9 @@ far rank): planes 0-4 the mover's lion, giraffe, elephant, chick, hen; 5-9 the o
 planes; 17-22 the opponent's hand likewise; 23 constant 1.0 if the current position occurred before
 (a further repetition would draw).
 
+Symmetry: the left-right mirror of the board is one of the rules (``env.symmetries``, for data
+augmentation; :func:`~jaxgames.games.animal_shogi.rules.mirror_symmetries`).
+
 Perft from the start position (leaf counts, depths 1-7): 4, 13, 67, 398, 2179, 12636, 80828,
 identical with the naive pure-Python reference in tests/reference_animal_shogi.py.
 

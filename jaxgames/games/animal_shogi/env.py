@@ -45,6 +45,11 @@ class AnimalShogi(Env):
         return {"max_steps": self.max_steps}
 
     @property
+    def symmetries(self):
+        """The identity and the left-right mirror (:func:`rules.mirror_symmetries`)."""
+        return rules.mirror_symmetries()
+
+    @property
     def max_game_length(self) -> int:
         """``max_steps``: a game still running then is truncated."""
         return self.max_steps

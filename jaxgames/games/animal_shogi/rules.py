@@ -13,7 +13,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxgames.core import GameStateBase, common_fields, winner_rewards
+from jaxgames.core import GameStateBase, Symmetries, common_fields, winner_rewards
+from jaxgames.games import grid
 
 # ----------------------------------------------------------------------------- constants
 NUM_SQUARES = 12
@@ -360,6 +361,25 @@ def observe(state: AnimalShogiState) -> jax.Array:
     consts = jnp.concatenate([hands, (state.repetitions >= 1)[None]])  # [13]
     planes = jnp.concatenate([pieces, empty, jnp.broadcast_to(consts, (12, 13))], axis=1)
     return planes.reshape(4, 3, OBS_PLANES).astype(jnp.float32)
+
+
+def mirror_symmetries() -> Symmetries:
+    """The identity and the left-right mirror (files a <-> c) as gather tables.
+
+    Every piece moves symmetrically, so the mirror is a symmetry of the rules (not of the start
+    position: the giraffes and elephants swap sides). It commutes with the 180-degree turn of
+    the mover frame, so it is the same map in every frame: mover-square ``r*3 + c`` <->
+    ``r*3 + 2 - c``, direction ``(dr, dc)`` <-> ``(dr, -dc)`` (NE <-> NW, E <-> W, ...), drops
+    keep their piece kind.
+    """
+    square = np.array([r * 3 + 2 - c for r in range(4) for c in range(3)], np.int32)
+    direction = [DIRECTIONS.index((dr, -dc)) for dr, dc in DIRECTIONS]
+    moves = [direction[d] * 12 + square[s] for d in range(8) for s in range(12)]
+    drops = [NUM_MOVE_ACTIONS + k * 12 + square[t] for k in range(3) for t in range(12)]
+    board = grid.board_symmetries(np.stack([np.arange(NUM_SQUARES), square]), OBS_PLANES)
+    return Symmetries(
+        board.obs, np.stack([np.arange(NUM_ACTIONS), np.array(moves + drops)]).astype(np.int32)
+    )
 
 
 def heuristic(spec: AnimalShogiSpec, state: AnimalShogiState) -> jax.Array:
