@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from jaxgames.core import Env, action_index
-from jaxgames.games import make
+from jaxgames.interop import as_env
 from jaxgames.validation import check_choice, require
 
 _pettingzoo = require("pettingzoo", "interop", "jaxgames.interop.pettingzoo")
@@ -56,12 +56,7 @@ class PettingZooEnv(_pettingzoo.AECEnv):
     def __init__(self, game: str | Env = "tic_tac_toe", render_mode: str | None = None, **options):
         super().__init__()
         check_choice("render_mode", render_mode, (None, "ansi", "human"))
-        if isinstance(game, Env):
-            if options:
-                raise ValueError("give game options only with a game name, not with an Env")
-            self.game = game
-        else:
-            self.game = make(game, **options)
+        self.game = as_env(game, options)
         self.render_mode = render_mode
         self.metadata = {**type(self).metadata, "name": f"jaxgames_{self.game.name}"}
         self.possible_agents = [f"player_{i}" for i in range(self.game.num_players)]

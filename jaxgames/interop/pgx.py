@@ -35,7 +35,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxgames.core import Env, GameState
-from jaxgames.games import make
+from jaxgames.interop import as_env
 
 
 @struct.dataclass
@@ -65,12 +65,7 @@ class PgxEnv:
     """
 
     def __init__(self, game: str | Env = "tic_tac_toe", **options: Any):
-        if isinstance(game, Env):
-            if options:
-                raise ValueError("give game options only with a game name, not with an Env")
-            self.game = game
-        else:
-            self.game = make(game, **options)
+        self.game = as_env(game, options)
         opts = "".join(f"_{k}{v}" for k, v in sorted(self.game.config.items()))
         self._id = f"{self.game.name}{opts}"
 
