@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from tiny_configs import TINY_PPO
 
 import jaxgames
 from jaxgames.agents import load_agent, load_policy, ppo, random_policy
@@ -16,20 +17,7 @@ from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.training.checkpoint import CheckpointError
 from jaxgames.training.driver import run_training
 
-# batch 8 x 4 = 32 plies, 2 updates per chunk, 256 steps -> 4 chunks
-CFG = ppo.PPOConfig(
-    game="tic_tac_toe",
-    network="mlp",
-    net={"hidden": 16, "layers": 1},
-    num_envs=8,
-    num_steps=4,
-    num_minibatches=2,
-    update_epochs=2,
-    updates_per_chunk=2,
-    total_steps=256,
-    eval_games=8,
-    keep_checkpoints=2,
-)
+CFG = TINY_PPO
 
 
 def leaves_equal(a, b):

@@ -10,28 +10,15 @@ import struct
 import sys
 
 import pytest
+from tiny_configs import TINY_PPO
 
-from jaxgames.agents import ppo
 from jaxgames.cli import main
 from jaxgames.training.driver import run_training
 from jaxgames.training.loggers import parse_loggers
 from jaxgames.training.metrics import MetricsLog
 from jaxgames.validation import MissingExtraError
 
-# 4 chunks of 64 env steps (the same tiny config as test_driver)
-CFG = ppo.PPOConfig(
-    game="tic_tac_toe",
-    network="mlp",
-    net={"hidden": 16, "layers": 1},
-    num_envs=8,
-    num_steps=4,
-    num_minibatches=2,
-    update_epochs=2,
-    updates_per_chunk=2,
-    total_steps=256,
-    eval_games=8,
-    keep_checkpoints=2,
-)
+CFG = TINY_PPO
 
 
 def read_events(directory: str) -> list:
