@@ -361,7 +361,7 @@ def main(argv=None) -> dict:
                 )
         for name, (base, pol) in players.items():
             partners = dict(getattr(loaded[base].config, "partners", {}) or {})
-            # search players meet the target opponents (and the held-out ones with --search-all)
+            # search players meet the opponents (and the extra ones with --search-all)
             pols = all_pols if name == base or a.search_all else opp_pols
             for i, (o, opp_pol) in enumerate(pols.items()):
                 n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
