@@ -7,7 +7,9 @@
 
 The opponents of each game are the rungs of its rating ladder (the shipped ladder file, else
 the rungs ``experiments/build_ladder.py`` builds it with), weakest first; ``--specs`` replaces
-them. Positions come from ``--plies`` random plies from the start (one batch, fixed seed).
+them. Positions come from ``--plies`` random plies from the start (one batch, fixed seed;
+default 10, at most a quarter of the game's actions: 2 for tic-tac-toe, whose games end by
+ply 9).
 Each (spec, batch) is compiled once, then timed over ``--repeats`` calls with fresh keys: the
 batch-1 time is the cost of one move; a larger batch (games played side by side, as in the
 arena and in training) gives the cost per position under ``vmap``.
@@ -76,7 +78,7 @@ def main(argv=None) -> list[dict]:
     )
     p.add_argument("--specs", nargs="+", default=None, help="default: the game's ladder rungs")
     p.add_argument("--batch", type=int, nargs="+", default=[1, 64])
-    p.add_argument("--plies", type=int, default=10)
+    p.add_argument("--plies", type=int, default=None, help="random plies before timing")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", default="runs/benchmark_opponents")
     p.add_argument("--quick", action="store_true", help="2 repeats")
@@ -91,11 +93,12 @@ def main(argv=None) -> list[dict]:
         name, options, label = parse_game(spec_text)
         env = jaxgames.make(name, **options)
         specs = a.specs or ladder_specs(env)
+        plies = a.plies if a.plies is not None else min(10, env.num_actions // 4)
         print(f"{env!r} on {device}: ms per call (one move for every position of the batch)")
         game_rows = []
         for spec in specs:
             for b in a.batch:
-                row = {"game": label, **time_spec(env, spec, b, a.plies, a.repeats)}
+                row = {"game": label, "plies": plies, **time_spec(env, spec, b, plies, a.repeats)}
                 game_rows.append(row)
                 print(
                     f"{spec:>12} batch {b:5d}: {row['ms_per_call']:9.2f} ms/call  "
@@ -117,7 +120,7 @@ def markdown(rows: list[dict], a) -> str:
     heads = [f"ms per move, batch {b}" + (" (per position)" if b > 1 else "") for b in batches]
     lines = [
         f"Per-move cost on {jax.devices()[0].device_kind} ({os.cpu_count()} CPUs), positions "
-        f"after {a.plies} random plies, mean of {a.repeats} calls after compiling.",
+        f"after random plies (`plies` in the CSVs), mean of {a.repeats} calls after compiling.",
         "",
         "| game | opponent | " + " | ".join(heads) + " |",
         "|---|---|" + "---|" * len(batches),

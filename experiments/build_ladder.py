@@ -63,19 +63,25 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
 }
 
 
-def ladder_specs(env) -> list[str]:
-    """The rungs of ``env``'s ladder, weakest first: the shipped ladder file's if there is one,
-    else the rungs it will be built with (:data:`LADDERS`), else those of another size of the
-    same game (reversi 4x4, 10x10); ``ValueError`` for a game without any."""
+def ladder_definition(env) -> tuple[list[str], int]:
+    """(rungs weakest first, random opening plies) of ``env``'s ladder: the shipped ladder
+    file's if there is one, else what it will be built with (:data:`LADDERS`), else those of
+    another size of the same game (reversi 4x4, 10x10); ``ValueError`` for a game without any."""
     key = game_key(env)
     if os.path.exists(ladder_path(key)):
-        return load_ladder(key).specs
-    if key in LADDERS:
-        return list(LADDERS[key][2])
-    same = [rungs for name, _, rungs, *_ in LADDERS.values() if name == env.name]
+        ladder = load_ladder(key)
+        return ladder.specs, ladder.plies
+    same = [LADDERS[key]] if key in LADDERS else []
+    same += [entry for entry in LADDERS.values() if entry[0] == env.name]
     if not same:
         raise ValueError(f"no ladder rungs for {env!r}: add its rungs to LADDERS")
-    return list(same[0])
+    _, _, rungs, _, plies = same[0]
+    return list(rungs), plies
+
+
+def ladder_specs(env) -> list[str]:
+    """The rungs of ``env``'s ladder, weakest first (:func:`ladder_definition`)."""
+    return ladder_definition(env)[0]
 
 
 def summary_markdown(ladder, command: str, seconds: float) -> str:

@@ -229,6 +229,16 @@ def target_line(game: str, opponent: str) -> tuple[str, float] | None:
 CURVE_RUNG_LIMITS = {"uct": 300, "engine": 2}
 
 
+def eval_opening_plies(env) -> int:
+    """Random plies that start every evaluation game on ``env``: the ladder's (4 for reversi and
+    animal shogi), as a greedy network against a deterministic engine would otherwise replay
+    one game per colour; none for tic-tac-toe, whose targets are about the game from its start
+    (one random ply can decide it) and whose opponents break ties at random."""
+    from experiments.build_ladder import ladder_definition
+
+    return 0 if env.name == "tic_tac_toe" else ladder_definition(env)[1]
+
+
 def curve_opponents(env, partners: Any = ()) -> list[str]:
     """The opponents a ``env`` agent is measured against during training: random (the floor of
     every target) plus the held-out rungs of the game's ladder cheap enough to evaluate often
@@ -308,11 +318,19 @@ def with_eval_points(algorithm: str, config: Any, n_evals: int) -> Any:
 
 
 # ----------------------------------------------------------------------------- evaluation
-def make_seed_evaluator(agent, env, opponent: Callable, n_games: int, max_plies: int | None = None):
+def make_seed_evaluator(
+    agent,
+    env,
+    opponent: Callable,
+    n_games: int,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+):
     """Jitted ``evaluate(params[S...], keys[S, 2]) -> outcomes int8[S, n_games]`` (+1 the
     agent won, 0 draw, -1 lost) of every seed's greedy policy against ``opponent``. The first
-    ``ceil(n/2)`` games give the agent the first move; ``a_player`` int32[n_games] is attached
-    as ``evaluate.a_player`` (numpy)."""
+    ``ceil(n/2)`` games give the agent the first move (game i of each colour starts from the
+    same ``opening_plies`` random plies); ``a_player`` int32[n_games] is attached as
+    ``evaluate.a_player`` (numpy)."""
     first = (n_games + 1) // 2
     i = jnp.arange(n_games, dtype=jnp.int32)
     a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)
@@ -320,7 +338,14 @@ def make_seed_evaluator(agent, env, opponent: Callable, n_games: int, max_plies:
 
     def one(params, key):
         total, _ = play_games(
-            agent.policy(params, greedy=True), opponent, env, a_player, key, 0, max_plies, game_ids
+            agent.policy(params, greedy=True),
+            opponent,
+            env,
+            a_player,
+            key,
+            opening_plies,
+            max_plies,
+            game_ids,
         )
         mine = total[i, a_player]
         theirs = total[i, 1 - a_player]
@@ -381,12 +406,14 @@ def train_seeds(
     echo: Callable[[str], None] = print,
     eval_at_start: bool = True,
     time_budget_s: float | None = None,
+    opening_plies: int = 0,
 ) -> SeedTraining:
     """Train ``algorithm`` with ``config`` for every seed at once (``vmap``) and evaluate the
     greedy policies against ``opponents`` (name -> policy) every ``eval_every`` chunks, at the
     start (untrained, if ``eval_at_start``) and at the end. ``eval_games`` games per
-    opponent and seed, half with each colour. ``time_budget_s`` stops training (after the
-    current chunk, with a final evaluation) once the training wall clock exceeds it."""
+    opponent and seed, half with each colour, each from ``opening_plies`` random plies.
+    ``time_budget_s`` stops training (after the current chunk, with a final evaluation) once
+    the training wall clock exceeds it."""
     module = algorithm_module(algorithm)
     algo = module.make_algorithm(config)
     seeds = [int(s) for s in seeds]
@@ -399,7 +426,7 @@ def train_seeds(
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
     evaluators = {
-        name: make_seed_evaluator(algo.agent, algo.env, pol, eval_games)
+        name: make_seed_evaluator(algo.agent, algo.env, pol, eval_games, None, opening_plies)
         for name, pol in opponents.items()
     }
     params_of = jax.jit(jax.vmap(algo.params))

@@ -10,9 +10,10 @@ game's held-out ladder rungs, seed mean with a 95% band, PPO and DQN, every game
 All seeds of one (game, algorithm) train at once: the algorithm's pure ``chunk`` is
 ``vmap``-ed over the seed keys ``PRNGKey(seed)`` and compiled once (see
 ``experiments/common.py:train_seeds``); between chunks every seed's greedy policy plays
-``--eval-games`` games (half as first, half as second player) against each opponent in one
-seed-vmapped, jitted arena. The wall clock counts the training chunks only (all seeds
-together), never compilation or evaluation; compile time is reported separately.
+``--eval-games`` games (half as first, half as second player, each from ``--opening-plies``
+random plies) against each opponent in one seed-vmapped, jitted arena. The wall clock counts
+the training chunks only (all seeds together), never compilation or evaluation; compile time
+is reported separately.
 
 The opponents (``--opponents`` overrides them): random plus the rungs of the game's ladder
 (``experiments/build_ladder.py``) cheap enough to play at every evaluation
@@ -43,6 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from experiments.common import (  # noqa: E402
     curve_arrays,
     curve_opponents,
+    eval_opening_plies,
     make_config,
     mean_band,
     parse_game,
@@ -144,6 +146,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
     env = cfg.make_env()
     opp_names = a.opponents or curve_opponents(env, getattr(cfg, "partners", None))
     opponents = {name: make_opponent(name, env) for name in opp_names}
+    plies = eval_opening_plies(env) if a.opening_plies is None else a.opening_plies
     seeds = list(range(a.seed, a.seed + a.seeds))
     out = os.path.join(a.out, f"{label}_{algo}")
     prepare_out(
@@ -155,6 +158,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
             seeds=seeds,
             opponents=opp_names,
             eval_games=a.eval_games,
+            opening_plies=plies,
             quick=a.quick,
             algorithm_config=cfg.to_dict(),
         ),
@@ -171,6 +175,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         a.eval_games,
         echo=echo,
         time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None,
+        opening_plies=plies,
     )
     write_csv(os.path.join(out, "curves.csv"), res.rows)
     final = {}
@@ -290,6 +295,12 @@ def parse_args(argv=None):
         "ladder rungs cheap enough to play during training)",
     )
     p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random plies starting each evaluation game (default: the ladder's, 4; tic-tac-toe 0)",
+    )
+    p.add_argument(
         "--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)"
     )
     p.add_argument("--out", default="runs/learning_curves")
@@ -319,6 +330,8 @@ def parse_args(argv=None):
     a.overrides = parse_set_args(p, a.overrides)
     if a.seeds < 1:
         p.error("--seeds must be >= 1")
+    if a.opening_plies is not None and a.opening_plies < 0:
+        p.error(f"--opening-plies must be >= 0, got {a.opening_plies}")
     return a
 
 

@@ -40,6 +40,7 @@ import jax  # noqa: E402
 
 from experiments.common import (  # noqa: E402
     curve_opponents,
+    eval_opening_plies,
     fmt_rate,
     prepare_out,
     pyplot,
@@ -265,6 +266,12 @@ def main(argv=None) -> dict:
         "(29 min instead of 17 for the full table on the 2-core CPU)",
     )
     p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random plies starting every arena game (default: the ladder's, 4; tic-tac-toe 0)",
+    )
+    p.add_argument(
         "--ladder-games",
         type=int,
         default=None,
@@ -289,6 +296,8 @@ def main(argv=None) -> dict:
         p.error(f"--search-sims must be >= 0, got {a.search_sims}")
     if a.ladder_games is not None and (a.ladder_games < 0 or a.ladder_games % 2):
         p.error(f"--ladder-games must be even and >= 0, got {a.ladder_games}")
+    if a.opening_plies is not None and a.opening_plies < 0:
+        p.error(f"--opening-plies must be >= 0, got {a.opening_plies}")
     if a.ladder_rungs is not None:
         a.ladder_rungs = [r.strip() for r in a.ladder_rungs.split(",")]
     if a.quick:
@@ -337,7 +346,7 @@ def main(argv=None) -> dict:
         )
         by_game.setdefault(gl, []).append(name)
 
-    rows, md_rows, summary = [], [], {"agents": {}, "elo": {}, "ladder": {}}
+    rows, md_rows, summary = [], [], {"agents": {}, "elo": {}, "ladder": {}, "opening_plies": {}}
     ladder_rows, ladder_md = [], []
     for gl, names in by_game.items():
         env = loaded[names[0]].env
@@ -346,6 +355,8 @@ def main(argv=None) -> dict:
         # they never count for a target); the ladder rating below uses the held-out rungs only
         opps = a.opponents or curve_opponents(env)
         extra = [o for o in a.extra_opponents if o not in opps]  # no target, fewer games
+        plies = eval_opening_plies(env) if a.opening_plies is None else a.opening_plies
+        summary["opening_plies"][gl] = plies
         opp_pols = {o: make_opponent(o, env) for o in opps}  # the Elo round robin uses these
         all_pols = {**opp_pols, **{o: make_opponent(o, env) for o in extra}}
         # every agent plays as its network alone (greedy) and, with --search-sims N, as the same
@@ -365,7 +376,7 @@ def main(argv=None) -> dict:
             pols = all_pols if name == base or a.search_all else opp_pols
             for i, (o, opp_pol) in enumerate(pols.items()):
                 n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
-                r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i))
+                r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i), plies)
                 share = partners.get(o, 0.0)
                 target, met = check_targets(game, o, r, partner=bool(share))
                 seen = f"partner ({share * 100:g}% of games)" if share else "held out"
@@ -407,7 +418,7 @@ def main(argv=None) -> dict:
             **{n: pol for n, (b, pol) in players.items() if n == b or a.search_all},
             **opp_pols,
         }
-        matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000))
+        matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000), plies)
         ratings = bradley_terry(matches, anchor="random" if "random" in elo_players else None)
         tag = gl.replace(":", "")
         write_ratings_csv(ratings, matches, os.path.join(a.out, f"elo_{tag}.csv"))
@@ -460,7 +471,11 @@ def main(argv=None) -> dict:
     lines = [
         f"# Strength of the final agents ({a.games_per_colour} games per colour, greedy agents)",
         "",
-        "W/D/L from the agent's side; win rates with 95% Wilson intervals. The opponents are",
+        "W/D/L from the agent's side; win rates with 95% Wilson intervals. Every game starts "
+        "from random plies (per game: "
+        + ", ".join(f"{g}: {n}" for g, n in summary["opening_plies"].items())
+        + "; a greedy network against a deterministic engine would otherwise replay one game "
+        "per colour). The opponents are",
         "random and the rungs of the game's rating ladder cheap enough to play during training;",
         "the targets are on held-out opponents (experiments/common.py `TARGETS`); a target that",
         "is not met is marked **NO** (the opponents are never lowered).",

@@ -119,6 +119,8 @@ def test_curve_opponents_are_cheap_held_out_rungs():
         "engine:1",
         "engine:2",
     ]
+    # evaluation games start from the ladder's random plies, tic-tac-toe's from the start
+    assert [common.eval_opening_plies(e) for e in (r8, ttt, r4)] == [4, 0, 4]
     assert common.target_line("reversi", "engine:2") == ("score", 0.5)
     assert common.target_line("tic_tac_toe", "random") == ("win", 0.75)
     assert common.target_line("tic_tac_toe", "perfect") is None  # no losses: not a rate line
@@ -324,6 +326,7 @@ def test_strength_table_search_players(ttt_curves, tmp_path):
     for f in ("strength.png", "strength.pdf", "elo_tic_tac_toe.csv", "elo_tic_tac_toe.png"):
         assert os.path.exists(os.path.join(st, f)), f
     assert summary["ladder"] == {} and "Ladder ratings" not in table  # --ladder-games 0
+    assert summary["opening_plies"] == {"tic_tac_toe": 0}
 
 
 def test_strength_table_marks_partners_and_held_out_opponents(ttt_curves, tmp_path):
