@@ -201,6 +201,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         label=label,
         algorithm=algo,
         seeds=seeds,
+        partners=dict(getattr(cfg, "partners", None) or {}),
         env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
         chunks=res.num_chunks,
         compile_seconds=res.compile_seconds,
@@ -360,8 +361,8 @@ def write_index(out: str) -> str:
 
 def write_summary_table(out: str, summaries: list[dict]) -> str:
     """``<out>/summary.md`` from the runs' summary.json contents: one row per finished run, the
-    final win rate (both colours) vs each opponent as the seed mean with its 95% t-interval,
-    plus steps and training time."""
+    final win rate (both colours) vs each opponent as the seed mean with its 95% t-interval
+    ("partner" where the run trained against that opponent), plus steps and training time."""
     opps: list[str] = []
     for s in summaries:
         opps += [o for o in s["final"] if o not in opps]
@@ -379,7 +380,10 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
                 cells.append("-")
                 continue
             w, (lo, hi) = f["win_rate_all"]["mean"], f["win_rate_all"]["ci95"]
-            cells.append(f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%})")
+            partner = " partner" if o in s.get("partners", {}) else ""
+            cells.append(
+                f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%}){partner}"
+            )
         lines.append(
             f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | "
             f"{s['env_steps_per_seed']:,} | "

@@ -271,6 +271,8 @@ def test_learning_curves_tiny(ttt_curves):
     assert [r["algorithm"] for r in index["runs"]] == ["ppo"]
     table = open(os.path.join(out, "summary.md")).read()
     assert "| tic_tac_toe | ppo | 2 |" in table and "vs greedy: win (loss)" in table
+    (row,) = [ln for ln in table.splitlines() if ln.startswith("| tic_tac_toe |")]
+    assert row.count(" partner") == 1 and row.rstrip(" |").endswith("partner")  # greedy only
     # the figure can be redrawn from curves.csv alone
     png = os.path.join(d, "learning_curves.png")
     os.remove(png)
