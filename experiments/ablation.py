@@ -81,6 +81,14 @@ def parse_args(argv=None):
         "--eval-games", type=int, default=2000, help="games per opponent and seed (half per colour)"
     )
     p.add_argument("--opponents", nargs="+", default=["random"])
+    p.add_argument(
+        "--set",
+        dest="common_overrides",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides added to every variant (after its own), e.g. net.hidden=64",
+    )
     p.add_argument("--out", default=None, help="default runs/ablation/<study>")
     p.add_argument(
         "--quick", action="store_true", help="the algorithms' quick presets, 20k steps, 64 games"
@@ -125,7 +133,8 @@ def run_variant(a, variant: str, algo: str, overrides: list[str]) -> dict:
         *a.opponents,
     ]
     argv += ["--quick"] if a.quick else []
-    argv += ["--set", *overrides] if overrides else []
+    extra = [*overrides, *a.common_overrides]
+    argv += ["--set", *extra] if extra else []
     lc = learning_curves.parse_args(argv)
     overridden = dict(lc.overrides)
     if "total_steps" in overridden:  # a variant may train longer than the study's default

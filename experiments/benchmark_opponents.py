@@ -1,25 +1,37 @@
-"""Time the classic opponents: milliseconds per move for a batch of positions.
+"""Time the ladder rungs: milliseconds per move, one position at a time and for a batch.
 
-    PYTHONPATH=. python experiments/benchmark_opponents.py --game reversi \\
-        --specs greedy alphabeta:2 alphabeta:3
-    PYTHONPATH=. python experiments/benchmark_opponents.py --game animal_shogi --batch 8 64 --quick
+    PYTHONPATH=. python experiments/benchmark_opponents.py             # every rung of every game
+    PYTHONPATH=. python experiments/benchmark_opponents.py --games reversi:8 --batch 1 256
+    PYTHONPATH=. python experiments/benchmark_opponents.py --games animal_shogi \\
+        --specs greedy alphabeta:2 --quick
 
-Positions come from ``--plies`` random plies from the start (one batch, fixed seed). Each
-(spec, batch) is compiled once, then timed over ``--repeats`` calls with fresh keys.
-Prints a table and writes runs/benchmark_opponents/<game>.csv.
+The opponents of each game are the rungs of its rating ladder (the shipped ladder file, else
+the rungs ``experiments/build_ladder.py`` builds it with), weakest first; ``--specs`` replaces
+them. Positions come from ``--plies`` random plies from the start (one batch, fixed seed;
+default 10, at most a quarter of the game's actions: 2 for tic-tac-toe, whose games end by
+ply 9).
+Each (spec, batch) is compiled once, then timed over ``--repeats`` calls with fresh keys: the
+batch-1 time is the cost of one move; a larger batch (games played side by side, as in the
+arena and in training) gives the cost per position under ``vmap``.
+
+Prints a table per game and writes ``<out>/<game>.csv`` and ``<out>/opponents.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
+import sys
 import time
 
-import jax
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import jaxgames
-from jaxgames.specs import make_opponent
+import jax  # noqa: E402
+
+import jaxgames  # noqa: E402
+from experiments.build_ladder import ladder_specs  # noqa: E402
+from experiments.common import parse_game, standard_games, write_csv  # noqa: E402
+from jaxgames.specs import make_opponent  # noqa: E402
 
 
 def random_positions(env, key, n, plies):
@@ -36,63 +48,92 @@ def random_positions(env, key, n, plies):
     return jax.jit(jax.vmap(one))(jax.random.split(key, n))
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--game", default="tic_tac_toe")
-    p.add_argument("--size", type=int, default=None, help="reversi board size")
-    p.add_argument(
-        "--specs",
-        nargs="+",
-        default=["random", "greedy", "alphabeta:1", "alphabeta:2", "alphabeta:3", "alphabeta:4"],
+def time_spec(env, spec: str, batch: int, plies: int, repeats: int) -> dict:
+    """One row: ms per call of ``spec`` choosing a move for each of ``batch`` positions."""
+    act = jax.jit(jax.vmap(make_opponent(spec, env)))
+    states = random_positions(env, jax.random.PRNGKey(0), batch, plies)
+    t0 = time.perf_counter()
+    jax.block_until_ready(act(jax.random.split(jax.random.PRNGKey(1), batch), states))
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for r in range(repeats):
+        jax.block_until_ready(act(jax.random.split(jax.random.PRNGKey(2 + r), batch), states))
+    ms = 1000 * (time.perf_counter() - t0) / repeats
+    return dict(
+        spec=spec,
+        batch=batch,
+        ms_per_call=round(ms, 3),
+        ms_per_position=round(ms / batch, 4),
+        compile_s=round(compile_s, 2),
     )
-    p.add_argument("--batch", type=int, nargs="+", default=[1, 16, 128])
-    p.add_argument("--plies", type=int, default=10)
+
+
+def main(argv=None) -> list[dict]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--games",
+        nargs="+",
+        default=standard_games(),
+        help="names or name:size (default: every game and variant)",
+    )
+    p.add_argument("--specs", nargs="+", default=None, help="default: the game's ladder rungs")
+    p.add_argument("--batch", type=int, nargs="+", default=[1, 64])
+    p.add_argument("--plies", type=int, default=None, help="random plies before timing")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", default="runs/benchmark_opponents")
-    p.add_argument("--quick", action="store_true")
+    p.add_argument("--quick", action="store_true", help="2 repeats")
     a = p.parse_args(argv)
+    if any(b < 1 for b in a.batch):
+        p.error(f"--batch sizes must be >= 1, got {a.batch}")
     if a.quick:
-        a.repeats, a.specs = 2, [s for s in a.specs if s not in ("alphabeta:4",)]
-    env = jaxgames.make(a.game, **({"size": a.size} if a.size else {}))
+        a.repeats = min(a.repeats, 2)
+    device = jax.devices()[0].platform
     rows = []
-    print(
-        f"{env!r} on {jax.devices()[0].platform}: "
-        "ms per call (one move for every position of the batch)"
-    )
-    for spec in a.specs:
-        policy = make_opponent(spec, env)
-        act = jax.jit(jax.vmap(policy))
-        for b in a.batch:
-            states = random_positions(env, jax.random.PRNGKey(0), b, a.plies)
-            keys = jax.random.split(jax.random.PRNGKey(1), b)
-            t0 = time.time()
-            jax.block_until_ready(act(keys, states))
-            compile_s = time.time() - t0
-            t0 = time.time()
-            for r in range(a.repeats):
-                jax.block_until_ready(act(jax.random.split(jax.random.PRNGKey(2 + r), b), states))
-            ms = 1000 * (time.time() - t0) / a.repeats
-            rows.append(
-                dict(
-                    game=a.game,
-                    spec=spec,
-                    batch=b,
-                    ms_per_call=round(ms, 3),
-                    ms_per_position=round(ms / b, 4),
-                    compile_s=round(compile_s, 2),
+    for spec_text in a.games:
+        name, options, label = parse_game(spec_text)
+        env = jaxgames.make(name, **options)
+        specs = a.specs or ladder_specs(env)
+        plies = a.plies if a.plies is not None else min(10, env.num_actions // 4)
+        print(f"{env!r} on {device}: ms per call (one move for every position of the batch)")
+        game_rows = []
+        for spec in specs:
+            for b in a.batch:
+                row = {"game": label, "plies": plies, **time_spec(env, spec, b, plies, a.repeats)}
+                game_rows.append(row)
+                print(
+                    f"{spec:>12} batch {b:5d}: {row['ms_per_call']:9.2f} ms/call  "
+                    f"{row['ms_per_position']:8.3f} ms/position  (compile {row['compile_s']:.1f}s)",
+                    flush=True,
                 )
-            )
-            print(
-                f"{spec:>12} batch {b:5d}: {ms:9.2f} ms/call  {ms / b:8.3f} ms/position  "
-                f"(compile {compile_s:.1f}s)"
-            )
-    os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, f"{a.game}.csv")
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+        print(f"wrote {write_csv(os.path.join(a.out, f'{label}.csv'), game_rows)}")
+        rows += game_rows
+    path = os.path.join(a.out, "opponents.md")
+    with open(path, "w") as f:
+        f.write(markdown(rows, a))
     print(f"wrote {path}")
+    return rows
+
+
+def markdown(rows: list[dict], a) -> str:
+    """One line per (game, spec): ms per move at each batch size (per position for batch > 1)."""
+    batches = sorted({r["batch"] for r in rows})
+    heads = [f"ms per move, batch {b}" + (" (per position)" if b > 1 else "") for b in batches]
+    lines = [
+        f"Per-move cost on {jax.devices()[0].device_kind} ({os.cpu_count()} CPUs), positions "
+        f"after random plies (`plies` in the CSVs), mean of {a.repeats} calls after compiling.",
+        "",
+        "| game | opponent | " + " | ".join(heads) + " |",
+        "|---|---|" + "---|" * len(batches),
+    ]
+    by = {(r["game"], r["spec"], r["batch"]): r for r in rows}
+    for game, spec in dict.fromkeys((r["game"], r["spec"]) for r in rows):
+        cells = [by.get((game, spec, b)) for b in batches]
+        lines.append(
+            f"| {game} | `{spec}` | "
+            + " | ".join("-" if c is None else f"{c['ms_per_position']:.3g}" for c in cells)
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -25,7 +25,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
-from jaxgames.evaluation.rating import build_ladder, game_key, ladder_path, save_ladder  # noqa: E402
+from jaxgames.evaluation.rating import (  # noqa: E402
+    build_ladder,
+    game_key,
+    ladder_path,
+    load_ladder,
+    save_ladder,
+)
 from jaxgames.specs import make_opponent  # noqa: E402
 
 #: game key -> (make options, rungs weakest first, openings, random opening plies)
@@ -55,6 +61,27 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
         4,  # 2 random plies reach only 13 distinct positions
     ),
 }
+
+
+def ladder_definition(env) -> tuple[list[str], int]:
+    """(rungs weakest first, random opening plies) of ``env``'s ladder: the shipped ladder
+    file's if there is one, else what it will be built with (:data:`LADDERS`), else those of
+    another size of the same game (reversi 4x4, 10x10); ``ValueError`` for a game without any."""
+    key = game_key(env)
+    if os.path.exists(ladder_path(key)):
+        ladder = load_ladder(key)
+        return ladder.specs, ladder.plies
+    same = [LADDERS[key]] if key in LADDERS else []
+    same += [entry for entry in LADDERS.values() if entry[0] == env.name]
+    if not same:
+        raise ValueError(f"no ladder rungs for {env!r}: add its rungs to LADDERS")
+    _, _, rungs, _, plies = same[0]
+    return list(rungs), plies
+
+
+def ladder_specs(env) -> list[str]:
+    """The rungs of ``env``'s ladder, weakest first (:func:`ladder_definition`)."""
+    return ladder_definition(env)[0]
 
 
 def summary_markdown(ladder, command: str, seconds: float) -> str:

@@ -1,5 +1,5 @@
-"""Learning curves: win rate vs environment steps and vs wall clock against random, greedy and
-alphabeta:2 (tic-tac-toe also vs perfect), seed mean with a 95% band, PPO and DQN, every game.
+"""Learning curves: win rate vs environment steps and vs wall clock against random and the
+game's held-out ladder rungs, seed mean with a 95% band, PPO and DQN, every game.
 
     # full: 4 games x 2 algos x 3 seeds
     PYTHONPATH=$PWD python experiments/learning_curves.py
@@ -10,9 +10,16 @@ alphabeta:2 (tic-tac-toe also vs perfect), seed mean with a 95% band, PPO and DQ
 All seeds of one (game, algorithm) train at once: the algorithm's pure ``chunk`` is
 ``vmap``-ed over the seed keys ``PRNGKey(seed)`` and compiled once (see
 ``experiments/common.py:train_seeds``); between chunks every seed's greedy policy plays
-``--eval-games`` games (half as first, half as second player) against each opponent in one
-seed-vmapped, jitted arena. The wall clock counts the training chunks only (all seeds
-together), never compilation or evaluation; compile time is reported separately.
+``--eval-games`` games (half as first, half as second player, each from ``--opening-plies``
+random plies) against each opponent in one seed-vmapped, jitted arena. The wall clock counts
+the training chunks only (all seeds together), never compilation or evaluation; compile time
+is reported separately.
+
+The opponents (``--opponents`` overrides them): random plus the rungs of the game's ladder
+(``experiments/build_ladder.py``) cheap enough to play at every evaluation
+(``common.CURVE_RUNG_LIMITS``), leaving out the run's training partners, so the curves measure
+held-out strength: e.g. reversi PPO (partners random, greedy, alphabeta:2): random, uct:100,
+engine:1, engine:2; tic-tac-toe: random, greedy, uct:30, uct:300, perfect.
 
 Writes ``<out>/<game>_<algo>/``: ``config.json`` (script arguments + the algorithm config +
 timings), ``curves.csv`` (one row per evaluation point, seed and opponent: W/D/L counts and
@@ -36,9 +43,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.common import (  # noqa: E402
     curve_arrays,
+    curve_opponents,
+    eval_opening_plies,
     make_config,
     mean_band,
     parse_game,
+    parse_set_args,
     plot_band,
     prepare_out,
     pyplot,
@@ -46,7 +56,7 @@ from experiments.common import (  # noqa: E402
     save_figure,
     save_seed_runs,
     standard_games,
-    target_win_rate,
+    target_line,
     train_seeds,
     with_eval_points,
     write_csv,
@@ -76,12 +86,6 @@ FULL_OVERRIDES = {
         "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25},
     },
 }
-OPPONENTS = ["random", "greedy", "alphabeta:2"]
-
-
-def opponents_for(game: str) -> list[str]:
-    """The yardsticks of ``game``: random, greedy, alphabeta:2 (+ perfect for tic-tac-toe)."""
-    return OPPONENTS + (["perfect"] if game == "tic_tac_toe" else [])
 
 
 def plot_curves(
@@ -89,19 +93,24 @@ def plot_curves(
 ) -> list[str]:
     """A grid: one column per opponent; top row vs env steps, bottom row vs training wall
     clock. Win rate (solid) and loss rate (dotted) of the greedy policy over both colours,
-    seed mean with a 95% band; the win-rate target of ``game`` (if any) as a dashed line."""
+    seed mean with a 95% band; the win-rate or score target of ``game`` (if any) as a dashed
+    line."""
     plt = pyplot()
     n = len(opponents)
     fig, axes = plt.subplots(2, n, figsize=(3.2 * n + 0.6, 5.6), sharey=True, squeeze=False)
     for i, opp in enumerate(opponents):
         steps, secs, win = curve_arrays(rows, opp, "win_rate_all")
         _, _, loss = curve_arrays(rows, opp, "loss_rate_all")
-        target = target_win_rate(game, opp) if game else None
+        _, _, draw = curve_arrays(rows, opp, "draw_rate_all")
+        target = target_line(game, opp) if game else None
         for ax, x in zip(axes[:, i], (steps, secs)):
             if target is not None:
-                ax.axhline(target, ls="--", lw=0.8, color="gray", label=f"target {target:.0%}")
+                what, thr = target
+                ax.axhline(thr, ls="--", lw=0.8, color="gray", label=f"target {what} {thr:.0%}")
             plot_band(ax, x, win, "win", color="tab:blue")
             plot_band(ax, x, loss, "loss", color="tab:red", style=":", alpha=0.12)
+            if target is not None and target[0] == "score":  # the target's own rate
+                plot_band(ax, x, win + 0.5 * draw, "score", color="tab:green", style="--")
             ax.set_ylim(-0.02, 1.02)
             ax.grid(alpha=0.3)
         axes[0, i].set_title(f"vs {opp}")
@@ -135,8 +144,9 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         cfg = cfg.override({"total_steps": steps})
     cfg = with_eval_points(algo, cfg, a.evals)
     env = cfg.make_env()
-    opp_names = a.opponents or opponents_for(game)
+    opp_names = a.opponents or curve_opponents(env, getattr(cfg, "partners", None))
     opponents = {name: make_opponent(name, env) for name in opp_names}
+    plies = eval_opening_plies(env) if a.opening_plies is None else a.opening_plies
     seeds = list(range(a.seed, a.seed + a.seeds))
     out = os.path.join(a.out, f"{label}_{algo}")
     prepare_out(
@@ -148,6 +158,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
             seeds=seeds,
             opponents=opp_names,
             eval_games=a.eval_games,
+            opening_plies=plies,
             quick=a.quick,
             algorithm_config=cfg.to_dict(),
         ),
@@ -164,6 +175,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         a.eval_games,
         echo=echo,
         time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None,
+        opening_plies=plies,
     )
     write_csv(os.path.join(out, "curves.csv"), res.rows)
     final = {}
@@ -189,6 +201,7 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         label=label,
         algorithm=algo,
         seeds=seeds,
+        partners=dict(getattr(cfg, "partners", None) or {}),
         env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
         chunks=res.num_chunks,
         compile_seconds=res.compile_seconds,
@@ -276,7 +289,17 @@ def parse_args(argv=None):
         help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64",
     )
     p.add_argument(
-        "--opponents", nargs="+", default=None, help="override the opponent list (all games)"
+        "--opponents",
+        nargs="+",
+        default=None,
+        help="override the opponent list (all games; default: random and the game's held-out "
+        "ladder rungs cheap enough to play during training)",
+    )
+    p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random plies starting each evaluation game (default: the ladder's, 4; tic-tac-toe 0)",
     )
     p.add_argument(
         "--budget-minutes", type=float, default=15.0, help="training time cap per run (0: none)"
@@ -305,12 +328,11 @@ def parse_args(argv=None):
     if a.quick:
         a.evals = min(a.evals, 4)
         a.eval_games = min(a.eval_games, 64)
-    a.overrides = [tuple(kv.split("=", 1)) for kv in a.overrides]
-    for kv in a.overrides:
-        if len(kv) != 2:
-            p.error(f"--set expects KEY=VALUE, got {kv[0]!r}")
+    a.overrides = parse_set_args(p, a.overrides)
     if a.seeds < 1:
         p.error("--seeds must be >= 1")
+    if a.opening_plies is not None and a.opening_plies < 0:
+        p.error(f"--opening-plies must be >= 0, got {a.opening_plies}")
     return a
 
 
@@ -339,8 +361,8 @@ def write_index(out: str) -> str:
 
 def write_summary_table(out: str, summaries: list[dict]) -> str:
     """``<out>/summary.md`` from the runs' summary.json contents: one row per finished run, the
-    final win rate (both colours) vs each opponent as the seed mean with its 95% t-interval,
-    plus steps and training time."""
+    final win rate (both colours) vs each opponent as the seed mean with its 95% t-interval
+    ("partner" where the run trained against that opponent), plus steps and training time."""
     opps: list[str] = []
     for s in summaries:
         opps += [o for o in s["final"] if o not in opps]
@@ -358,7 +380,10 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
                 cells.append("-")
                 continue
             w, (lo, hi) = f["win_rate_all"]["mean"], f["win_rate_all"]["ci95"]
-            cells.append(f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%})")
+            partner = " partner" if o in s.get("partners", {}) else ""
+            cells.append(
+                f"{w:.1%} [{lo:.1%}, {hi:.1%}] ({f['loss_rate_all']['mean']:.1%}){partner}"
+            )
         lines.append(
             f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | "
             f"{s['env_steps_per_seed']:,} | "

@@ -47,6 +47,7 @@ import numpy as np  # noqa: E402
 from experiments.common import (  # noqa: E402
     fmt_rate,
     make_config,
+    parse_set_args,
     prepare_out,
     save_seed_runs,
     train_seeds,
@@ -116,7 +117,7 @@ def train_part(
     """Seed-vmapped training + yardstick evaluation for one part (written to ``out``)."""
     from jaxgames.specs import make_opponent
 
-    cfg = make_config(algo, game, options, a.quick, overrides or {})
+    cfg = make_config(algo, game, options, a.quick, {**(overrides or {}), **dict(a.overrides)})
     if total_steps:
         cfg = cfg.override({"total_steps": int(total_steps)})
     cfg = with_eval_points(algo, cfg, a.evals)
@@ -386,9 +387,18 @@ def main(argv=None) -> list[dict]:
         default=15.0,
         help="training wall-clock cap per part (0: none)",
     )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides for every trained part (not tabular_q), e.g. net.hidden=8",
+    )
     p.add_argument("--out", default="runs/reference_articles")
     p.add_argument("--quick", action="store_true")
     a = p.parse_args(argv)
+    a.overrides = parse_set_args(p, a.overrides)
     if a.quick:
         a.eval_games, a.evals = min(a.eval_games, 100), min(a.evals, 2)
     prepare_out(a.out, dict(script="reference_articles.py", **vars(a)))

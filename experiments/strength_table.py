@@ -1,9 +1,13 @@
-"""Strength table: the final trained agents against every opponent, both colours, W/D/L with
-95% Wilson intervals, checked against the project's targets; plus an Elo table (round robin,
-Bradley-Terry) of all final agents and opponents of each game. Each agent is rated twice: its
-network alone (greedy) and, with ``--search-sims N`` (default 16; 0 turns it off), the same
-network guiding N simulations of Gumbel MuZero search per move (``<agent>+mctsN``; against
-the target opponents, and also the held-out ones and in the Elo round robin with ``--search-all``).
+"""Strength table: the final trained agents against random and the cheap rungs of their game's
+rating ladder, both colours, W/D/L with 95% Wilson intervals, checked against the project's
+targets (held-out opponents only: a training partner is labelled and never counts); each
+agent's Elo on the ladder against every held-out rung (95% CI, the rungs it beats); plus an Elo
+table (round robin, Bradley-Terry) of all final agents and opponents of each game. Each agent
+is rated twice: its network alone (greedy) and, with ``--search-sims N`` (default 16; 0 turns
+it off), the same network guiding N simulations of Gumbel MuZero search per move
+(``<agent>+mctsN``; against the opponents, and also the extra ones, in the Elo round robin and
+on the ladder with ``--search-all``). A game without a shipped ladder gets no ladder rating
+(a printed note).
 
     # agents of runs/learning_curves
     PYTHONPATH=$PWD python experiments/strength_table.py
@@ -17,9 +21,9 @@ its first seed, or all of them with ``--all-seeds``), else from ``<--from>/index
 (learning_curves.py's output). If there are none, learning_curves.py is run first for
 ``--games``/``--algos`` (with ``--quick`` when given).
 
-Writes ``<out>/``: ``table.md`` (the strength table and the Elo tables, markdown),
-``table.csv``, ``strength.png/.pdf`` (W/D/L bars), ``elo_<game>.csv`` (+ ``_matches.csv``),
-``elo_<game>.png/.pdf`` and ``config.json``.
+Writes ``<out>/``: ``table.md`` (the strength table, the ladder ratings and the Elo tables,
+markdown), ``table.csv``, ``ladder.csv`` (W/D/L per rung and colour), ``strength.png/.pdf`` (W/D/L
+bars), ``elo_<game>.csv`` (+ ``_matches.csv``), ``elo_<game>.png/.pdf`` and ``config.json``.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 
 from experiments.common import (  # noqa: E402
+    curve_opponents,
+    eval_opening_plies,
     fmt_rate,
     prepare_out,
     pyplot,
@@ -43,29 +49,30 @@ from experiments.common import (  # noqa: E402
     targets_for,
     write_csv,
 )
-from experiments.learning_curves import opponents_for  # noqa: E402
 
 
-def check_targets(game: str, opponent: str, result) -> tuple[str, bool | None]:
+def check_targets(
+    game: str, opponent: str, result, partner: bool = False
+) -> tuple[str, bool | None]:
     """(target text, met?) for an :class:`~jaxgames.evaluation.ArenaResult`; (``"-"``, None) if
-    the pairing has no target."""
+    the pairing has no target, or if ``opponent`` was a training ``partner`` of the agent
+    (targets are held-out opponents; random, the floor, is checked even as a partner)."""
     tg = targets_for(game, opponent)
     if not tg:
         return "-", None
+    if partner and opponent != "random":
+        return "- (training partner)", None
     texts, ok = [], True
     for what, thr in tg:
         if what == "no_losses":
             texts.append("no losses")
             ok &= result.overall.losses == 0
-        else:
-            rec = {
-                "win_first": result.as_first,
-                "win_second": result.as_second,
-                "win_all": result.overall,
-            }[what]
-            side = {"win_first": " as 1st", "win_second": " as 2nd", "win_all": ""}[what]
-            texts.append(f">= {thr:.0%}{side}")
-            ok &= rec.win_rate >= thr
+            continue
+        rate, side = what.split("_")
+        rec = {"first": result.as_first, "second": result.as_second, "all": result.overall}[side]
+        label = {"first": " as 1st", "second": " as 2nd", "all": ""}[side]
+        texts.append(f"{'score ' if rate == 'score' else ''}>= {thr:.0%}{label}")
+        ok &= (rec.score if rate == "score" else rec.win_rate) >= thr
     return ", ".join(texts), bool(ok)
 
 
@@ -127,6 +134,54 @@ def find_agents(a) -> list[tuple[str, str]]:
         label = f"{parent}/{base}" if base.startswith("seed") else base
         names.append((f"{rec['algorithm']}:{label}", d))
     return names
+
+
+def rate_on_ladder(env, players, run_dirs, a, key) -> dict | None:
+    """Every player's Elo on the game's ladder (``jaxgames rate``'s machinery): ``{player:
+    (RatingReport, rungs skipped as its training partners)}``; None, with a printed note, if
+    the game has no ladder."""
+    from jaxgames.cli.rate import held_out_rungs
+    from jaxgames.evaluation.rating import game_key, ladder_path, load_ladder, rate_policy
+    from jaxgames.specs import make_opponent
+
+    name = game_key(env)
+    if not os.path.exists(ladder_path(name)):
+        print(f"no ladder for {name}: no ladder ratings (build it: experiments/build_ladder.py)")
+        return None
+    ladder = load_ladder(name)
+    rungs = ladder.specs if a.ladder_rungs is None else a.ladder_rungs
+    unknown = [r for r in rungs if r not in ladder.specs]
+    if unknown:
+        raise SystemExit(f"--ladder-rungs: not rungs of the {name} ladder: {unknown}")
+    out = {}
+    for player, (base, pol) in players.items():
+        played, skipped = held_out_rungs(run_dirs[base], rungs)
+        if not played:
+            print(f"{player}: every rung was a training partner; not rated")
+            continue
+        report = rate_policy(
+            pol,
+            env,
+            ladder,
+            lambda s: make_opponent(s, env),
+            a.ladder_games,
+            key,
+            name=player,
+            rungs=played,
+            log=print,
+        )
+        out[player] = (report, skipped)
+    return out
+
+
+def beaten_rungs(report) -> str:
+    """The rungs ``report``'s player scored more than 50% against, with the score's 95% CI."""
+    beats = []
+    for rung, m in zip(report.rungs, report.matches):
+        if m.score > 0.5:
+            lo, hi = m.overall.ci("score")
+            beats.append(f"`{rung}` {m.score:.0%} [{lo:.0%}, {hi:.0%}]")
+    return ", ".join(beats) or "none"
 
 
 def plot_strength(rows, stem: str) -> list[str]:
@@ -194,8 +249,8 @@ def main(argv=None) -> dict:
     p.add_argument(
         "--extra-opponents",
         nargs="*",
-        default=["alphabeta:3"],
-        help="held-out opponents (reversi, animal shogi): no target, not in the Elo round robin",
+        default=[],
+        help="more opponents: no target, not in the Elo round robin (--extra-games-per-colour)",
     )
     p.add_argument("--extra-games-per-colour", type=int, default=250)
     p.add_argument(
@@ -210,19 +265,45 @@ def main(argv=None) -> dict:
         help="search players also meet the held-out opponents and join the Elo round robin "
         "(29 min instead of 17 for the full table on the 2-core CPU)",
     )
+    p.add_argument(
+        "--opening-plies",
+        type=int,
+        default=None,
+        help="random plies starting every arena game (default: the ladder's, 4; tic-tac-toe 0)",
+    )
+    p.add_argument(
+        "--ladder-games",
+        type=int,
+        default=None,
+        help="games per ladder rung for the ladder Elo (even; default: the ladder's games per "
+        "pairing; 0: no ladder ratings)",
+    )
+    p.add_argument(
+        "--ladder-rungs",
+        default=None,
+        help="comma-separated subset of the ladder's rungs (default: all held-out rungs)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/strength_table")
     p.add_argument(
         "--quick",
         action="store_true",
-        help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing",
+        help="200 games per colour (50 vs the extra opponents), 100 per Elo pairing, "
+        "20 per ladder rung",
     )
     a = p.parse_args(argv)
     if a.search_sims < 0:
         p.error(f"--search-sims must be >= 0, got {a.search_sims}")
+    if a.ladder_games is not None and (a.ladder_games < 0 or a.ladder_games % 2):
+        p.error(f"--ladder-games must be even and >= 0, got {a.ladder_games}")
+    if a.opening_plies is not None and a.opening_plies < 0:
+        p.error(f"--opening-plies must be >= 0, got {a.opening_plies}")
+    if a.ladder_rungs is not None:
+        a.ladder_rungs = [r.strip() for r in a.ladder_rungs.split(",")]
     if a.quick:
         a.games_per_colour, a.elo_games = min(a.games_per_colour, 200), min(a.elo_games, 100)
         a.extra_games_per_colour = min(a.extra_games_per_colour, 50)
+        a.ladder_games = min(a.ladder_games, 20) if a.ladder_games is not None else 20
 
     import jaxgames  # noqa: F401
     from jaxgames.agents import load_agent
@@ -248,6 +329,7 @@ def main(argv=None) -> dict:
             elo_games=a.elo_games,
             search_sims=a.search_sims,
             search_all=a.search_all,
+            ladder_games=a.ladder_games,
             seed=a.seed,
             quick=a.quick,
         ),
@@ -264,13 +346,17 @@ def main(argv=None) -> dict:
         )
         by_game.setdefault(gl, []).append(name)
 
-    rows, md_rows, summary = [], [], {"agents": {}, "elo": {}}
+    rows, md_rows, summary = [], [], {"agents": {}, "elo": {}, "ladder": {}, "opening_plies": {}}
+    ladder_rows, ladder_md = [], []
     for gl, names in by_game.items():
         env = loaded[names[0]].env
         game = env.name
-        opps = a.opponents or opponents_for(game)
-        # held-out yardsticks: never training partners, no target, fewer games (they are slow)
-        extra = [o for o in (a.extra_opponents if game != "tic_tac_toe" else []) if o not in opps]
+        # random and the ladder's cheap rungs, training partners included (labelled as such;
+        # they never count for a target); the ladder rating below uses the held-out rungs only
+        opps = a.opponents or curve_opponents(env)
+        extra = [o for o in a.extra_opponents if o not in opps]  # no target, fewer games
+        plies = eval_opening_plies(env) if a.opening_plies is None else a.opening_plies
+        summary["opening_plies"][gl] = plies
         opp_pols = {o: make_opponent(o, env) for o in opps}  # the Elo round robin uses these
         all_pols = {**opp_pols, **{o: make_opponent(o, env) for o in extra}}
         # every agent plays as its network alone (greedy) and, with --search-sims N, as the same
@@ -286,14 +372,14 @@ def main(argv=None) -> dict:
                 )
         for name, (base, pol) in players.items():
             partners = dict(getattr(loaded[base].config, "partners", {}) or {})
-            # search players meet the target opponents (and the held-out ones with --search-all)
+            # search players meet the opponents (and the extra ones with --search-all)
             pols = all_pols if name == base or a.search_all else opp_pols
             for i, (o, opp_pol) in enumerate(pols.items()):
                 n_games = 2 * (a.games_per_colour if o in opp_pols else a.extra_games_per_colour)
-                r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i))
-                target, met = check_targets(game, o, r)
+                r = arena(pol, opp_pol, env, n_games, jax.random.fold_in(key, i), plies)
                 share = partners.get(o, 0.0)
-                seen = f"yes ({share * 100:g}% of games)" if share else "no"
+                target, met = check_targets(game, o, r, partner=bool(share))
+                seen = f"partner ({share * 100:g}% of games)" if share else "held out"
                 summary["agents"].setdefault(name, {})[o] = dict(
                     r.to_dict(), target=target, met=met
                 )
@@ -332,7 +418,7 @@ def main(argv=None) -> dict:
             **{n: pol for n, (b, pol) in players.items() if n == b or a.search_all},
             **opp_pols,
         }
-        matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000))
+        matches = round_robin(elo_players, env, a.elo_games, jax.random.fold_in(key, 1000), plies)
         ratings = bradley_terry(matches, anchor="random" if "random" in elo_players else None)
         tag = gl.replace(":", "")
         write_ratings_csv(ratings, matches, os.path.join(a.out, f"elo_{tag}.csv"))
@@ -341,21 +427,71 @@ def main(argv=None) -> dict:
                 ratings, os.path.join(a.out, f"elo_{tag}.{ext}"), title=f"{gl}: Elo (random = 0)"
             )
         summary["elo"][gl] = ratings
+        # the ladder: network players, and the search players with --search-all
+        rated = (
+            rate_on_ladder(
+                env,
+                {n: p for n, p in players.items() if n == p[0] or a.search_all},
+                dict(agents),
+                a,
+                jax.random.fold_in(key, 2000),
+            )
+            if a.ladder_games != 0
+            else None
+        )
+        for name, (report, skipped) in (rated or {}).items():
+            summary["ladder"][name] = {**report.to_json(), "skipped_partners": skipped}
+            ladder_md.append(
+                f"| {gl} | {name} | {report.rating} | {', '.join(report.rungs)} | "
+                f"{beaten_rungs(report)} | {', '.join(skipped) or '-'} |"
+            )
+            for rung, rr, m in zip(report.rungs, report.rung_ratings, report.matches):
+                lo, hi = m.overall.ci("score")
+                ladder_rows.append(
+                    dict(
+                        game=gl,
+                        agent=name,
+                        agent_elo=report.rating.elo,
+                        agent_elo_lo=report.rating.lo,
+                        agent_elo_hi=report.rating.hi,
+                        rung=rung,
+                        rung_elo=rr.elo,
+                        first_wdl=wdl(m.as_first),
+                        second_wdl=wdl(m.as_second),
+                        score=m.score,
+                        score_lo=lo,
+                        score_hi=hi,
+                    )
+                )
 
     write_csv(os.path.join(a.out, "table.csv"), rows)
+    if ladder_rows:
+        write_csv(os.path.join(a.out, "ladder.csv"), ladder_rows)
     plot_strength(rows, os.path.join(a.out, "strength"))
     lines = [
         f"# Strength of the final agents ({a.games_per_colour} games per colour, greedy agents)",
         "",
-        "W/D/L from the agent's side; win rates with 95% Wilson intervals. Targets from issue 8;",
-        "a target that is not met is marked **NO** (the opponents are never lowered).",
+        "W/D/L from the agent's side; win rates with 95% Wilson intervals. Every game starts "
+        "from random plies (per game: "
+        + ", ".join(f"{g}: {n}" for g, n in summary["opening_plies"].items())
+        + "; a greedy network against a deterministic engine would otherwise replay one game "
+        "per colour). The opponents are",
+        "random and the rungs of the game's rating ladder cheap enough to play during training;",
+        "the targets are on held-out opponents (experiments/common.py `TARGETS`); a target that",
+        "is not met is marked **NO** (the opponents are never lowered).",
         "",
-        "'training partner': the agent met this opponent in training (its config's `partners`,",
-        "a share of the training games); the arena games here are new games "
-        "(other random numbers).",
-        f"Held-out opponents ({', '.join(a.extra_opponents) or 'none'}; "
-        "reversi and animal shogi) were never",
-        f"training partners; they have no target and {a.extra_games_per_colour} games per colour.",
+        "'partner': the agent met this opponent in training (its config's `partners`, a share",
+        "of the training games; the arena games here are new games): shown, never counted for a",
+        "target, except random, the floor every agent is held to. 'held out': never met in",
+        "training.",
+        *(
+            [
+                f"Extra opponents ({', '.join(a.extra_opponents)}): no target, "
+                f"{a.extra_games_per_colour} games per colour."
+            ]
+            if a.extra_opponents
+            else []
+        ),
         "",
         *(
             [
@@ -365,10 +501,10 @@ def main(argv=None) -> dict:
                 "deterministic). The network-only rows are the agents as trained; the search rows "
                 "are those agents as AlphaZero-style players"
                 + (
-                    " (also vs the held-out opponents and in the Elo tables)."
+                    " (also vs the extra opponents, in the Elo tables and on the ladder)."
                     if a.search_all
-                    else " (vs the target opponents; `--search-all` adds the held-out ones "
-                    "and the Elo tables)."
+                    else " (vs the opponents above; `--search-all` adds the extra opponents, "
+                    "the Elo tables and the ladder)."
                 ),
                 "",
             ]
@@ -391,6 +527,22 @@ def main(argv=None) -> dict:
         ]
         lines += [f"| {k} | {n} | {e:+.0f} |" for k, (n, e) in enumerate(ratings.items(), 1)]
         lines.append("")
+    if ladder_md:
+        lines += [
+            "## Ladder ratings (held-out rungs only)",
+            "",
+            "Elo on the game's rating ladder (`jaxgames rate`; random = 0, rungs' ratings from "
+            "`jaxgames/evaluation/ladders/`), 95% bootstrap interval over the ladder's openings "
+            "with the rungs' uncertainty propagated; rungs the agent trained against are not "
+            "played. 'beats': the rungs it scored more than 50% against (score, 95% Wilson "
+            "interval); W/D/L per rung and colour in `ladder.csv`.",
+            "",
+            "| game | agent | ladder Elo [95% CI] | rungs played | beats (score > 50%) | "
+            "not played (training partners) |",
+            "|---|---|---|---|---|---|",
+            *ladder_md,
+            "",
+        ]
     lines.append("Agents: " + ", ".join(f"`{n}` = {d}" for n, d in agents))
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

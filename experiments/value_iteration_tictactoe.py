@@ -9,7 +9,8 @@
    game values.
 2. Plays ``perfect`` against random (the known reference: ~96.8% wins as X, ~78.1% as O; these
    depend on how ties between optimal moves are broken -- ours: uniformly at random).
-3. A round robin of random, greedy, alphabeta:2, alphabeta:4, perfect -> Elo table and plot.
+3. A round robin of random, greedy, alphabeta:2, alphabeta:4, perfect -> Elo table and plot
+   (``--quick``: random, greedy, perfect; each pairing is a compile).
 
 Writes runs/value_iteration/: summary.json, ratings.csv, ratings_matches.csv, elo.png/.pdf.
 """
@@ -28,6 +29,8 @@ from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions,
 from jaxgames.evaluation.arena import arena
 from jaxgames.evaluation.elo import bradley_terry, plot_ratings, round_robin, write_ratings_csv
 from jaxgames.specs import make_opponent
+
+SPECS = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
 
 
 def main(argv=None):
@@ -70,7 +73,7 @@ def main(argv=None):
     summary["perfect_vs_random"] = dict(r.to_dict(), seconds=time.time() - t0)
     print("perfect vs random\n" + str(r))
 
-    specs = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
+    specs = ["random", "greedy", "perfect"] if a.quick else SPECS
     t0 = time.time()
     matches = round_robin(
         {s: make_opponent(s, env) for s in specs}, env, a.rr_games, jax.random.fold_in(key, 1)

@@ -8,6 +8,7 @@ tabular-Q and value-iteration scripts run here through reference_articles.py / d
 import csv
 import json
 import os
+import shutil
 import sys
 import types
 
@@ -20,6 +21,17 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from experiments import common  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quick_compiles():
+    """The scripts' tiny runs here are dominated by XLA compile time (~40 s for one animal-shogi
+    training chunk): this module compiles with most optimisations off (the same programs, run
+    slower; about a third less compile time), and restores the setting after."""
+    before = jax.config.read("jax_disable_most_optimizations")
+    jax.config.update("jax_disable_most_optimizations", True)
+    yield
+    jax.config.update("jax_disable_most_optimizations", before)
 
 
 def read_csv(path):
@@ -64,6 +76,80 @@ def test_games_and_targets_follow_the_registry():
     assert set(common.TARGETS) - {"default"} <= set(jaxgames.registered_games())
 
 
+def test_targets_are_held_out_ladder_rungs():
+    """Every target opponent is a rung of its game's ladder, and none (but the random floor) is
+    a training partner of the presets."""
+    import jaxgames
+    from experiments.build_ladder import ladder_specs
+    from jaxgames.agents import algorithm_module
+
+    for spec in common.standard_games():
+        name, options, _ = common.parse_game(spec)
+        rungs = ladder_specs(jaxgames.make(name, **options))
+        partners = set()
+        for algo in ("ppo", "dqn", "alphazero"):
+            partners |= set(algorithm_module(algo).default_config(name, options).partners)
+        for opp in common.TARGETS.get(name, common.TARGETS["default"]):
+            assert opp in rungs, (spec, opp)
+            assert opp == "random" or opp not in partners, (spec, opp)
+
+
+def test_curve_opponents_are_cheap_held_out_rungs():
+    import jaxgames
+    from jaxgames.agents.games_batch import CLASSIC_PARTNERS
+
+    r8 = jaxgames.make("reversi", size=8)
+    # greedy (and alphabeta:2, no rung) are the presets' partners; uct:1000 and engine:3+ are slow
+    assert common.curve_opponents(r8, CLASSIC_PARTNERS) == [
+        "random",
+        "uct:100",
+        "engine:1",
+        "engine:2",
+    ]
+    assert common.curve_opponents(r8)[:2] == ["random", "greedy"]
+    ttt = jaxgames.make("tic_tac_toe")
+    assert common.curve_opponents(ttt) == ["random", "greedy", "uct:30", "uct:300", "perfect"]
+    # random stays as the floor even when it is a partner
+    assert common.curve_opponents(ttt, {"random": 0.5, "uct:30": 0.2})[:2] == ["random", "greedy"]
+    # a size without a ladder of its own uses the rungs of the game's other sizes
+    r4 = jaxgames.make("reversi", size=4)
+    assert common.curve_opponents(r4, {"greedy": 0.25}) == [
+        "random",
+        "uct:100",
+        "engine:1",
+        "engine:2",
+    ]
+    # evaluation games start from the ladder's random plies, tic-tac-toe's from the start
+    assert [common.eval_opening_plies(e) for e in (r8, ttt, r4)] == [4, 0, 4]
+    assert common.target_line("reversi", "engine:2") == ("score", 0.5)
+    assert common.target_line("tic_tac_toe", "random") == ("win", 0.75)
+    assert common.target_line("tic_tac_toe", "perfect") is None  # no losses: not a rate line
+
+
+def test_learning_curves_default_opponents_leave_out_partners(tmp_path, monkeypatch):
+    """Without --opponents a run is measured against random and the held-out cheap rungs: the
+    reversi PPO preset trains with greedy and alphabeta:2, so greedy is not among them."""
+    from experiments import learning_curves
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_train_seeds(algorithm, config, seeds, opponents, *args, **kwargs):
+        seen.append((dict(config.partners), list(opponents)))
+        raise Stop
+
+    monkeypatch.setattr(learning_curves, "train_seeds", fake_train_seeds)
+    with pytest.raises(Stop):
+        learning_curves.main(
+            ["--games", "reversi:8", "--algos", "ppo", "--quick", "--out", str(tmp_path)]
+        )
+    (partners, opponents), *_ = seen
+    assert "greedy" in partners and "random" in partners
+    assert opponents == ["random", "uct:100", "engine:1", "engine:2"]
+
+
 # ----------------------------------------------------------------------------- scripts
 def test_quickstart_tiny(tmp_path):
     from experiments import quickstart
@@ -75,6 +161,7 @@ def test_quickstart_tiny(tmp_path):
             "4096",
             "--set",
             "num_envs=32",
+            "net.hidden=8",
             "--games-per-colour",
             "10",
             "--opponents",
@@ -106,6 +193,7 @@ def test_quickstart_tiny(tmp_path):
             "4096",
             "--set",
             "num_envs=32",
+            "net.hidden=8",
             "--games-per-colour",
             "10",
             "--opponents",
@@ -118,11 +206,14 @@ def test_quickstart_tiny(tmp_path):
     assert res2["total_steps"] == res["total_steps"]
 
 
-def test_learning_curves_then_strength_table(tmp_path):
-    from experiments import learning_curves, strength_table
+@pytest.fixture(scope="module")
+def ttt_curves(tmp_path_factory):
+    """One learning-curves run shared by the tests below (it is their slow part): tic-tac-toe
+    PPO, 2 seeds in one vmap, a tiny network, greedy as a training partner (a quarter of the
+    games). Returns (out folder, summaries). PPO only: DQN goes through the same code path."""
+    from experiments import learning_curves
 
-    out = str(tmp_path / "lc")
-    # PPO only (DQN goes through the same code path; its compile would double the test's time)
+    out = str(tmp_path_factory.mktemp("lc"))
     summaries = learning_curves.main(
         [
             "--games",
@@ -139,6 +230,8 @@ def test_learning_curves_then_strength_table(tmp_path):
             "8",
             "--set",
             "num_envs=16",
+            "net.hidden=8",
+            "partners={'greedy': 0.25}",
             "--opponents",
             "random",
             "greedy",
@@ -146,50 +239,59 @@ def test_learning_curves_then_strength_table(tmp_path):
             out,
         ]
     )
+    return out, summaries
+
+
+def test_learning_curves_tiny(ttt_curves):
+    from experiments import learning_curves
+
+    out, summaries = ttt_curves
     assert [s["algorithm"] for s in summaries] == ["ppo"]
-    for algo in ("ppo",):
-        d = os.path.join(out, f"tic_tac_toe_{algo}")
-        for f in (
-            "config.json",
-            "curves.csv",
-            "summary.json",
-            "learning_curves.png",
-            "learning_curves.pdf",
-        ):
-            assert os.path.exists(os.path.join(d, f)), (algo, f)
-        rows = read_csv(os.path.join(d, "curves.csv"))
-        assert {r["seed"] for r in rows} == {"0", "1"} and {r["opponent"] for r in rows} == {
-            "random",
-            "greedy",
-        }
-        chunks = sorted({int(r["chunk"]) for r in rows})
-        assert (
-            chunks[0] == 0 and len(chunks) >= 2
-        )  # the untrained point + evaluations during training
-        for r in rows:
-            assert int(r["win_all"]) + int(r["draw_all"]) + int(r["loss_all"]) == 8
-            assert int(r["win_first"]) + int(r["draw_first"]) + int(r["loss_first"]) == 4
-        steps = [
-            float(r["env_steps"]) for r in rows if r["seed"] == "0" and r["opponent"] == "random"
-        ]
-        assert steps == sorted(steps) and steps[-1] > 0
+    d = os.path.join(out, "tic_tac_toe_ppo")
+    for f in (
+        "config.json",
+        "curves.csv",
+        "summary.json",
+        "learning_curves.png",
+        "learning_curves.pdf",
+    ):
+        assert os.path.exists(os.path.join(d, f)), f
+    rows = read_csv(os.path.join(d, "curves.csv"))
+    assert {r["seed"] for r in rows} == {"0", "1"}
+    assert {r["opponent"] for r in rows} == {"random", "greedy"}
+    chunks = sorted({int(r["chunk"]) for r in rows})
+    assert chunks[0] == 0 and len(chunks) >= 2  # the untrained point + evaluations in training
+    for r in rows:
+        assert int(r["win_all"]) + int(r["draw_all"]) + int(r["loss_all"]) == 8
+        assert int(r["win_first"]) + int(r["draw_first"]) + int(r["loss_first"]) == 4
+    steps = [float(r["env_steps"]) for r in rows if r["seed"] == "0" and r["opponent"] == "random"]
+    assert steps == sorted(steps) and steps[-1] > 0
     with open(os.path.join(out, "index.json")) as f:
         index = json.load(f)
     assert [r["algorithm"] for r in index["runs"]] == ["ppo"]
     table = open(os.path.join(out, "summary.md")).read()
     assert "| tic_tac_toe | ppo | 2 |" in table and "vs greedy: win (loss)" in table
+    (row,) = [ln for ln in table.splitlines() if ln.startswith("| tic_tac_toe |")]
+    assert row.count(" partner") == 1 and row.rstrip(" |").endswith("partner")  # greedy only
     # the figure can be redrawn from curves.csv alone
-    png = os.path.join(out, "tic_tac_toe_ppo", "learning_curves.png")
+    png = os.path.join(d, "learning_curves.png")
     os.remove(png)
-    assert learning_curves.main(["--replot", os.path.dirname(png)]) == [] and os.path.exists(png)
+    assert learning_curves.main(["--replot", d]) == [] and os.path.exists(png)
     # the seeds trained in one vmap are different agents, saved as loadable run directories
     from jaxgames.agents import load_agent
 
-    a0, a1 = (load_agent(os.path.join(out, "tic_tac_toe_ppo", f"seed{s}")) for s in (0, 1))
+    a0, a1 = (load_agent(os.path.join(d, f"seed{s}")) for s in (0, 1))
     assert a0.config.seed == 0 and a1.config.seed == 1
+    assert a0.config.partners == {"greedy": 0.25} and a0.config.net["hidden"] == 8
     l0, l1 = jax.tree_util.tree_leaves(a0.params)[0], jax.tree_util.tree_leaves(a1.params)[0]
     assert not np.allclose(np.asarray(l0), np.asarray(l1))
 
+
+def test_strength_table_search_players(ttt_curves, tmp_path):
+    """Network and network + search (--search-all: also in the Elo table)."""
+    from experiments import strength_table
+
+    out, _ = ttt_curves
     st = str(tmp_path / "st")
     summary = strength_table.main(
         [
@@ -204,6 +306,8 @@ def test_learning_curves_then_strength_table(tmp_path):
             "--search-sims",
             "2",
             "--search-all",
+            "--ladder-games",
+            "0",
             "--out",
             st,
         ]
@@ -213,52 +317,28 @@ def test_learning_curves_then_strength_table(tmp_path):
     assert set(summary["agents"]) == agents
     assert set(summary["elo"]["tic_tac_toe"]) == agents | {"random"}
     table = open(os.path.join(st, "table.md")).read()
-    assert (
-        "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0 | random |" in table
-        and "## Elo, tic_tac_toe" in table
-    )
+    assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0 | random | held out |" in table
+    assert "## Elo, tic_tac_toe" in table
     assert "| tic_tac_toe | ppo:tic_tac_toe_ppo/seed0+mcts2 | random |" in table
-    assert (
-        ">= 95% as 1st, >= 75% as 2nd" in table
-    )  # the tic-tac-toe targets are checked, not lowered
+    # the tic-tac-toe targets are checked, not lowered
+    assert ">= 95% as 1st, >= 75% as 2nd" in table
     rows = read_csv(os.path.join(st, "table.csv"))
     assert len(rows) == 2 * 1 * 2  # agents (network, network + search) x opponents x colours
     assert all(int(r["games"]) == 6 for r in rows)
     for f in ("strength.png", "strength.pdf", "elo_tic_tac_toe.csv", "elo_tic_tac_toe.png"):
         assert os.path.exists(os.path.join(st, f)), f
+    assert summary["ladder"] == {} and "Ladder ratings" not in table  # --ladder-games 0
+    assert summary["opening_plies"] == {"tic_tac_toe": 0}
 
 
-def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
-    """A reversi agent trained with a greedy partner: the table says greedy was a training
-    partner, adds the held-out alphabeta:3 with its own game count, and checks the per-colour
-    targets."""
-    from experiments import learning_curves, strength_table
+def test_strength_table_marks_partners_and_held_out_opponents(ttt_curves, tmp_path):
+    """The agent trained with a greedy partner: the table says greedy was a training partner
+    (no target), adds a held-out extra opponent with its own game count; on the ladder greedy is
+    not played; without --search-all the search player meets the opponents only and joins no
+    Elo table and no ladder."""
+    from experiments import strength_table
 
-    out = str(tmp_path / "lc")
-    learning_curves.main(
-        [
-            "--games",
-            "reversi:4",
-            "--algos",
-            "ppo",
-            "--seeds",
-            "1",
-            "--total-steps",
-            "2000",
-            "--evals",
-            "1",
-            "--eval-games",
-            "4",
-            "--opponents",
-            "greedy",
-            "--no-plot",
-            "--out",
-            out,
-            "--set",
-            "num_envs=16",
-            "partners={'greedy': 0.25}",
-        ]
-    )
+    out, _ = ttt_curves
     st = str(tmp_path / "st")
     summary = strength_table.main(
         [
@@ -271,30 +351,70 @@ def test_strength_table_marks_partners_and_held_out_opponents(tmp_path):
             "--opponents",
             "greedy",
             "--extra-opponents",
-            "alphabeta:3",
+            "alphabeta:1",
             "--extra-games-per-colour",
             "2",
             "--search-sims",
             "1",
+            "--ladder-games",
+            "2",
+            "--ladder-rungs",
+            "greedy,perfect",
             "--out",
             st,
         ]
     )
-    name = "ppo:reversi4x4_ppo/seed0"
-    # without --search-all the search player meets the target opponents only, and no Elo
+    name = "ppo:tic_tac_toe_ppo/seed0"
     assert set(summary["agents"]) == {name, name + "+mcts1"}
     assert set(summary["agents"][name + "+mcts1"]) == {"greedy"}
-    assert (
-        name + "+mcts1" not in summary["elo"]["reversi:4"] and name in summary["elo"]["reversi:4"]
-    )
-    assert set(summary["agents"][name]) == {"greedy", "alphabeta:3"}
-    assert summary["agents"][name]["alphabeta:3"]["overall"]["games"] == 4
-    assert summary["agents"][name]["greedy"]["target"] == ">= 90% as 1st, >= 90% as 2nd"
+    elo = summary["elo"]["tic_tac_toe"]
+    assert name + "+mcts1" not in elo and name in elo
+    assert set(summary["agents"][name]) == {"greedy", "alphabeta:1"}
+    assert summary["agents"][name]["alphabeta:1"]["overall"]["games"] == 4
+    assert summary["agents"][name]["greedy"]["target"] == "-"  # a partner, and no target
+    assert summary["agents"][name]["greedy"]["met"] is None
     table = open(os.path.join(st, "table.md")).read()
-    assert f"| reversi:4 | {name} | greedy | yes (25% of games) |" in table
-    assert f"| reversi:4 | {name} | alphabeta:3 | no |" in table
+    assert f"| tic_tac_toe | {name} | greedy | partner (25% of games) |" in table
+    assert f"| tic_tac_toe | {name} | alphabeta:1 | held out |" in table
     rows = read_csv(os.path.join(st, "table.csv"))
     assert {r["training_partner_share"] for r in rows if r["opponent"] == "greedy"} == {"0.25"}
+    # the ladder: the network player only, on the held-out rungs
+    assert set(summary["ladder"]) == {name}
+    report = summary["ladder"][name]
+    assert [r["rung"] for r in report["rungs"]] == ["perfect"]
+    assert report["skipped_partners"] == ["greedy"] and report["games_per_rung"] == 2
+    assert sum(report["rungs"][0]["overall"][k] for k in ("wins", "draws", "losses")) == 2
+    assert "## Ladder ratings (held-out rungs only)" in table
+    ladder_lines = [ln for ln in table.splitlines() if ln.startswith(f"| tic_tac_toe | {name} |")]
+    ladder_lines = [ln for ln in ladder_lines if ln.endswith("| greedy |")]
+    assert len(ladder_lines) == 1 and "| perfect |" in ladder_lines[0]  # greedy not played
+    assert [r["rung"] for r in read_csv(os.path.join(st, "ladder.csv"))] == ["perfect"]
+
+
+def test_strength_table_ladder_helpers(capsys):
+    """A game without a shipped ladder is skipped with a note; 'beats' lists the rungs scored
+    more than 50% against, with the score's interval."""
+    import jaxgames
+    from experiments import strength_table
+    from jaxgames.evaluation.arena import Record
+
+    a = types.SimpleNamespace(ladder_rungs=None, ladder_games=2)
+    r4 = jaxgames.make("reversi", size=4)
+    assert strength_table.rate_on_ladder(r4, {}, {}, a, jax.random.PRNGKey(0)) is None
+    assert "no ladder for reversi4: no ladder ratings" in capsys.readouterr().out
+
+    def match(w, d, rec_loss):
+        rec = Record(w, d, rec_loss)
+        return types.SimpleNamespace(score=rec.score, overall=rec)
+
+    report = types.SimpleNamespace(
+        rungs=["greedy", "uct:30", "perfect"],
+        matches=[match(8, 0, 2), match(4, 2, 4), match(0, 5, 5)],
+    )
+    assert strength_table.beaten_rungs(report) == "`greedy` 80% [49%, 94%]"
+    report.matches = report.matches[1:]
+    report.rungs = report.rungs[1:]
+    assert strength_table.beaten_rungs(report) == "none"
 
 
 def test_strength_targets():
@@ -319,10 +439,29 @@ def test_strength_targets():
     assert (
         check_targets("tic_tac_toe", "perfect", res((0, 99, 1), (0, 100, 0)))[1] is False
     )  # one loss
-    assert check_targets("reversi", "alphabeta:2", res((80, 0, 20), (76, 0, 24)))[1] is True
+    assert check_targets("tic_tac_toe", "uct:300", res((9, 1, 0), (0, 10, 0)))[1] is True
+    assert check_targets("reversi", "random", res((99, 0, 1), (98, 1, 1)))[1] is True
+    assert check_targets("reversi", "random", res((100, 0, 0), (97, 0, 3)))[1] is False
+    # engine:2: at least an even score (draws count half) as each colour
+    assert check_targets("reversi", "engine:2", res((50, 0, 50), (45, 10, 45))) == (
+        "score >= 50% as 1st, score >= 50% as 2nd",
+        True,
+    )
     assert (
-        check_targets("reversi", "alphabeta:2", res((80, 0, 20), (70, 0, 30)))[1] is False
-    )  # 75% overall, 70% as 2nd
+        check_targets("reversi", "engine:2", res((80, 0, 20), (45, 8, 47)))[1] is False
+    )  # 64% overall, 49% as 2nd
+    # the presets' training partners have no target; a partner never counts for one, except the
+    # random floor
+    assert check_targets("reversi", "greedy", res((1, 0, 0), (1, 0, 0))) == ("-", None)
+    assert check_targets("reversi", "alphabeta:2", res((1, 0, 0), (1, 0, 0))) == ("-", None)
+    assert check_targets("reversi", "engine:2", res((0, 0, 9), (0, 0, 9)), partner=True) == (
+        "- (training partner)",
+        None,
+    )
+    assert check_targets("reversi", "random", res((99, 0, 1), (90, 0, 10)), partner=True) == (
+        ">= 98% as 1st, >= 98% as 2nd",
+        False,
+    )
     assert check_targets("reversi", "minimax:3", res((1, 0, 0), (1, 0, 0))) == ("-", None)
 
 
@@ -346,6 +485,8 @@ def test_reference_articles_tiny(tmp_path):
             "4",
             "--opponents",
             "random",
+            "--set",
+            "net.hidden=8",
             "--out",
             out,
         ]
@@ -355,7 +496,8 @@ def test_reference_articles_tiny(tmp_path):
     report = open(os.path.join(out, "report.md")).read()
     assert "98.7%" in report and "~80%" in report and "not reached (budget)" in report
     assert len(read_csv(os.path.join(out, "results.csv"))) == len(rows)
-    assert os.path.exists(os.path.join(out, "shogi_winner_imitation", "seed0", "config.json"))
+    with open(os.path.join(out, "shogi_winner_imitation", "seed0", "config.json")) as f:
+        assert json.load(f)["config"]["net"]["hidden"] == 8  # --set reaches the trained parts
 
 
 @pytest.mark.slow
@@ -377,6 +519,8 @@ def test_reference_articles_other_parts_tiny(tmp_path):
             "4",
             "--opponents",
             "random",
+            "--set",
+            "net.hidden=8",
             "--out",
             str(tmp_path / "ra"),
         ]
@@ -384,15 +528,35 @@ def test_reference_articles_other_parts_tiny(tmp_path):
     assert {r["experiment"] for r in rows} == {"6x6 othello DQN", "8x8 reversi PPO"}
 
 
-def test_ablation_tiny(tmp_path):
+def test_ablation_tiny(tmp_path, monkeypatch):
     """One variant of the built-in study in quick mode: its learning-curves folder and a table row
     with the overrides and per-colour rates; a variant's total_steps override is ignored in quick
-    mode; an unknown variant is named."""
-    from experiments import ablation
+    mode; --set reaches every variant; an unknown variant is named; a later invocation keeps the
+    earlier rows."""
+    from experiments import ablation, learning_curves
 
     out = str(tmp_path / "abl")
+    summaries = []
+
+    def recorded_run_one(*args, **kwargs):
+        summaries.append(real_run_one(*args, **kwargs))
+        return summaries[-1]
+
+    real_run_one = learning_curves.run_one
+    monkeypatch.setattr(learning_curves, "run_one", recorded_run_one)
     rows = ablation.main(
-        ["--quick", "--variants", "ppo_6M_steps", "--eval-games", "8", "--out", out]
+        [
+            "--quick",
+            "--variants",
+            "ppo_6M_steps",
+            "--eval-games",
+            "8",
+            "--set",
+            "net.hidden=8",
+            "partners={}",  # no greedy / alphabeta:2 replies to compile into the training chunk
+            "--out",
+            out,
+        ]
     )
     assert [(r["variant"], r["opponent"]) for r in rows] == [("ppo_6M_steps", "random")]
     r = rows[0]
@@ -404,10 +568,22 @@ def test_ablation_tiny(tmp_path):
     # the variants change the preset, not the learning curves' full-run overrides
     with open(os.path.join(out, "ppo_6M_steps", "reversi6x6_ppo", "config.json")) as f:
         trained = json.load(f)["algorithm_config"]
-    assert trained["ent_coef"] == 0.03 and trained["partners"]["random"] == 0.125
+    assert trained["ent_coef"] == 0.03  # FULL_OVERRIDES' 0.1 is not applied
+    assert trained["net"]["hidden"] == 8 and trained["partners"] == {}  # --set reached it
+    assert trained["total_steps"] == 20_000
     with pytest.raises(SystemExit):
         ablation.main(["--quick", "--variants", "ppo_bigger", "--out", out])
-    # a later invocation adds its rows to the table and keeps the earlier ones (in study order)
+
+    # a later invocation adds its rows to the table and keeps the earlier ones (in study order);
+    # its training would compile the same program again, so it reuses the first one's results
+    def rerun(game, algo, lc):
+        d = os.path.join(lc.out, f"{summaries[0]['label']}_{algo}")
+        os.makedirs(d)
+        src = os.path.join(out, "ppo_6M_steps", f"{summaries[0]['label']}_{algo}", "curves.csv")
+        shutil.copy(src, d)
+        return summaries[0]
+
+    monkeypatch.setattr(learning_curves, "run_one", rerun)
     ablation.main(["--quick", "--variants", "ppo_preset", "--eval-games", "8", "--out", out])
     table = open(os.path.join(out, "ablation.md")).read()
     assert table.index("| ppo_preset |") < table.index("| ppo_6M_steps |")
@@ -446,6 +622,37 @@ def test_reproduce_runs_steps_and_reports_failures(tmp_path, monkeypatch):
         steps[0]["status"].startswith("failed: ModuleNotFoundError") and steps[1]["status"] == "ok"
     )
     assert calls == [["--quick", "--out", os.path.join("runs", "quick", "value_iteration")]]
+
+
+def test_benchmark_opponents_times_the_ladder_rungs(tmp_path, monkeypatch):
+    """By default every rung of each game's ladder is timed at each batch size (the rungs are
+    replaced by two cheap ones here: compiling uct:300 and perfect is the slow part)."""
+    from experiments import benchmark_opponents
+
+    asked = []
+
+    def rungs(env):
+        asked.append(env.name)
+        return ["random", "greedy"]
+
+    monkeypatch.setattr(benchmark_opponents, "ladder_specs", rungs)
+    out = str(tmp_path / "bench")
+    rows = benchmark_opponents.main(
+        ["--games", "tic_tac_toe", "--batch", "1", "4", "--repeats", "1", "--out", out]
+    )
+    assert asked == ["tic_tac_toe"]
+    assert [(r["spec"], r["batch"]) for r in rows] == [
+        ("random", 1),
+        ("random", 4),
+        ("greedy", 1),
+        ("greedy", 4),
+    ]
+    assert all(r["ms_per_call"] > 0 and r["game"] == "tic_tac_toe" for r in rows)
+    assert len(read_csv(os.path.join(out, "tic_tac_toe.csv"))) == 4
+    md = open(os.path.join(out, "opponents.md")).read()
+    assert "| tic_tac_toe | `greedy` |" in md and "batch 4 (per position)" in md
+    with pytest.raises(SystemExit):
+        benchmark_opponents.main(["--batch", "0", "--out", out])
 
 
 def test_publish_copies_the_readme_figures(tmp_path):
