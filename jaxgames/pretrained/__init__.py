@@ -47,6 +47,13 @@ from jaxgames.runs import (
 )
 from jaxgames.training.metrics import MetricsLog
 
+#: how a card names each algorithm
+_ALGORITHM_NAMES = {
+    "ppo": "PPO",
+    "dqn": "DQN",
+    "alphazero": "Gumbel AlphaZero",
+    "winner_imitation": "Winner-imitation",
+}
 #: the folder of the shipped agents (package data)
 PRETRAINED_DIR = os.path.dirname(os.path.abspath(__file__))
 #: games per colour and seed of the card's record against random
@@ -290,7 +297,7 @@ def render_card(card: dict[str, Any]) -> str:
     lines = [
         f"# Model card: {card['name']}",
         "",
-        f"{card['algorithm'].upper()} agent for {card['game']}"
+        f"{_ALGORITHM_NAMES.get(card['algorithm'], card['algorithm'])} agent for {card['game']}"
         + (f" ({options})" if options else "")
         + f"; {how}.",
         "",
