@@ -23,17 +23,6 @@ if ROOT not in sys.path:
 from experiments import common  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def quick_compiles():
-    """The scripts' tiny runs here are dominated by XLA compile time (~40 s for one animal-shogi
-    training chunk): this module compiles with most optimisations off (the same programs, run
-    slower; about a third less compile time), and restores the setting after."""
-    before = jax.config.read("jax_disable_most_optimizations")
-    jax.config.update("jax_disable_most_optimizations", True)
-    yield
-    jax.config.update("jax_disable_most_optimizations", before)
-
-
 def read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
