@@ -5,20 +5,11 @@ import os
 import subprocess
 import sys
 
+from tiny_configs import TINY_TRAIN_ARGS
+
 from jaxgames import cli
 
-TINY = [
-    "--total-steps=128",
-    "--num-envs=8",
-    "--num-steps=4",
-    "--num-minibatches=2",
-    "--update-epochs=1",
-    "--updates-per-chunk=2",
-    "--eval-games=4",
-    "--net.hidden=8",
-    "--net.layers=1",
-    "--no-progress",
-]
+TINY = [*TINY_TRAIN_ARGS, "--no-progress"]
 
 
 def test_train_ppo_then_resume_then_clash(tmp_path, capsys):

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from tiny_configs import TINY_TRAIN_ARGS
 
 import jaxgames
 from jaxgames import cli
@@ -127,26 +128,13 @@ def test_specs_and_cli(ttt, capsys):
     assert "unknown pretrained agent 'nope'" in capsys.readouterr().err
 
 
-TINY = [
-    "--total-steps=128",
-    "--num-envs=8",
-    "--num-steps=4",
-    "--num-minibatches=2",
-    "--update-epochs=1",
-    "--updates-per-chunk=2",
-    "--eval-games=4",
-    "--net.hidden=8",
-    "--net.layers=1",
-]
-
-
 def test_export_round_trip(tmp_path, capsys):
     """A tiny run exported and loaded back plays identically; the card's training command
     rebuilds the run's config; bad targets and damaged parameters are one-line errors; the
     refresh script measures an exported agent into its card."""
     runs = str(tmp_path / "runs")
     train = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "3", "--runs-dir", runs]
-    assert cli.main(train + TINY + ["--no-progress"]) == 0
+    assert cli.main(train + TINY_TRAIN_ARGS + ["--no-progress"]) == 0
     run = os.path.join(runs, "tic_tac_toe-ppo-seed3")
     out = str(tmp_path / "shared" / "tiny")
     assert cli.main(["export", run, out]) == 0

@@ -1,6 +1,7 @@
 """The tiny tic-tac-toe PPO config that the run-level tests share (driver, loggers): batch 8 x 4
 = 32 plies, 2 updates per chunk, 256 steps -> 4 chunks; one config, so a test process compiles
-its chunk once."""
+its chunk once. ``TINY_TRAIN_ARGS``: the same kind of run as ``jaxgames train`` overrides (CLI,
+export tests)."""
 
 from jaxgames.agents import ppo
 
@@ -17,3 +18,15 @@ TINY_PPO = ppo.PPOConfig(
     eval_games=8,
     keep_checkpoints=2,
 )
+
+TINY_TRAIN_ARGS = [
+    "--total-steps=128",
+    "--num-envs=8",
+    "--num-steps=4",
+    "--num-minibatches=2",
+    "--update-epochs=1",
+    "--updates-per-chunk=2",
+    "--eval-games=4",
+    "--net.hidden=8",
+    "--net.layers=1",
+]
