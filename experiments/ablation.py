@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments import learning_curves  # noqa: E402
-from experiments.common import read_csv, write_csv  # noqa: E402
+from experiments.common import add_overrides_argument, read_csv, write_csv  # noqa: E402
 
 PARTNERS_RANDOM_QUARTER = "partners={'random': 0.25, 'greedy': 0.25, 'alphabeta:2': 0.25}"
 
@@ -81,13 +81,10 @@ def parse_args(argv=None):
         "--eval-games", type=int, default=2000, help="games per opponent and seed (half per colour)"
     )
     p.add_argument("--opponents", nargs="+", default=["random"])
-    p.add_argument(
-        "--set",
+    add_overrides_argument(
+        p,
+        "config overrides added to every variant (after its own), e.g. net.hidden=64",
         dest="common_overrides",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="config overrides added to every variant (after its own), e.g. net.hidden=64",
     )
     p.add_argument("--out", default=None, help="default runs/ablation/<study>")
     p.add_argument(

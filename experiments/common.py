@@ -257,6 +257,12 @@ def curve_opponents(env, partners: Any = ()) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- games / configs
+def add_overrides_argument(parser, help: str, dest: str = "overrides") -> None:
+    """``--set KEY=VALUE ...``: config overrides into ``dest`` (:func:`parse_set_args` checks
+    them)."""
+    parser.add_argument("--set", dest=dest, nargs="*", default=[], metavar="KEY=VALUE", help=help)
+
+
 def standard_games() -> list[str]:
     """Every variant of every registered game (``jaxgames.game_variants()``) as a game spec of
     :func:`parse_game`, in registry order: ``["tic_tac_toe", "reversi:6", "reversi:8",

@@ -42,6 +42,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.common import (  # noqa: E402
+    add_overrides_argument,
     curve_arrays,
     curve_opponents,
     eval_opening_plies,
@@ -280,14 +281,7 @@ def parse_args(argv=None):
         default=None,
         help="env steps per seed (default: the algorithm's)",
     )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="algorithm config overrides, e.g. --set num_envs=64 net.hidden=64",
-    )
+    add_overrides_argument(p, "algorithm config overrides, e.g. --set num_envs=64 net.hidden=64")
     p.add_argument(
         "--opponents",
         nargs="+",

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments.common import fmt_rate, write_json  # noqa: E402
+from experiments.common import add_overrides_argument, fmt_rate, write_json  # noqa: E402
 
 #: about 600k plies: strong vs random in ~1-2 minutes of CPU training
 DEFAULT_STEPS = 614_400
@@ -43,14 +43,7 @@ def main(argv=None) -> dict:
         "--games-per-colour", type=int, default=500, help="strength evaluation games per colour"
     )
     p.add_argument("--opponents", nargs="+", default=["random", "greedy", "perfect"])
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="PPO config overrides, e.g. --set num_envs=128",
-    )
+    add_overrides_argument(p, "PPO config overrides, e.g. --set num_envs=128")
     p.add_argument("--out", default="runs/quickstart")
     p.add_argument("--no-progress", action="store_true")
     a = p.parse_args(argv)

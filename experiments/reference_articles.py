@@ -45,6 +45,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import (  # noqa: E402
+    add_overrides_argument,
     fmt_rate,
     make_config,
     parse_set_args,
@@ -387,13 +388,8 @@ def main(argv=None) -> list[dict]:
         default=15.0,
         help="training wall-clock cap per part (0: none)",
     )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="config overrides for every trained part (not tabular_q), e.g. net.hidden=8",
+    add_overrides_argument(
+        p, "config overrides for every trained part (not tabular_q), e.g. net.hidden=8"
     )
     p.add_argument("--out", default="runs/reference_articles")
     p.add_argument("--quick", action="store_true")

@@ -38,11 +38,13 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
 from experiments.common import (  # noqa: E402
+    add_overrides_argument,
     compiled_flops,
     eval_opening_plies,
     make_config,
     matmul_peak_flops,
     parse_game,
+    parse_set_args,
     prepare_out,
     standard_games,
     train_seeds,
@@ -95,7 +97,7 @@ def score(row: dict) -> float:
 
 def run_one(game_spec: str, algo: str, a, peak: float | None) -> tuple[list[dict], list[dict]]:
     game, options, label = parse_game(game_spec)
-    config = make_config(algo, game, options, a.quick, a.set)
+    config = make_config(algo, game, options, a.quick, dict(a.overrides))
     ms = milestones_for(game, config.partners)
     env = config.make_env()
     opponents = {spec: make_opponent(spec, env) for spec, _ in ms}
@@ -181,10 +183,11 @@ def parse_args(argv=None):
     p.add_argument("--budget-min", type=float, default=15.0, help="training minutes per run")
     p.add_argument("--eval-every", type=int, default=2, help="chunks between evaluations")
     p.add_argument("--eval-games", type=int, default=64, help="games per opponent and point")
-    p.add_argument("--set", nargs="*", default=[], help="config overrides, --field=value")
+    add_overrides_argument(p, "config overrides for every run, e.g. net.hidden=64")
     p.add_argument("--quick", action="store_true", help="quick presets, 1-minute budget")
     p.add_argument("--out", default="runs/time_to_rating")
     a = p.parse_args(argv)
+    a.overrides = parse_set_args(p, a.overrides)
     if a.quick:
         a.budget_min = min(a.budget_min, 1.0)
         a.games = a.games or ["tic_tac_toe", "reversi:6"]
