@@ -8,6 +8,7 @@ import json
 import os
 import struct
 import sys
+import types
 
 import pytest
 from tiny_configs import TINY_PPO
@@ -58,7 +59,11 @@ def scalars(events: list) -> dict[tuple[str, int], float]:
 
 
 def test_tensorboard_and_wandb_mirror_the_jsonl(tmp_path, monkeypatch):
-    pytest.importorskip("tensorboardX")
+    tbx_writer = pytest.importorskip("tensorboardX.event_file_writer")
+    # tensorboardX names its files by the second: freeze its clock so that the resumed writer
+    # starts "in the same second" as the first one (a fast machine does), which must not
+    # overwrite the first file
+    monkeypatch.setattr(tbx_writer, "time", types.SimpleNamespace(time=lambda: 1.7e9))
     run_dir = str(tmp_path / "run")
     run_training("ppo", CFG, run_dir, progress=False, max_chunks=2, loggers="jsonl,tensorboard")
     # the newest checkpoint is lost: chunk 2 is computed again on resume, and the resumed call

@@ -78,10 +78,18 @@ class TensorBoardLogger:
     def __init__(self, run_dir: str, history: list[dict[str, Any]], last_step: int):
         tbx = _library("tensorboard")
         self.directory = os.path.join(run_dir, "tensorboard")
-        joined = not glob.glob(os.path.join(self.directory, "events.out.tfevents.*"))
+        existing = glob.glob(os.path.join(self.directory, "events.out.tfevents.*"))
+        joined = not existing
         # points after the restored checkpoint are being computed again: hide the old ones
         purge = None if joined else last_step + 1
-        self.writer = tbx.SummaryWriter(self.directory, purge_step=purge, flush_secs=30)
+        # tensorboardX names files by the second and the host: a resume within the same second
+        # would overwrite the previous file, so each writer gets its own index
+        self.writer = tbx.SummaryWriter(
+            self.directory,
+            purge_step=purge,
+            flush_secs=30,
+            filename_suffix=f".{len(existing)}",
+        )
         if joined:
             for record in history:
                 self.write(record)
