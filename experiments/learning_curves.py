@@ -1,7 +1,8 @@
-"""Learning curves: win rate vs environment steps and vs wall clock against random and the
-game's held-out ladder rungs, seed mean with a 95% band, PPO and DQN, every game.
+"""Learning curves: win rate and ladder Elo vs environment steps and vs wall clock against
+random and the game's held-out ladder rungs, seed mean with a 95% band, PPO, DQN and Gumbel
+AlphaZero on the same axes, every game.
 
-    # full: 4 games x 2 algos x 3 seeds
+    # full: 4 games x 3 algos x 3 seeds
     PYTHONPATH=$PWD python experiments/learning_curves.py
     # ~3 minutes: tic-tac-toe, reversi 6x6
     PYTHONPATH=$PWD python experiments/learning_curves.py --quick
@@ -21,12 +22,18 @@ The opponents (``--opponents`` overrides them): random plus the rungs of the gam
 held-out strength: e.g. reversi PPO (partners random, greedy, alphabeta:2): random, uct:100,
 engine:1, engine:2; tic-tac-toe: random, greedy, uct:30, uct:300, perfect.
 
+Elo: at every evaluation point each seed's games against the opponents that are rungs of the
+game's shipped ladder give its rating on the ladder's scale (``jaxgames rate``'s: random = 0),
+the rungs' ratings held fixed (``rate_against_ladder``; 95% bootstrap interval per seed, the
+figure's band is the t-interval over seeds).
+
 Writes ``<out>/<game>_<algo>/``: ``config.json`` (script arguments + the algorithm config +
 timings), ``curves.csv`` (one row per evaluation point, seed and opponent: W/D/L counts and
-rates as first, as second and overall), ``summary.json`` (final seed means with 95%
-t-intervals), ``learning_curves.png/.pdf`` and ``seed<k>/`` (each seed's final agent as a run
-directory: ``jaxgames play``/``load_policy``/``strength_table.py`` read it); and
-``<out>/index.json`` listing them.
+rates as first, as second and overall), ``elo.csv`` (one row per evaluation point and seed),
+``summary.json`` (final seed means with 95% t-intervals), ``learning_curves.png/.pdf`` and
+``seed<k>/`` (each seed's final agent as a run directory: ``jaxgames play``/``load_policy``/
+``strength_table.py`` read it); ``<out>/<game>_elo.png/.pdf`` (every algorithm's Elo curve on
+one pair of axes), ``<out>/summary.md`` and ``<out>/index.json`` listing them.
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ from experiments.common import (  # noqa: E402
 
 DEFAULT_GAMES = standard_games()  # every registered game and variant
 QUICK_GAMES = ["tic_tac_toe", "reversi:6"]
-DEFAULT_ALGOS = ["ppo", "dqn"]
+DEFAULT_ALGOS = ["ppo", "dqn", "alphazero"]
 #: env steps per seed of the full runs, chosen so that 3 seeds in one vmap train in <= ~12
 #: minutes on the 2-core CPU (games not listed use the algorithm's preset ``total_steps``)
 FULL_STEPS = {
@@ -76,6 +83,11 @@ FULL_STEPS = {
     ("reversi8x8", "dqn"): 3_000_000,
     ("animal_shogi", "ppo"): 2_500_000,
     ("animal_shogi", "dqn"): 2_000_000,
+    # Gumbel AlphaZero (8 simulations per ply): more than fits the time budget, so the budget
+    # decides where its curve ends
+    ("reversi6x6", "alphazero"): 3_000_000,
+    ("reversi8x8", "alphazero"): 2_000_000,
+    ("animal_shogi", "alphazero"): 2_000_000,
 }
 #: config overrides of the full runs (like FULL_STEPS: not with --quick or --total-steps; --set
 #: wins). Reversi 6x6 PPO: a quarter of the games vs random and entropy 0.1, the combination
@@ -127,8 +139,95 @@ def plot_curves(
     return save_figure(fig, stem)
 
 
+def elo_rows(rows, env) -> list[dict]:
+    """One row per (evaluation point, seed): the agent's Elo on the game's ladder
+    (``jaxgames rate``'s scale) from that point's games against the opponents that are rungs,
+    the rungs' ratings held fixed (their bootstrap propagated) and a 95% percentile interval;
+    ``bound`` is "lower"/"upper" where the agent won/lost every game (``elo`` is then the
+    one-sided bound). Empty for a game without a shipped ladder."""
+    from jaxgames.evaluation.rating import Pairing, game_key, load_ladder, rate_against_ladder
+
+    try:
+        fit = load_ladder(game_key(env)).fit()
+    except (FileNotFoundError, ValueError):
+        return []
+    groups: dict[tuple[int, int], list[dict]] = {}
+    for r in rows:
+        if r["opponent"] in fit.names:
+            groups.setdefault((int(r["chunk"]), int(r["seed"])), []).append(r)
+    out = []
+    for (chunk, seed), rs in sorted(groups.items()):
+        results = {
+            r["opponent"]: Pairing.from_counts(
+                "<agent>", r["opponent"], r["win_all"], r["draw_all"], r["loss_all"]
+            )
+            for r in rs
+        }
+        rating = rate_against_ladder(results, fit)
+        out.append(
+            dict(
+                chunk=chunk,
+                env_steps=rs[0]["env_steps"],
+                train_seconds=rs[0]["train_seconds"],
+                seed=seed,
+                elo=round(rating.elo, 1),
+                elo_lo=round(rating.lo, 1),
+                elo_hi=round(rating.hi, 1),
+                bound=rating.bound or "",
+                rungs=" ".join(results),
+            )
+        )
+    return out
+
+
+def plot_elo(out: str, label: str, runs: list[dict]) -> list[str]:
+    """``<out>/<label>_elo.png/.pdf``: ladder Elo vs env steps and vs training wall clock, one
+    line per algorithm (seed mean, 95% band over seeds), with the ladder's engine rungs as
+    horizontal references. ``runs``: the label's summaries (``dir`` and ``algorithm``)."""
+    from jaxgames.evaluation.rating import load_ladder
+
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    ladder = None
+    for s in runs:
+        rows = read_csv(os.path.join(s["dir"], "elo.csv"))
+        if not rows:
+            continue
+        ladder = ladder or s.get("ladder")
+        for r in rows:
+            r["opponent"] = "elo"
+        steps, secs, elo = curve_arrays(rows, "elo", "elo")
+        n = elo.shape[0]
+        for ax, x in zip(axes, (steps, secs)):
+            plot_band(ax, x, elo, f"{s['algorithm']} ({n} seed{'s' * (n > 1)})")
+    if ladder:
+        for spec, e in load_ladder(ladder).elos.items():
+            if spec.startswith("engine:"):
+                for ax in axes:
+                    ax.axhline(e, ls="--", lw=0.7, color="gray")
+                axes[1].annotate(
+                    spec,
+                    (1.0, e),
+                    xycoords=("axes fraction", "data"),
+                    fontsize=7,
+                    va="bottom",
+                    ha="right",
+                    color="gray",
+                )
+    axes[0].set_xlabel("env steps per seed")
+    axes[1].set_xlabel("training wall clock (s, all seeds at once)")
+    axes[0].set_ylabel("Elo on the ladder (random = 0)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{label}: greedy network vs held-out ladder rungs, seed mean, 95% band")
+    fig.tight_layout()
+    return save_figure(fig, os.path.join(out, f"{label}_elo"))
+
+
 def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
     """Train + evaluate one (game, algorithm); write its folder. Returns its summary."""
+    from jaxgames.evaluation.rating import game_key
     from jaxgames.specs import make_opponent
 
     game, options, label = parse_game(game_spec)
@@ -179,6 +278,13 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         opening_plies=plies,
     )
     write_csv(os.path.join(out, "curves.csv"), res.rows)
+    elos = elo_rows(res.rows, env)
+    write_csv(os.path.join(out, "elo.csv"), elos)
+    final_elo = None
+    if elos:
+        last_elo = np.array([[float(r["elo"])] for r in elos if r["chunk"] == res.num_chunks])
+        mu, lo, hi = mean_band(last_elo)
+        final_elo = dict(mean=float(mu[0]), ci95=[float(lo[0]), float(hi[0])])
     final = {}
     last = [r for r in res.rows if r["chunk"] == res.num_chunks]
     for opp in opp_names:
@@ -210,6 +316,8 @@ def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
         eval_seconds=res.eval_seconds,
         total_seconds=time.time() - t0,
         final=final,
+        final_elo=final_elo,
+        ladder=game_key(env) if elos else None,
         run_dirs=run_dirs,
         steps_per_second_all_seeds=len(seeds)
         * res.num_chunks
@@ -350,7 +458,21 @@ def write_index(out: str) -> str:
                 )
             )
     write_summary_table(out, summaries)
+    by_label: dict[str, list[dict]] = {}
+    for run, s in zip(runs, summaries):
+        if s.get("final_elo") is not None:
+            by_label.setdefault(s["label"], []).append({**run, "ladder": s["ladder"]})
+    for label, group in by_label.items():
+        plot_elo(out, label, group)
     return write_json(os.path.join(out, "index.json"), dict(runs=runs))
+
+
+def elo_cell(final_elo: dict | None) -> str:
+    """``"612 [580, 644]"``: the seed mean of the final Elo with its 95% t-interval."""
+    if final_elo is None:
+        return "-"
+    lo, hi = final_elo["ci95"]
+    return f"{final_elo['mean']:.0f} [{lo:.0f}, {hi:.0f}]"
 
 
 def write_summary_table(out: str, summaries: list[dict]) -> str:
@@ -361,10 +483,10 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
     for s in summaries:
         opps += [o for o in s["final"] if o not in opps]
     lines = [
-        "| game | algorithm | seeds | env steps per seed | training (all seeds) | "
+        "| game | algorithm | seeds | env steps per seed | training (all seeds) | Elo | "
         + " | ".join(f"vs {o}: win (loss)" for o in opps)
         + " |",
-        "|---|---|---|---|---|" + "---|" * len(opps),
+        "|---|---|---|---|---|---|" + "---|" * len(opps),
     ]
     for s in summaries:
         cells = []
@@ -381,7 +503,9 @@ def write_summary_table(out: str, summaries: list[dict]) -> str:
         lines.append(
             f"| {s['label']} | {s['algorithm']} | {len(s['seeds'])} | "
             f"{s['env_steps_per_seed']:,} | "
-            f"{s['train_seconds'] / 60:.1f} min | " + " | ".join(cells) + " |"
+            f"{s['train_seconds'] / 60:.1f} min | {elo_cell(s.get('final_elo'))} | "
+            + " | ".join(cells)
+            + " |"
         )
     path = os.path.join(out, "summary.md")
     with open(path, "w") as f:

@@ -96,6 +96,10 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
         )
     ]
     wanted += [
+        (os.path.relpath(f, runs), f"learning_curves_{os.path.basename(f)}")
+        for f in sorted(glob.glob(os.path.join(runs, "learning_curves", "*_elo.png")))
+    ]
+    wanted += [
         (os.path.relpath(f, runs), os.path.basename(f))
         for f in sorted(glob.glob(os.path.join(runs, "strength_table", "elo_*.png")))
     ]

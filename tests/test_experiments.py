@@ -262,6 +262,14 @@ def test_learning_curves_tiny(ttt_curves):
     assert "| tic_tac_toe | ppo | 2 |" in table and "vs greedy: win (loss)" in table
     (row,) = [ln for ln in table.splitlines() if ln.startswith("| tic_tac_toe |")]
     assert row.count(" partner") == 1 and row.rstrip(" |").endswith("partner")  # greedy only
+    # Elo on the tic-tac-toe ladder at every evaluation point and seed, and the per-game figure
+    elos = read_csv(os.path.join(d, "elo.csv"))
+    assert {(r["chunk"], r["seed"]) for r in elos} == {(r["chunk"], r["seed"]) for r in rows}
+    for r in elos:
+        assert r["rungs"] == "random greedy"
+        assert float(r["elo_lo"]) <= float(r["elo"]) <= float(r["elo_hi"]) or r["bound"]
+    assert os.path.exists(os.path.join(out, "tic_tac_toe_elo.png"))
+    assert "| Elo |" in table
     # the figure can be redrawn from curves.csv alone
     png = os.path.join(d, "learning_curves.png")
     os.remove(png)
@@ -274,6 +282,41 @@ def test_learning_curves_tiny(ttt_curves):
     assert a0.config.partners == {"greedy": 0.25} and a0.config.net["hidden"] == 8
     l0, l1 = jax.tree_util.tree_leaves(a0.params)[0], jax.tree_util.tree_leaves(a1.params)[0]
     assert not np.allclose(np.asarray(l0), np.asarray(l1))
+
+
+def test_elo_rows_rate_each_point_on_the_ladder():
+    """Half the points against one rung is that rung's rating; a sweep of every game against
+    both rungs gives a one-sided lower bound above the stronger rung."""
+    import jaxgames
+    from experiments.learning_curves import elo_rows
+    from jaxgames.evaluation.rating import load_ladder
+
+    env = jaxgames.make("tic_tac_toe")
+    elos = load_ladder("tic_tac_toe").elos
+
+    def row(seed, opponent, w, d, lo):
+        return dict(
+            chunk=1,
+            env_steps=10,
+            train_seconds=1.0,
+            seed=seed,
+            opponent=opponent,
+            win_all=w,
+            draw_all=d,
+            loss_all=lo,
+        )
+
+    rows = [
+        row(0, "uct:300", 10, 20, 10),
+        row(0, "not-a-rung", 40, 0, 0),  # ignored
+        row(1, "random", 40, 0, 0),
+        row(1, "greedy", 40, 0, 0),
+    ]
+    even, sweep = elo_rows(rows, env)
+    assert even["seed"] == 0 and even["rungs"] == "uct:300" and not even["bound"]
+    assert abs(even["elo"] - elos["uct:300"]) < 0.5
+    assert even["elo_lo"] < even["elo"] < even["elo_hi"]
+    assert sweep["bound"] == "lower" and sweep["elo"] > elos["greedy"]
 
 
 def test_strength_table_search_players(ttt_curves, tmp_path):
@@ -650,6 +693,7 @@ def test_publish_copies_the_readme_figures(tmp_path):
     runs = tmp_path / "runs"
     for rel in (
         "learning_curves/reversi6x6_ppo/learning_curves.png",
+        "learning_curves/reversi6x6_elo.png",
         "strength_table/table.md",
         "strength_table/elo_reversi6.png",
         "throughput/throughput.png",
@@ -660,6 +704,7 @@ def test_publish_copies_the_readme_figures(tmp_path):
     names = sorted(os.path.basename(c) for c in copied)
     assert names == [
         "elo_reversi6.png",
+        "learning_curves_reversi6x6_elo.png",
         "learning_curves_reversi6x6_ppo.png",
         "strength_table.md",
         "throughput.png",
