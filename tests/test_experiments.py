@@ -712,3 +712,18 @@ def test_publish_copies_the_readme_figures(tmp_path):
     assert (
         tmp_path / "docs" / "learning_curves_reversi6x6_ppo.png"
     ).read_text() == "learning_curves/reversi6x6_ppo/learning_curves.png"
+
+
+def test_pgx_peer_updates_and_scores_its_games():
+    """The purejaxrl-style peer on pgx's othello: an update runs and counts finished games, and
+    its match against random play pays each game's result once (pgx pays on the last step)."""
+    pytest.importorskip("pgx")
+    from experiments import pgx_ppo_peer
+
+    init, update, env, net = pgx_ppo_peer.make_update(dict(num_envs=8, num_steps=64))
+    state, metrics = jax.jit(update)(init(jax.random.PRNGKey(0)))
+    assert np.isfinite(float(metrics["loss"])) and int(metrics["episodes"]) >= 4
+    res = pgx_ppo_peer.vs_random(env, net, state[0], jax.random.PRNGKey(1), games=16)
+    for side in ("first", "second"):
+        rates = [res[f"{w}_{side}"] for w in ("win", "draw", "loss")]
+        assert abs(sum(rates) - 1.0) < 1e-6 and res[f"draw_{side}"] < 0.5

@@ -43,8 +43,11 @@ minute after a ~45 s compile; "vs random" is the network alone, greedy, no searc
 reversi 6x6 ~6-9k plies/s, 93-95% vs random as either colour after 143k plies (with replay
 0 / 8192 / 65536: 90/95%, 95/94%, 95/93% as first/second); 8x8 (replay 65536) ~5-7k
 plies/s, 82-85%; animal shogi (replay 32768) ~2-3k plies/s, 92-94% wins and 2-3% losses.
-Ladder ratings of 4M-ply runs of the reversi preset (``jaxgames rate``; docs/results.md):
-6x6 637 [553, 742] Elo (PPO preset at the same plies: 531), 8x8 590 [501, 703] (PPO: 577).
+Ladder ratings (``jaxgames rate``; docs/results.md): reversi preset, 4M plies: 6x6 637
+[553, 742] Elo (PPO preset at the same plies: 531), 8x8 590 [501, 703] (PPO: 577); animal
+shogi preset, 5M plies (15 min): 737 [634, 885] (PPO: 735), and with 64 simulations at play
+time 896 [786, 1057] (PPO's network: 815): a value head learned from search targets and
+outcomes serves search better.
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
