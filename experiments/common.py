@@ -571,11 +571,12 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
 
 
 def curve_arrays(
-    rows: Sequence[dict[str, Any]], opponent: str, column: str
+    rows: Sequence[dict[str, Any]], opponent: str | None, column: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """From :attr:`SeedTraining.rows` (or curves.csv rows): (env_steps float[T], train_seconds
-    float[T], values float[seeds, T]) of ``column`` against ``opponent``."""
-    sel = [r for r in rows if r["opponent"] == opponent]
+    float[T], values float[seeds, T]) of ``column`` against ``opponent`` (None: every row, for
+    rows with one value per point and seed such as elo.csv's)."""
+    sel = [r for r in rows if opponent is None or r["opponent"] == opponent]
     seeds = sorted({int(r["seed"]) for r in sel})
     chunks = sorted({int(r["chunk"]) for r in sel})
     by = {(int(r["seed"]), int(r["chunk"])): r for r in sel}

@@ -194,9 +194,7 @@ def plot_elo(out: str, label: str, runs: list[dict]) -> list[str]:
         if not rows:
             continue
         ladder = ladder or s.get("ladder")
-        for r in rows:
-            r["opponent"] = "elo"
-        steps, secs, elo = curve_arrays(rows, "elo", "elo")
+        steps, secs, elo = curve_arrays(rows, None, "elo")
         n = elo.shape[0]
         for ax, x in zip(axes, (steps, secs)):
             plot_band(ax, x, elo, f"{s['algorithm']} ({n} seed{'s' * (n > 1)})")

@@ -271,9 +271,8 @@ def bench(num_envs: int, updates: int, repeats: int, echo=print) -> list[dict[st
     peer_state = init(jax.random.PRNGKey(0))
     t = time.perf_counter()
     peer_state = jax.block_until_ready(peer(peer_state))  # compile + first run
-    variants: dict[str, list] = {
-        "pgx peer (purejaxrl-style)": [peer, peer_state, num_envs * 32 * updates, []]
-    }
+    peer_plies = num_envs * PEER_CONFIG["num_steps"] * updates
+    variants: dict[str, list] = {"pgx peer (purejaxrl-style)": [peer, peer_state, peer_plies, []]}
     echo(f"  peer compiled and ran once in {time.perf_counter() - t:.1f}s")
     for name, partners in (("jaxgames ppo self-play", {}), ("jaxgames ppo preset", None)):
         t = time.perf_counter()
@@ -298,7 +297,7 @@ def bench(num_envs: int, updates: int, repeats: int, echo=print) -> list[dict[st
                 rounds=repeats,
                 median_plies_per_s=round(plies / med),
                 best_plies_per_s=round(plies / min(times)),
-                time_vs_peer=round(med / base * (num_envs * 32 * updates) / plies, 3),
+                time_vs_peer=round(med / base * peer_plies / plies, 3),
             )
         )
     return rows

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from tiny_configs import TINY_FIELDS
 
 import jaxgames
 from jaxgames.agents import alphazero
@@ -21,21 +22,9 @@ from jaxgames.specs import make_opponent
 
 
 def tiny_config(**kw):
-    base = dict(
-        game="tic_tac_toe",
-        network="mlp",
-        net={"hidden": 16, "layers": 1},
-        num_envs=8,
-        num_steps=4,
-        num_minibatches=2,
-        update_epochs=2,
-        updates_per_chunk=2,
-        total_steps=128,
-        eval_games=4,
-        num_simulations=4,
+    return alphazero.AlphaZeroConfig(
+        **{**TINY_FIELDS, "total_steps": 128, "eval_games": 4, "num_simulations": 4, **kw}
     )
-    base.update(kw)
-    return alphazero.AlphaZeroConfig(**base)
 
 
 def test_loss_is_cross_entropy_to_the_search_policy_plus_value_regression(ttt, key):

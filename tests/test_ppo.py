@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from tiny_configs import TINY_FIELDS
 
 import jaxgames
 from jaxgames.agents import common, ppo
@@ -21,20 +22,7 @@ from jaxgames.agents.common import (
 
 
 def tiny_config(**kw):
-    base = dict(
-        game="tic_tac_toe",
-        network="mlp",
-        net={"hidden": 16, "layers": 1},
-        num_envs=8,
-        num_steps=4,
-        num_minibatches=2,
-        update_epochs=2,
-        updates_per_chunk=2,
-        total_steps=128,
-        eval_games=4,
-    )
-    base.update(kw)
-    return ppo.PPOConfig(**base)
+    return ppo.PPOConfig(**{**TINY_FIELDS, "total_steps": 128, "eval_games": 4, **kw})
 
 
 def random_states(env, key, n, max_plies):

@@ -5,7 +5,9 @@ export tests)."""
 
 from jaxgames.agents import ppo
 
-TINY_PPO = ppo.PPOConfig(
+#: the fields every tiny rollout-learning config of the tests shares (PPO, AlphaZero): a
+#: one-layer tic-tac-toe MLP, batch 8 x 4 = 32 plies, 2 x 2 minibatches, 2 updates per chunk
+TINY_FIELDS = dict(
     game="tic_tac_toe",
     network="mlp",
     net={"hidden": 16, "layers": 1},
@@ -14,10 +16,9 @@ TINY_PPO = ppo.PPOConfig(
     num_minibatches=2,
     update_epochs=2,
     updates_per_chunk=2,
-    total_steps=256,
-    eval_games=8,
-    keep_checkpoints=2,
 )
+
+TINY_PPO = ppo.PPOConfig(**TINY_FIELDS, total_steps=256, eval_games=8, keep_checkpoints=2)
 
 TINY_TRAIN_ARGS = [
     "--total-steps=128",
