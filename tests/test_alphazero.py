@@ -212,6 +212,37 @@ def test_without_replay_the_state_is_the_rollout_state(key):
     assert len(jax.tree_util.tree_leaves(state)) == len(jax.tree_util.tree_leaves(ppo_like))
 
 
+def test_playout_caps_learn_from_the_full_searches_only(key):
+    """full_search_every=2: plies alternate full and cheap searches over one key stream and only
+    the full ones (plies 0, 2) reach the replay buffer. With cheap searches as large as the full
+    ones the games are those of the uncapped run and the buffer holds its even plies, targets
+    included; with cheaper ones ply 0 is the same search and the games then move on differently."""
+
+    def first_update(**kw):
+        cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
+        algo = alphazero.make_algorithm(cfg)
+        state, _ = jax.jit(algo.chunk)(algo.init(key))
+        return jax.tree_util.tree_map(np.asarray, state.buffer)
+
+    plain = first_update()
+    same = first_update(full_search_every=2, cheap_simulations=4)
+    cheap = first_update(full_search_every=2, cheap_simulations=1)
+    assert int(plain.count) == 4 and int(same.count) == int(cheap.count) == 2
+    for capped, uncapped in zip(
+        jax.tree_util.tree_leaves(same.data), jax.tree_util.tree_leaves(plain.data)
+    ):
+        np.testing.assert_array_equal(capped[:2], uncapped[:4:2])
+    np.testing.assert_array_equal(cheap.data.obs[0], plain.data.obs[0])
+    np.testing.assert_array_equal(cheap.data.policy[0], plain.data.policy[0])
+    assert not np.array_equal(cheap.data.obs[1], plain.data.obs[2])
+
+
+def test_playout_caps_must_fit_the_rollout():
+    with pytest.raises(ValueError, match="num_minibatches"):  # 8 x 4 / 4 = 8 positions
+        tiny_config(replay_size=0, full_search_every=4, num_minibatches=16)
+    tiny_config(replay_size=8 * 4, full_search_every=4, num_minibatches=16)  # replay: any
+
+
 @pytest.mark.parametrize(
     "field, value, match",
     [
@@ -221,6 +252,11 @@ def test_without_replay_the_state_is_the_rollout_state(key):
         ("num_minibatches", 3, "num_minibatches"),
         ("replay_size", -1, "replay_size"),
         ("augment", 1, "augment"),
+        ("full_search_every", 3, "full_search_every"),  # does not divide num_steps = 4
+        ("cheap_simulations", 5, "cheap_simulations"),  # more than num_simulations = 4
+        ("value_scale", -0.1, "value_scale"),
+        ("root_noise", 1.5, "root_noise"),
+        ("root_noise_alpha", 0.0, "root_noise_alpha"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):

@@ -12,7 +12,13 @@ import jaxgames
 from jaxgames.agents import dqn, ppo
 from jaxgames.agents.common import MASK_MIN, Agent, Policy
 from jaxgames.agents.networks import make_network
-from jaxgames.agents.search import SearchPolicy, make_recurrent_fn, search_batch
+from jaxgames.agents.search import (
+    SearchPolicy,
+    guide_outputs,
+    make_recurrent_fn,
+    noisy_prior,
+    search_batch,
+)
 from jaxgames.evaluation import arena
 from jaxgames.specs import check_spec, make_opponent
 
@@ -137,6 +143,42 @@ def test_search_batch_matches_the_single_state_policy(key):
     assert out.action_weights.shape == (3, env.num_actions)
     single = SearchPolicy(env, guide, num_simulations=8)
     assert int(single(key, jax.tree_util.tree_map(lambda x: x[0], states))) == int(out.action[0])
+
+
+def test_value_scale_sets_how_far_search_values_move_the_prior(key):
+    """The improved policy is softmax(prior logits + sigma(completed Q)) with sigma scaled by
+    value_scale: at 0 it is the guide's prior over the legal moves, and a larger scale moves
+    it further from the prior."""
+    env = jaxgames.make("reversi", size=6)
+    guide = untrained_policy(env)
+    states = jax.vmap(env.init)(jax.random.split(key, 3))
+    prior = jax.nn.softmax(guide_outputs(guide, states)[0], axis=-1)
+
+    def weights(scale):
+        return search_batch(env, guide, key, states, 8, value_scale=scale).action_weights
+
+    np.testing.assert_allclose(np.asarray(weights(0.0)), np.asarray(prior), atol=1e-6)
+    gap = [float(jnp.abs(weights(s) - prior).sum()) for s in (0.1, 1.0)]
+    assert 0 < gap[0] < gap[1]
+
+
+def test_root_noise_mixes_a_dirichlet_over_the_legal_moves(key):
+    """noisy_prior: a distribution over the legal moves only, equal to the prior at fraction 0,
+    and on average (1 - eps) p + eps / n (a symmetric Dirichlet's mean is uniform); a prior
+    collapsed onto one move keeps every legal move above eps-sized noise."""
+    mask = jnp.array([[True, True, False, True], [True, False, False, True]])
+    logits = jnp.where(mask, jnp.array([[30.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 2.0]]), MASK_MIN)
+    prior = jax.nn.softmax(logits, -1)
+    same = jax.nn.softmax(noisy_prior(key, logits, mask, 0.0, 10.0), -1)
+    np.testing.assert_allclose(np.asarray(same), np.asarray(prior), atol=1e-6)
+    keys = jax.random.split(key, 4000)
+    noisy = jax.vmap(lambda k: jax.nn.softmax(noisy_prior(k, logits, mask, 0.25, 10.0), -1))(keys)
+    assert not np.asarray(noisy)[:, ~np.asarray(mask)].any()
+    np.testing.assert_allclose(np.asarray(noisy.sum(-1)), 1.0, rtol=1e-5)
+    legal = np.asarray(mask.sum(-1, keepdims=True))
+    expected = 0.75 * np.asarray(prior) + 0.25 * np.asarray(mask) / legal
+    np.testing.assert_allclose(np.asarray(noisy.mean(0)), expected, atol=0.01)
+    assert np.asarray(noisy)[:, 0, 1].min() > 1e-4  # the collapsed row: moves within reach
 
 
 def test_bad_search_settings_are_named(ttt):

@@ -31,13 +31,28 @@ Gumbel"):
     train = make_train(AlphaZeroConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
 
 ``replay_size=0, augment=False`` is the loop before replay and augmentation, bit for bit.
-Not used (yet): KataGo's playout-cap randomisation (Wu 2019), EfficientZero's reanalysis.
+Playout caps (``full_search_every`` > 1; KataGo's playout-cap randomisation, Wu 2019 "Accelerating
+self-play learning in Go", in lockstep over the batch): only every few plies get the full search
+and become training positions, the rest are played with a cheap search. Not used (yet):
+EfficientZero's reanalysis.
 
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
-plies per second than PPO; what it buys is a better target per ply. Status: experimental.
-Tic-tac-toe: 100k plies (seeds 0-2, ~12 s after compiling, before augmentation) take the
-network alone to 98% as X and 79-88% as O vs random (losing 2-5% of its games), but it still
-loses about a third of its games against the perfect player (PPO loses none).
+plies per second than PPO; what it buys is a better target per ply.
+
+Root noise. The improved policy pi' = softmax(prior logits + sigma(completed Q)) can move a
+move's logit by only a few units (``value_scale``), and mctx min-max rescales the completed
+Q-values, which turns differences of thousandths into the full range when every move looks
+equally lost. Trained on its own pi', the prior then collapses onto a few moves, and a move
+the network has written off (a block, even a winning move) stays out of reach of the search
+for good. Pure self-play on tic-tac-toe shows it at its worst: within 13k plies O learned to
+lose in five plies every game, and the network lost all 400 games to the perfect player.
+AlphaZero's Dirichlet noise at the root (``root_noise``; Silver et al. 2017, eps = 0.25, with
+KataGo's total concentration 10.83 spread over the legal moves) keeps every legal move within
+reach: ``jaxgames train alphazero --game tic_tac_toe --root-noise=0.25`` (0.5M plies, ~20 s
+of training) then draws all 400 games against the perfect player for seeds 0, 1 and 2, where
+the same preset without it lost 28 and 30 of 400 for seeds 0 and 1 (none for seed 2, all as
+O), and pure self-play with it loses 4 of 400 instead of 400 (``jaxgames eval --a <run> --b
+perfect --games 400``).
 Presets, measured on this 2-core CPU (shared with other jobs; one seed, 150k plies, about a
 minute after a ~45 s compile; "vs random" is the network alone, greedy, no search):
 reversi 6x6 ~6-9k plies/s, 93-95% vs random as either colour after 143k plies (with replay
@@ -47,7 +62,9 @@ Ladder ratings (``jaxgames rate``; docs/results.md): reversi preset, 4M plies: 6
 [553, 742] Elo (PPO preset at the same plies: 531), 8x8 590 [501, 703] (PPO: 577); animal
 shogi preset, 5M plies (15 min): 737 [634, 885] (PPO: 735), and with 64 simulations at play
 time 896 [786, 1057] (PPO's network: 815): a value head learned from search targets and
-outcomes serves search better.
+outcomes serves search better. More plies of the reversi preset do not pay: 26M plies (30 min,
+~14k plies/s on the idle CPU) rate 673 [597, 778] alone and 831 [748, 943] with 64 simulations,
+level with the 4M-ply network (637 / 861).
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
@@ -81,7 +98,7 @@ from jaxgames.agents.rollout_learning import (
 from jaxgames.agents.search import search_batch
 from jaxgames.core import Symmetries, apply_symmetry
 from jaxgames.training.algorithm import Algorithm, make_chunk
-from jaxgames.validation import check_bool, check_float, check_int
+from jaxgames.validation import check_bool, check_float, check_int, fail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +109,15 @@ class AlphaZeroConfig(RolloutConfig):
     num_simulations:            search simulations per learner move
     max_num_considered_actions: root moves kept by the Gumbel top-k (sequential halving)
     gumbel_scale:               Gumbel noise at the root while training (exploration; 0: none)
+    value_scale:                c_scale of the completed Q-values while training (how far the
+                                searched values move the improved policy pi' from the prior,
+                                :func:`~jaxgames.agents.search.search_batch`; mctx's default 0.1)
+    rescale_values:             min-max rescale the completed Q-values to [0, 1] before scaling
+                                (mctx's default; False: outcomes in [-1, 1] enter as they are)
+    root_noise:                 share of Dirichlet noise in the root prior of every training
+                                search (AlphaZero's eps = 0.25; 0: none): keeps moves the network
+                                has written off within reach of the search (see below)
+    root_noise_alpha:           the noise's total concentration over the legal moves (KataGo 10.83)
     gae_lambda:                 1.0 (default): the value target is the game's outcome, as in
                                 AlphaZero (bootstrapped only where a game crosses the rollout's
                                 end); below 1 it mixes in the search's root values, which are
@@ -104,23 +130,66 @@ class AlphaZeroConfig(RolloutConfig):
                                 on the fresh rollout only (update_epochs shuffled passes)
     augment:                    move every example of a minibatch by a random symmetry of the
                                 game (``env.symmetries``; no-op for a game without any)
+    full_search_every:          playout caps (KataGo's playout-cap randomisation, Wu 2019, in
+                                lockstep): every full_search_every-th ply of the rollout (all
+                                games at once) searches with num_simulations and is learned
+                                from; the plies between search with cheap_simulations, only
+                                move the games on and are not learned from (as in KataGo).
+                                Games start and end at different plies, so each game's learned
+                                positions fall at varied move numbers. 1 (default): every ply
+                                is a full search (caps off). Must divide num_steps.
+    cheap_simulations:          simulations of the plies between full searches
     """
 
     num_simulations: int = 8
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
+    value_scale: float = 0.1
+    rescale_values: bool = True
+    root_noise: float = 0.0
+    root_noise_alpha: float = 10.83
     gamma: float = 1.0
     gae_lambda: float = 1.0
     replay_size: int = 0
     augment: bool = True
+    full_search_every: int = 1
+    cheap_simulations: int = 1
 
     def validate(self) -> None:
         super().validate()
         check_int("num_simulations", self.num_simulations)
         check_int("max_num_considered_actions", self.max_num_considered_actions)
         check_float("gumbel_scale", self.gumbel_scale, 0.0, float("inf"))
+        check_float("value_scale", self.value_scale, 0.0, float("inf"))
+        check_bool("rescale_values", self.rescale_values)
+        check_float("root_noise", self.root_noise, 0.0, 1.0)
+        check_float("root_noise_alpha", self.root_noise_alpha, 0.0, float("inf"))
+        if self.root_noise_alpha <= 0:
+            fail("root_noise_alpha", self.root_noise_alpha, "must be > 0")
         check_int("replay_size", self.replay_size, minimum=0)
         check_bool("augment", self.augment)
+        check_int("full_search_every", self.full_search_every)
+        check_int("cheap_simulations", self.cheap_simulations)
+        if self.num_steps % self.full_search_every:
+            fail(
+                "full_search_every",
+                self.full_search_every,
+                f"must divide num_steps = {self.num_steps}",
+            )
+        if self.cheap_simulations > self.num_simulations:
+            fail(
+                "cheap_simulations",
+                self.cheap_simulations,
+                f"must not exceed num_simulations = {self.num_simulations}",
+            )
+        learned = self.num_envs * self.num_steps // self.full_search_every
+        if self.replay_size == 0 and learned % self.num_minibatches:
+            fail(
+                "num_minibatches",
+                self.num_minibatches,
+                f"must divide the {learned} positions learned per update "
+                "(num_envs * num_steps / full_search_every) when replay_size is 0",
+            )
 
     @property
     def replay_rows(self) -> int:
@@ -150,6 +219,9 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # a quarter of the games against random play: self-play between near-equals rarely
         # shows the positions a weak opponent leaves (as for the reversi/animal-shogi presets)
         partners={"random": 0.25},
+        # without it the prior collapses onto a few moves: seeds 0-2 lost 28, 30 and 0 of 400
+        # games to the perfect player after 0.5M plies; with it none (see the module docstring)
+        root_noise=0.25,
     ),
     # one preset for 6x6 and 8x8 (presets are per game)
     "reversi": dict(
@@ -323,10 +395,15 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             symmetries if augment else None,
         )
 
+    every = config.full_search_every
+
     def rollout(params, env_state, key):
+        """num_steps plies of all games: final env_state and key, the Transitions (leaves
+        [num_steps, num_envs, ...]) and the episode stats; with playout caps every
+        ``every``-th ply (0, every, 2 every, ...) is a full search, the rest cheap ones."""
         guide = agent.policy(params)
 
-        def ply(carry, _):
+        def ply(num_simulations, carry, _):
             env_state, key = carry
             key, k_search, k_reset = jax.random.split(key, 3)
             out = search_batch(
@@ -334,9 +411,13 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 guide,
                 k_search,
                 env_state,
-                config.num_simulations,
+                num_simulations,
                 config.max_num_considered_actions,
                 config.gumbel_scale,
+                config.value_scale,
+                config.rescale_values,
+                config.root_noise,
+                config.root_noise_alpha,
             )
             root_value = out.search_tree.summary().value
             step = games.step(env_state, out.action, k_reset)
@@ -352,9 +433,26 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             )
             return (step.state, key), (t, (step.done, step.outcome[:, 0], step.length))
 
-        (env_state, key), (traj, stats) = jax.lax.scan(
-            ply, (env_state, key), None, length=config.num_steps
+        full = functools.partial(ply, config.num_simulations)
+        if every == 1:
+            (env_state, key), (traj, stats) = jax.lax.scan(
+                full, (env_state, key), None, length=config.num_steps
+            )
+            return env_state, key, traj, stats
+
+        def capped(carry, _):  # one full search, then every - 1 cheap ones
+            carry, first = full(carry, None)
+            carry, rest = jax.lax.scan(
+                functools.partial(ply, config.cheap_simulations), carry, None, length=every - 1
+            )
+            return carry, jax.tree_util.tree_map(
+                lambda a, b: jnp.concatenate([a[None], b]), first, rest
+            )
+
+        (env_state, key), out = jax.lax.scan(
+            capped, (env_state, key), None, length=config.num_steps // every
         )
+        traj, stats = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), out)
         return env_state, key, traj, stats
 
     def update(state: AlphaZeroState, _) -> tuple[AlphaZeroState, dict[str, jax.Array]]:
@@ -372,6 +470,8 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             config.gae_lambda,
         )
         data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets)
+        if every > 1:  # learn from the full searches only (outcomes still span every ply)
+            data = jax.tree_util.tree_map(lambda x: x[::every], data)
         extra = {}
         if buffer is not None:  # the fresh rollout goes in, the minibatches come out
             state = state.replace(buffer=buffer.extend(state.buffer, data))

@@ -30,6 +30,7 @@ Why mctx: a well-tested, batched, jittable implementation of the Gumbel MuZero r
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -52,6 +53,20 @@ def guide_outputs(guide: Policy, states: Any) -> tuple[Array, Array]:
     """
     logits, value = jax.vmap(guide.search_outputs)(states)
     return masked_logits(logits, states.legal_action_mask), value.astype(jnp.float32)
+
+
+def noisy_prior(
+    key: Array, logits: Array, mask: Array, fraction: float, total_alpha: float
+) -> Array:
+    """Prior logits float32[B, A] with Dirichlet noise mixed in over the legal moves ``mask``:
+    log((1 - fraction) softmax(logits) + fraction * eta), eta ~ Dirichlet(total_alpha / n) on
+    the n legal moves of each row (illegal moves stay at the float32 minimum)."""
+    legal = mask.sum(-1, keepdims=True).astype(jnp.float32)
+    alpha = jnp.where(mask, total_alpha / jnp.maximum(legal, 1.0), 1.0)
+    gamma = jnp.where(mask, jax.random.gamma(key, alpha), 0.0)
+    eta = gamma / jnp.maximum(gamma.sum(-1, keepdims=True), 1e-30)
+    mixed = (1.0 - fraction) * jax.nn.softmax(logits, axis=-1) + fraction * eta
+    return masked_logits(jnp.log(jnp.maximum(mixed, 1e-30)), mask)
 
 
 def make_recurrent_fn(env: Env, guide: Policy):
@@ -86,6 +101,10 @@ def search_batch(
     num_simulations: int,
     max_num_considered_actions: int = 16,
     gumbel_scale: float = 0.0,
+    value_scale: float = 0.1,
+    rescale_values: bool = True,
+    root_noise: float = 0.0,
+    root_noise_alpha: float = 10.0,
 ) -> mctx.PolicyOutput:
     """Run Gumbel MuZero search from a batch of root states (leading axis B).
 
@@ -93,9 +112,25 @@ def search_batch(
     ``action_weights`` float32[B, A] (the improved policy, zero on illegal moves) and
     ``search_tree``. ``gumbel_scale=0`` makes the search deterministic (the best move after
     sequential halving); ``1.0`` samples, as in training. Roots must be unfinished games with
-    at least one legal move (a finished root returns an arbitrary action).
+    at least one legal move (a finished root returns an arbitrary action). ``value_scale`` is
+    c_scale of the paper's sigma(q) = (c_visit + max_b N(b)) * c_scale * q (c_visit = 50, q
+    min-max rescaled to [0, 1]): how many logits the searched values can move a move's prior
+    by (mctx's default 0.1: about 5-6 logits at few simulations). ``rescale_values`` (mctx's
+    default) first min-max rescales the root's completed Q-values to [0, 1], which also blows
+    up differences of a few thousandths when every move looks equally won or lost; without it
+    the Q-values enter as they are (a game outcome is already in [-1, 1]).
+
+    ``root_noise`` > 0 mixes Dirichlet noise into the root prior, as AlphaZero does while
+    training (Silver et al. 2017: P = (1 - eps) p + eps eta), with KataGo's total
+    concentration ``root_noise_alpha`` spread over the legal moves (Wu 2019: alpha = 10.83 /
+    legal moves): a prior that has collapsed onto a few moves keeps every legal move within
+    reach of the Gumbel top-k and of the improved policy. The improved policy is then relative
+    to the noisy prior. 0 (default): the guide's prior, and ``key`` is used as before.
     """
     prior, value = guide_outputs(guide, states)
+    if root_noise > 0:
+        key, k_noise = jax.random.split(key)
+        prior = noisy_prior(k_noise, prior, states.legal_action_mask, root_noise, root_noise_alpha)
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=states)
     return mctx.gumbel_muzero_policy(
         params=(),
@@ -106,6 +141,11 @@ def search_batch(
         invalid_actions=~states.legal_action_mask,
         max_num_considered_actions=max_num_considered_actions,
         gumbel_scale=gumbel_scale,
+        qtransform=functools.partial(
+            mctx.qtransform_completed_by_mix_value,
+            value_scale=value_scale,
+            rescale_values=rescale_values,
+        ),
     )
 
 
@@ -164,4 +204,4 @@ class SearchPolicy:
         return jnp.where(state.legal_action_mask, out.action_weights[0], 0.0)
 
 
-__all__ = ["SearchPolicy", "guide_outputs", "make_recurrent_fn", "search_batch"]
+__all__ = ["SearchPolicy", "guide_outputs", "make_recurrent_fn", "noisy_prior", "search_batch"]
