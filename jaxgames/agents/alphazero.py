@@ -242,6 +242,9 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         updates_per_chunk=25,
         eval_games=256,
         partners={**CLASSIC_PARTNERS, "random": 0.25},
+        # 6x6, 4M plies, seed 0: 703 [625, 806] Elo with it, 637 [553, 742] without, and 63.4%
+        # [60.4, 66.4] head to head against the network trained without it (1000 games)
+        root_noise=0.25,
     ),
     "animal_shogi": dict(
         network="mlp",  # 128x6 as for PPO: 2-3k plies/s with 8 simulations on 2 cores
@@ -257,6 +260,7 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         updates_per_chunk=25,
         eval_games=256,
         partners=CLASSIC_PARTNERS,
+        root_noise=0.25,  # as for reversi and tic-tac-toe
     ),
 }
 QUICK: dict[str, Any] = dict(total_steps=40_000, updates_per_chunk=5, eval_games=100)
