@@ -58,13 +58,14 @@ minute after a ~45 s compile; "vs random" is the network alone, greedy, no searc
 reversi 6x6 ~6-9k plies/s, 93-95% vs random as either colour after 143k plies (with replay
 0 / 8192 / 65536: 90/95%, 95/94%, 95/93% as first/second); 8x8 (replay 65536) ~5-7k
 plies/s, 82-85%; animal shogi (replay 32768) ~2-3k plies/s, 92-94% wins and 2-3% losses.
-Ladder ratings (``jaxgames rate``; docs/results.md): reversi preset, 4M plies: 6x6 637
-[553, 742] Elo (PPO preset at the same plies: 531), 8x8 590 [501, 703] (PPO: 577); animal
-shogi preset, 5M plies (15 min): 737 [634, 885] (PPO: 735), and with 64 simulations at play
-time 896 [786, 1057] (PPO's network: 815): a value head learned from search targets and
-outcomes serves search better. More plies of the reversi preset do not pay: 26M plies (30 min,
-~14k plies/s on the idle CPU) rate 673 [597, 778] alone and 831 [748, 943] with 64 simulations,
-level with the 4M-ply network (637 / 861).
+Ladder ratings (``jaxgames rate``; docs/results.md), presets without root noise: reversi,
+4M plies: 6x6 637 [553, 742] Elo (PPO preset at the same plies: 531), 8x8 590 [501, 703]
+(PPO: 577); animal shogi, 5M plies (15 min): 737 [634, 885] (PPO: 735), and with 64
+simulations at play time 896 [786, 1057] (PPO's network: 815): a value head learned from
+search targets and outcomes serves search better. Without root noise more plies of the 6x6
+preset do not pay (26M plies, 30 min at ~14k plies/s on the idle CPU: 673 [597, 778] alone,
+831 [748, 943] with 64 simulations, level with 637 / 861 at 4M); with it they do: 703
+[625, 806] at 4M plies, 781 [704, 883] at 26M (34 min), 932 [848, 1041] with 64 simulations.
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
