@@ -65,7 +65,8 @@ simulations at play time 896 [786, 1057] (PPO's network: 815): a value head lear
 search targets and outcomes serves search better. Without root noise more plies of the 6x6
 preset do not pay (26M plies, 30 min at ~14k plies/s on the idle CPU: 673 [597, 778] alone,
 831 [748, 943] with 64 simulations, level with 637 / 861 at 4M); with it they do: 703
-[625, 806] at 4M plies, 781 [704, 883] at 26M (34 min), 932 [848, 1041] with 64 simulations.
+[625, 806] at 4M plies, 781 [704, 883] at 26M (34 min), 932 [848, 1041] with 64 simulations;
+on 8x8 root noise lifts the 4M-ply network from 590 to 668 [582, 781] (7.3 min).
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
@@ -243,8 +244,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         updates_per_chunk=25,
         eval_games=256,
         partners={**CLASSIC_PARTNERS, "random": 0.25},
-        # 6x6, 4M plies, seed 0: 703 [625, 806] Elo with it, 637 [553, 742] without, and 63.4%
-        # [60.4, 66.4] head to head against the network trained without it (1000 games)
+        # 4M plies, seed 0: 6x6 703 [625, 806] Elo with it, 637 [553, 742] without (63.4%
+        # [60.4, 66.4] head to head, 1000 games); 8x8 668 [582, 781] with, 590 [501, 703] without
         root_noise=0.25,
     ),
     "animal_shogi": dict(
