@@ -66,7 +66,8 @@ search targets and outcomes serves search better. Without root noise more plies 
 preset do not pay (26M plies, 30 min at ~14k plies/s on the idle CPU: 673 [597, 778] alone,
 831 [748, 943] with 64 simulations, level with 637 / 861 at 4M); with it they do: 703
 [625, 806] at 4M plies, 781 [704, 883] at 26M (34 min), 932 [848, 1041] with 64 simulations;
-on 8x8 root noise lifts the 4M-ply network from 590 to 668 [582, 781] (7.3 min).
+on 8x8 root noise lifts the 4M-ply network from 590 to 668 [582, 781] (7.3 min), and 24M plies
+(42 min) rate 817 [731, 934] alone, 985 [891, 1114] with 64 simulations.
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
