@@ -68,7 +68,8 @@ preset do not pay (26M plies, 30 min at ~14k plies/s on the idle CPU: 673 [597, 
 [625, 806] at 4M plies, 781 [704, 883] at 26M (34 min), 932 [848, 1041] with 64 simulations;
 on 8x8 root noise lifts the 4M-ply network from 590 to 668 [582, 781] (7.3 min), and 24M plies
 (42 min) rate 817 [731, 934] alone, 985 [891, 1114] with 64 simulations; on animal shogi, 5M
-plies (14.5 min): 847 [736, 1003] alone (737 without), 1018 [912, 1180] with 64 simulations.
+plies (14.5 min): 847 [736, 1003] alone (737 without), 1018 [912, 1180] with 64 simulations;
+14M plies (48 min): 887 [781, 1035] alone, 58.4% [55.3, 61.4] head to head against the 5M network.
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
