@@ -35,8 +35,9 @@ Playout caps (``full_search_every`` > 1; KataGo's playout-cap randomisation, Wu 
 self-play learning in Go", in lockstep over the batch): only every few plies get the full search
 and become training positions, the rest are played with a cheap search; on reversi 6x6 at equal
 training time (5 min, seed 0; docs/results.md) caps of 32/4 simulations every 4th ply came out
-level with the preset (51.5% [48.5, 54.6] head to head, networks alone), as did 16 simulations,
-an MLP of width 512 and a small CNN; 4 simulations lost (41.3%), so the presets keep 8
+level with the preset as networks alone (51.5% [48.5, 54.6] head to head) and lost with 16
+simulations each (43.9% [39.1, 48.8]); 16 simulations and an MLP of width 512 came out level,
+a small CNN lost as a network alone (45.8%), 4 simulations lost (41.3%), so the presets keep 8
 simulations and the MLP. Not used (yet): EfficientZero's reanalysis.
 
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
