@@ -13,6 +13,8 @@
     <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
+    solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
+                        play (the engine's exact endgame), e.g. solve:10:mcts:64:pretrained:reversi8
 
     parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)) -- syntax only, pure
     check_spec("runs/r6", env)            # normalised text; reads only the run's config.json
@@ -35,7 +37,7 @@ from jaxgames.core import Env
 from jaxgames.evaluation import opponents
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.opponents import Policy
-from jaxgames.evaluation.reversi_engine import reversi_engine_policy
+from jaxgames.evaluation.reversi_engine import reversi_engine_policy, with_exact_endgame
 from jaxgames.evaluation.uct import uct_policy
 from jaxgames.pretrained import load_pretrained, pretrained_dir
 from jaxgames.runs import load_agent, run_env
@@ -51,6 +53,7 @@ VALID_SPECS = (
     "<run directory>",
     "pretrained:<name>",
     "mcts:N:<run directory or pretrained:name>",
+    "solve:E:<player>",
 )
 
 
@@ -77,6 +80,8 @@ _BUILTINS: dict[str, _Builtin] = {
 }
 #: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
+#: empty squares of ``solve:E:<player>`` (the engine's bound for its exact endgame)
+MAX_SOLVE_EMPTIES = 20
 #: ``minimax:D`` expands num_actions**D leaves at once
 MAX_MINIMAX_LEAVES = 2_000_000
 
@@ -84,8 +89,10 @@ MAX_MINIMAX_LEAVES = 2_000_000
 @dataclasses.dataclass(frozen=True)
 class Spec:
     """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
-    agent's folder), ``"pretrained"`` (``name``: a shipped agent) or ``"mcts"`` (``args`` =
-    (simulations,), ``inner`` = the guiding agent's spec). ``str(spec)`` is the normal form."""
+    agent's folder), ``"pretrained"`` (``name``: a shipped agent), ``"mcts"`` (``args`` =
+    (simulations,), ``inner`` = the guiding agent's spec) or ``"solve"`` (``args`` =
+    (endgame empties,), ``inner`` = the midgame player's spec). ``str(spec)`` is the normal
+    form."""
 
     kind: str
     args: tuple[int, ...] = ()
@@ -148,6 +155,16 @@ def parse_spec(text: str) -> Spec:
                 f"pretrained:<name>), not {inner!r}",
             )
         return Spec("mcts", (n,), inner=guide)
+    if name == "solve":
+        empties, _, inner = rest.partition(":")
+        if not inner.strip():
+            raise _bad(
+                text,
+                "use 'solve:E:<player>': perfect play once E or fewer squares are empty, "
+                "that player before, e.g. 'solve:10:mcts:64:pretrained:reversi8'",
+            )
+        n = _int_arg(text, "solve", "number of empty squares", empties, MAX_SOLVE_EMPTIES)
+        return Spec("solve", (n,), inner=parse_spec(inner))
     if name == "pretrained":
         if not rest.strip():
             raise _bad(text, "use 'pretrained:<name>', e.g. 'pretrained:tic_tac_toe'")
@@ -167,10 +184,13 @@ def parse_spec(text: str) -> Spec:
 
 
 def agent_run(text: str) -> str | None:
-    """The folder of a trained-agent spec (``<run>``, ``pretrained:<name>`` or ``mcts:N:`` of
-    either), else None; ``ValueError`` for a pretrained name that is not shipped."""
+    """The folder of a trained-agent spec (``<run>``, ``pretrained:<name>``, or ``mcts:N:`` /
+    ``solve:E:`` around one), else None; ``ValueError`` for a pretrained name that is not
+    shipped."""
     spec = parse_spec(text)
-    return _agent_dir(spec.inner if spec.kind == "mcts" else spec)
+    while spec.inner is not None:
+        spec = spec.inner
+    return _agent_dir(spec)
 
 
 def _agent_dir(spec: Spec) -> str | None:
@@ -193,6 +213,12 @@ def check_spec(text: str, env: Env) -> str:
 
 def _check_for_game(spec: Spec, env: Env) -> None:
     if spec.kind == "mcts":
+        _check_for_game(spec.inner, env)
+    elif spec.kind == "solve":
+        if env.name != "reversi":
+            raise ValueError(
+                f"solve:E:<player> (an exact endgame) exists only for reversi, not {env.name!r}"
+            )
         _check_for_game(spec.inner, env)
     elif spec.kind == "pretrained":
         # ValueError listing the shipped agents for an unknown name
@@ -262,6 +288,8 @@ def make_opponent(text: str, env: Env) -> Policy:
         return _agent_policy(spec)
     if spec.kind == "mcts":
         return SearchPolicy(env, _agent_policy(spec.inner), num_simulations=spec.args[0])
+    if spec.kind == "solve":
+        return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))
     if key not in _BUILT:
         _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)

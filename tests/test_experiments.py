@@ -727,3 +727,47 @@ def test_pgx_peer_updates_and_scores_its_games():
     for side in ("first", "second"):
         rates = [res[f"{w}_{side}"] for w in ("win", "draw", "loss")]
         assert abs(sum(rates) - 1.0) < 1e-6 and res[f"draw_{side}"] < 0.5
+
+
+def test_reversi6_perfect_result(tmp_path):
+    """The four first moves of 6x6 reversi are images of one another under the board's
+    symmetries (so every game of the script starts from a position worth 20-16 for white), and
+    the script counts discs and the perfect-play result per colour."""
+    import jaxgames
+    from experiments import reversi6_perfect_result as script
+
+    env = jaxgames.make("reversi", size=6)
+    start = env.init(jax.random.PRNGKey(0))
+    firsts = np.flatnonzero(np.asarray(start.legal_action_mask))
+    assert len(firsts) == 4
+    boards = [np.asarray(env.step(start, int(a)).observation) for a in firsts]
+    images = {np.asarray(f(boards[0])).tobytes() for f in _board_symmetries()}
+    assert all(b.tobytes() in images for b in boards)
+
+    out = script.main(
+        [
+            "--agent",
+            "engine:2",
+            "--opponent",
+            "random",
+            "--games",
+            "4",
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
+    for colour, perfect in (("black", 16), ("white", 20)):
+        c = out[colour]
+        assert c["wins"] + c["draws"] + c["losses"] == 4 and c["perfect_discs"] == perfect
+        assert 0 < c["mean_discs"] <= 36 and 1 <= c["distinct_games"] <= 4
+        assert c["reached"] == round(c["reached_rate"] * 4)
+    assert json.load(open(tmp_path / "r.json"))["white"] == out["white"]
+
+
+def _board_symmetries():
+    """The 8 symmetries of a square board on (H, W, C) arrays."""
+    return [
+        (lambda b, k=k, t=t: np.rot90(b, k).transpose(1, 0, 2) if t else np.rot90(b, k))
+        for k in range(4)
+        for t in (False, True)
+    ]

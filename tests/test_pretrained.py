@@ -128,6 +128,33 @@ def test_specs_and_cli(ttt, capsys):
     assert "unknown pretrained agent 'nope'" in capsys.readouterr().err
 
 
+def test_solve_spec_wraps_any_player(ttt, capsys):
+    """``solve:E:<player>``: normal form, one-line errors, the agent found through it (the game
+    is read from it, its training partners are not rated), and a match on the command line."""
+    from jaxgames.cli.rate import held_out_rungs
+    from jaxgames.pretrained import pretrained_dir
+    from jaxgames.specs import agent_run
+
+    r6 = jaxgames.make("reversi", size=6)
+    spec = "solve:010:mcts:4:pretrained:reversi6"
+    assert check_spec(spec, r6) == "solve:10:mcts:4:pretrained:reversi6"
+    assert check_spec("solve:4:engine:2", r6) == "solve:4:engine:2"
+    assert agent_run(spec) == pretrained_dir("reversi6")
+    assert held_out_rungs(spec, ["random", "engine:2"]) == (["engine:2"], ["random"])
+    for bad, env, match in [
+        ("solve:0:random", r6, "number of empty squares >= 1"),
+        ("solve:x:random", r6, "number of empty squares >= 1"),
+        ("solve:21:random", r6, "at most 20"),
+        ("solve:10", r6, "use 'solve:E:<player>'"),
+        ("solve:4:random", ttt, "exists only for reversi"),
+        ("solve:4:pretrained:tic_tac_toe", r6, "was trained on"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            check_spec(bad, env)
+    assert cli.main(["eval", "--a", "solve:6:pretrained:reversi6", "--games", "4"]) == 0
+    assert "A = solve:6:pretrained:reversi6" in capsys.readouterr().out
+
+
 def test_export_round_trip(tmp_path, capsys):
     """A tiny run exported and loaded back plays identically; the card's training command
     rebuilds the run's config; bad targets and damaged parameters are one-line errors; the

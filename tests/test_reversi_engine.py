@@ -370,6 +370,33 @@ def test_engine_beats_greedy_6x6_with_legal_moves():
     np.testing.assert_array_equal(np.asarray(again[0]), np.asarray(reward))
 
 
+def test_exact_endgame_wrapper_plays_perfectly_late_and_like_the_player_before():
+    """``with_exact_endgame`` (spec ``solve:E:<player>``): from E empties every move reaches
+    the brute-force perfect-play margin; with more empties it is the wrapped player's move for
+    the same key (here greedy, whose ties are drawn with the key)."""
+    env, rng, e = env_of(6), random.Random(66), 6
+    late, early = [], []
+    while len(late) < 24 or len(early) < 24:
+        empties = rng.randint(1, e) if len(late) < 24 else rng.randint(e + 1, 28)
+        g = random_position(6, empties, rng)
+        if g is not None:
+            (late if empties <= e else early).append(g)
+    inner = greedy_policy(env)
+    hybrid = jax.jit(jax.vmap(eng.with_exact_endgame(env, inner, e)))
+    keys = jax.random.split(jax.random.PRNGKey(5), 48)
+    states = stack([to_state(env, g) for g in late + early])
+    moves = np.asarray(hybrid(keys, states))
+    np.testing.assert_array_equal(moves[24:], np.asarray(jax.vmap(inner)(keys, states))[24:])
+    for g, a in zip(late, moves[:24]):
+        h = g.copy()
+        h.play(int(a))
+        assert -ref_solve(h, {}, [False]) == ref_solve(g, {}, [False])
+    with pytest.raises(ValueError, match="endgame_empties"):
+        eng.with_exact_endgame(env, inner, 0)
+    with pytest.raises(ValueError, match="reversi"):
+        eng.with_exact_endgame(jaxgames.make("tic_tac_toe"), inner, 4)
+
+
 # ------------------------------------------------------------------ evaluation, arguments
 def test_evaluation_is_symmetric_and_exact_at_the_end():
     """The 8 board symmetries leave the evaluation unchanged; finished games score exactly."""

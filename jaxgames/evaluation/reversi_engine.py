@@ -570,3 +570,32 @@ def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10, weigh
         return search(env, state, key, depth, endgame_empties, False, weights=weights).action
 
     return policy
+
+
+def with_exact_endgame(env: Env, policy: Policy, endgame_empties: int = 10) -> Policy:
+    """``policy`` until at most ``endgame_empties`` squares are empty, then perfect play.
+
+    The endgame moves are the engine's exact solve (the largest final disc margin, ties drawn
+    with ``key``), as every strong othello program plays its last moves; before that the move
+    is ``policy(key, state)``'s, with the same key, so it matches the plain policy move for
+    move. A pure policy: ``jax.vmap`` it for a batch (both are then evaluated on every state;
+    the solve is idle on midgame states and the policy's move is discarded on endgame ones).
+    Opponent spec ``solve:E:<player>``.
+    """
+    if getattr(env, "name", None) != "reversi":
+        raise ValueError(f"an exact reversi endgame needs a reversi env, not {env!r}")
+    if isinstance(endgame_empties, bool) or not isinstance(endgame_empties, int):
+        raise ValueError(f"endgame_empties must be an integer >= 1, got {endgame_empties!r}")
+    if endgame_empties < 1:
+        raise ValueError(f"endgame_empties must be an integer >= 1, got {endgame_empties!r}")
+    geo, _ = _tables(env.size)
+
+    def hybrid(key: jax.Array, state) -> jax.Array:
+        filled = jnp.sum(jax.lax.population_count(state.mover | state.opponent))
+        solved = search(
+            env, state, jax.random.fold_in(key, 1), 1, endgame_empties, False, midgame=False
+        )
+        exact = geo.cells - filled <= endgame_empties
+        return jnp.where(exact, solved.action, policy(key, state)).astype(jnp.int32)
+
+    return hybrid
