@@ -37,7 +37,8 @@ and become training positions, the rest are played with a cheap search; on rever
 training time (5 min, seed 0; docs/results.md) caps of 32/4 simulations every 4th ply came out
 level with the preset as networks alone (51.5% [48.5, 54.6] head to head) and lost with 16
 simulations each (43.9% [39.1, 48.8]); 16 simulations and an MLP of width 512 came out level,
-a small CNN lost as a network alone (45.8%), 4 simulations lost (41.3%), so the presets keep 8
+a small CNN lost as a network alone (45.8%; level after a 30-minute run, 48.9% [45.8, 52.0]
+against the shipped MLP agent), 4 simulations lost (41.3%), so the presets keep 8
 simulations and the MLP. Not used (yet): EfficientZero's reanalysis.
 
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
