@@ -735,13 +735,17 @@ def test_reversi6_perfect_result(tmp_path):
     the script counts discs and the perfect-play result per colour."""
     import jaxgames
     from experiments import reversi6_perfect_result as script
+    from jaxgames.core import apply_symmetry
 
     env = jaxgames.make("reversi", size=6)
     start = env.init(jax.random.PRNGKey(0))
     firsts = np.flatnonzero(np.asarray(start.legal_action_mask))
     assert len(firsts) == 4
     boards = [np.asarray(env.step(start, int(a)).observation) for a in firsts]
-    images = {np.asarray(f(boards[0])).tobytes() for f in _board_symmetries()}
+    sym = env.symmetries
+    assert sym.count == 8
+    (images,) = apply_symmetry(sym, np.arange(sym.count), np.stack([boards[0]] * sym.count))
+    images = {np.asarray(b).tobytes() for b in images}
     assert all(b.tobytes() in images for b in boards)
 
     out = script.main(
@@ -762,12 +766,3 @@ def test_reversi6_perfect_result(tmp_path):
         assert 0 < c["mean_discs"] <= 36 and 1 <= c["distinct_games"] <= 4
         assert c["reached"] == round(c["reached_rate"] * 4)
     assert json.load(open(tmp_path / "r.json"))["white"] == out["white"]
-
-
-def _board_symmetries():
-    """The 8 symmetries of a square board on (H, W, C) arrays."""
-    return [
-        (lambda b, k=k, t=t: np.rot90(b, k).transpose(1, 0, 2) if t else np.rot90(b, k))
-        for k in range(4)
-        for t in (False, True)
-    ]

@@ -584,18 +584,15 @@ def with_exact_endgame(env: Env, policy: Policy, endgame_empties: int = 10) -> P
     """
     if getattr(env, "name", None) != "reversi":
         raise ValueError(f"an exact reversi endgame needs a reversi env, not {env!r}")
-    if isinstance(endgame_empties, bool) or not isinstance(endgame_empties, int):
-        raise ValueError(f"endgame_empties must be an integer >= 1, got {endgame_empties!r}")
+    _check(1, endgame_empties)
     if endgame_empties < 1:
         raise ValueError(f"endgame_empties must be an integer >= 1, got {endgame_empties!r}")
-    geo, _ = _tables(env.size)
 
     def hybrid(key: jax.Array, state) -> jax.Array:
-        filled = jnp.sum(jax.lax.population_count(state.mover | state.opponent))
         solved = search(
             env, state, jax.random.fold_in(key, 1), 1, endgame_empties, False, midgame=False
         )
-        exact = geo.cells - filled <= endgame_empties
-        return jnp.where(exact, solved.action, policy(key, state)).astype(jnp.int32)
+        # solved.exact: at most endgame_empties empty squares (else the solve stayed idle)
+        return jnp.where(solved.exact, solved.action, policy(key, state)).astype(jnp.int32)
 
     return hybrid
