@@ -43,6 +43,7 @@ from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
+from jaxgames.training.metrics import MetricsLog  # noqa: E402
 
 # the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
 enable_compile_cache()
@@ -386,7 +387,9 @@ class SeedTraining:
 
     rows: one dict per (evaluation point, seed, opponent): env_steps, train_seconds, seed,
     opponent and W/D/L counts and rates per colour. state: final train state, leading axis =
-    seeds. metrics: per-chunk training metrics, float[chunks, seeds] per name.
+    seeds. metrics: per-chunk training metrics, float[chunks, seeds] per name. started: when
+    training began (``config.json``'s "created" format); chunk_clock: per chunk done, (unix
+    time at its end, its own seconds).
     """
 
     algorithm: str
@@ -400,6 +403,8 @@ class SeedTraining:
     eval_seconds: float
     num_chunks: int
     steps_per_chunk: int
+    started: str = ""
+    chunk_clock: list[tuple[float, float]] = dataclasses.field(default_factory=list)
 
 
 def train_seeds(
@@ -424,6 +429,7 @@ def train_seeds(
     algo = module.make_algorithm(config)
     seeds = [int(s) for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     t0 = time.perf_counter()
     # init runs un-jitted (op by op): jitted and seed-vmapped, the orthogonal initialisers become
     # batched LAPACK QRs that can deadlock XLA:CPU's thread pool on 2 cores (a race; see
@@ -479,12 +485,14 @@ def train_seeds(
         evaluate(0, 0.0)
     train_s = 0.0
     metric_log: list[dict[str, np.ndarray]] = []
+    chunk_clock: list[tuple[float, float]] = []
     done = 0
     for k in range(1, algo.num_chunks + 1):
         t = time.perf_counter()
         state, m = chunk(state)
         m = jax.block_until_ready(jax.device_get(m))
-        train_s += time.perf_counter() - t
+        chunk_clock.append((time.time(), time.perf_counter() - t))
+        train_s += chunk_clock[-1][1]
         metric_log.append({n: np.asarray(v) for n, v in m.items()})
         done = k
         over = time_budget_s is not None and train_s > time_budget_s
@@ -508,6 +516,8 @@ def train_seeds(
         eval_s,
         done,
         algo.steps_per_chunk,
+        started,
+        chunk_clock,
     )
 
 
@@ -541,8 +551,11 @@ def matmul_peak_flops(n: int = 1024, repeats: int = 20) -> float:
 
 def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
     """Write each seed's final train state as a run directory ``out/seed<s>/`` (config.json
-    with ``seed = s`` + an orbax checkpoint), readable by ``jaxgames.agents.load_policy``,
-    ``make_opponent(<dir>)`` and ``jaxgames play``. Returns the directories."""
+    with ``seed = s`` and the training's start as "created", ``metrics.jsonl`` with each
+    chunk's env steps, end time, seconds and that seed's training metrics, as ``jaxgames
+    train`` writes them, + an orbax checkpoint), readable by ``jaxgames.agents.load_policy``,
+    ``make_opponent(<dir>)``, ``jaxgames play`` and ``jaxgames export`` (whose model card
+    reads the steps and clock from them). Returns the directories."""
     dirs = []
     for j, s in enumerate(result.seeds):
         d = os.path.join(out, f"seed{s}")
@@ -556,11 +569,23 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
             os.path.join(d, CONFIG_FILE),
             {
                 **config_record(result.algorithm, cfg),
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "created": result.started or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "trained_by": "experiments/common.py train_seeds (vmapped seeds)",
                 "chunks_done": result.num_chunks,
             },
         )
+        log = MetricsLog(d)
+        for k, (end, seconds) in enumerate(result.chunk_clock, start=1):
+            record = {
+                "chunk": k,
+                "env_steps": k * result.steps_per_chunk,
+                "time": end,
+                "chunk_seconds": round(seconds, 3),
+            }
+            for name, values in result.metrics.items():
+                record[name] = float(np.asarray(values)[k - 1, j])
+            log.append(record)
+        log.write_csv()
         store = CheckpointStore(os.path.join(d, "checkpoints"), keep=1)
         try:
             store.save(result.num_chunks, jax.tree_util.tree_map(lambda x: x[j], result.state))

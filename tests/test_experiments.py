@@ -282,6 +282,21 @@ def test_learning_curves_tiny(ttt_curves):
     assert a0.config.partners == {"greedy": 0.25} and a0.config.net["hidden"] == 8
     l0, l1 = jax.tree_util.tree_leaves(a0.params)[0], jax.tree_util.tree_leaves(a1.params)[0]
     assert not np.allclose(np.asarray(l0), np.asarray(l1))
+    # each seed run has its chunks' steps, clock and own training metrics, which the model
+    # card of an export reads (as for a run of `jaxgames train`)
+    from jaxgames.pretrained import training_facts
+    from jaxgames.training.metrics import MetricsLog
+
+    logs = [MetricsLog(os.path.join(d, f"seed{s}")).records() for s in (0, 1)]
+    assert [r["chunk"] for r in logs[0]] == list(range(1, len(logs[0]) + 1)) and logs[0]
+    assert logs[0][-1]["env_steps"] == max(steps)
+    assert [r["time"] for r in logs[0]] == [r["time"] for r in logs[1]]  # one vmapped run
+    assert logs[0][-1]["loss"] != logs[1][-1]["loss"]
+    facts = training_facts(os.path.join(d, "seed0"), logs[0][-1]["chunk"])
+    assert facts["env_steps"] == max(steps) and facts["wall_clock_seconds"] > 0
+    chunk_seconds = sum(r["chunk_seconds"] for r in logs[0])
+    assert facts["train_seconds"] == pytest.approx(chunk_seconds, abs=0.051)  # rounded to 0.1
+    assert facts["source_run"].endswith("/tic_tac_toe_ppo/seed0")
 
 
 def test_elo_rows_rate_each_point_on_the_ladder():

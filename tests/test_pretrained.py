@@ -4,6 +4,7 @@ exported agents (``jaxgames export``) and the specs that name them."""
 import json
 import os
 import shlex
+import shutil
 import socket
 
 import jax
@@ -97,6 +98,20 @@ def test_shipped_agent(name, monkeypatch):
         assert r["losses"] <= MAX_LOSS_RATE * games, (name, side, r)
 
 
+@pytest.mark.parametrize("name", SHIPPED)
+def test_card_command_gives_the_shipped_config(name):
+    """The card's training command, parsed as the CLI does, gives the shipped config: it
+    names every field where the shipped agent differs from today's preset (a preset that
+    changes after the agent was trained must not make its card wrong)."""
+    from jaxgames.runs import read_run_config
+
+    _, config = read_run_config(os.path.join(PRETRAINED_DIR, name))
+    words = shlex.split(read_card(os.path.join(PRETRAINED_DIR, name))["training"]["command"])
+    parsed, extra = cli.build_parser().parse_known_args(words[1:])
+    parsed.overrides = extra
+    assert train_config(parsed).override({"seed": config.seed}) == config
+
+
 def test_unknown_name_lists_the_shipped_ones(ttt):
     for call in (
         lambda: load_pretrained("nope"),
@@ -128,7 +143,7 @@ def test_specs_and_cli(ttt, capsys):
     assert "unknown pretrained agent 'nope'" in capsys.readouterr().err
 
 
-def test_solve_spec_wraps_any_player(ttt, capsys):
+def test_solve_spec_wraps_any_player(ttt, capsys, tmp_path):
     """``solve:E:<player>``: normal form, one-line errors, the agent found through it (the game
     is read from it, its training partners are not rated), and a match on the command line."""
     from jaxgames.cli.rate import held_out_rungs
@@ -140,7 +155,18 @@ def test_solve_spec_wraps_any_player(ttt, capsys):
     assert check_spec(spec, r6) == "solve:10:mcts:4:pretrained:reversi6"
     assert check_spec("solve:4:engine:2", r6) == "solve:4:engine:2"
     assert agent_run(spec) == pretrained_dir("reversi6")
-    assert held_out_rungs(spec, ["random", "engine:2"]) == (["engine:2"], ["random"])
+    # the wrapped agent's training partners are skipped: a copy of the shipped agent whose
+    # config names random as a partner (the shipped ones train in pure self-play)
+    partnered = tmp_path / "partnered"
+    shutil.copytree(pretrained_dir("reversi6"), partnered)
+    with open(partnered / "config.json") as f:
+        record = json.load(f)
+    record["config"]["partners"] = {"random": 0.25}
+    with open(partnered / "config.json", "w") as f:
+        json.dump(record, f)
+    rungs = ["random", "engine:2"]
+    assert held_out_rungs(f"solve:10:mcts:4:{partnered}", rungs) == (["engine:2"], ["random"])
+    assert held_out_rungs(spec, rungs) == (rungs, [])
     for bad, env, match in [
         ("solve:0:random", r6, "number of empty squares >= 1"),
         ("solve:x:random", r6, "number of empty squares >= 1"),
@@ -187,7 +213,7 @@ def test_export_round_trip(tmp_path, capsys):
     assert card["params"]["bytes"] == os.path.getsize(os.path.join(out, PARAMS_FILE))
     # the card's command, parsed as the CLI does, gives the run's config
     words = shlex.split(t["command"])
-    assert words[:3] == ["jaxgames", "train", "ppo"] and "--net={'hidden': 8, 'layers': 1}" in words
+    assert words[:3] == ["jaxgames", "train", "ppo"] and '--net={"hidden": 8, "layers": 1}' in words
     parsed, extra = cli.build_parser().parse_known_args(words[1:])
     parsed.overrides = extra
     assert train_config(parsed) == a.config

@@ -21,6 +21,7 @@ import datetime
 import functools
 import json
 import os
+import re
 import shlex
 import shutil
 from typing import Any
@@ -122,8 +123,10 @@ def train_command(algorithm: str, config: Any) -> str:
         elif k == "total_steps":
             words += ["--total-steps", str(v)]
         else:
+            # a dict as JSON (also a Python literal, which the CLI reads): double quotes
+            # inside keep the shell quoting of the whole word plain
             words.append(
-                f"--{k.replace('_', '-')}={v!r}"
+                f"--{k.replace('_', '-')}={json.dumps(v)}"
                 if isinstance(v, dict)
                 else f"--{k.replace('_', '-')}={v}"
             )
@@ -135,6 +138,16 @@ def _parse_time(text: Any) -> float | None:
         return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z").timestamp()
     except (TypeError, ValueError):
         return None
+
+
+def _run_name(run_dir: str) -> str:
+    """The run's folder name; for a seed folder an experiment wrote
+    (``<experiment>/<game>_<algorithm>/seed<k>``) the last three parts, which name the
+    experiment."""
+    parts = os.path.normpath(os.path.abspath(run_dir)).split(os.sep)
+    if re.fullmatch(r"seed\d+", parts[-1]):
+        return "/".join(parts[-3:])
+    return parts[-1]
 
 
 def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
@@ -163,7 +176,7 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
                 "%Y-%m-%dT%H:%M:%S%z"
             )
         ),
-        source_run=os.path.basename(os.path.normpath(run_dir)),
+        source_run=_run_name(run_dir),
     )
 
 
@@ -309,7 +322,8 @@ def render_card(card: dict[str, Any]) -> str:
         f"| env steps | {steps} (checkpoint {t.get('chunk')}) |",
         f"| wall clock | {_seconds(t.get('wall_clock_seconds'))} from start to that checkpoint "
         f"({_seconds(t.get('train_seconds'))} in training chunks) |",
-        f"| trained | {t.get('created')} to {t.get('finished')} (run `{t.get('source_run')}`) |",
+        f"| trained | {t.get('created')} to {t.get('finished') or 'unknown'} "
+        f"(run `{t.get('source_run')}`) |",
         f"| parameters | `{card['params']['file']}`, {card['params']['bytes']:,} bytes, "
         f"sha256 `{card['params']['sha256'][:16]}...` |",
         f"| exported | {card['exported']} |",
