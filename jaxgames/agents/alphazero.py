@@ -81,7 +81,9 @@ training time (5 min, seed 0) the self-play network scores 60.7% [57.6, 63.6] (6
 [76.8, 81.8] (8x8) and 80.2% [77.7, 82.6] (animal shogi) head to head against the one trained
 with partners (1000 games, 4 random opening plies), and a 30-minute 6x6 run (26.7M plies,
 shipped as ``reversi6``) scores 61.4% [58.3, 64.4] against the 26M-ply agent trained with them,
-793 [718, 898] Elo alone and 1005 [920, 1117] with 64 simulations (932 before).
+793 [718, 898] Elo alone and 1005 [920, 1117] with 64 simulations (932 before); a 34-minute
+8x8 run (22.5M plies, ``reversi8``) scores 73.0% [70.2, 75.7] against the 42-minute one, 859
+[765, 980] alone and 1176 [1069, 1316] with 64 simulations (985 before; 61% vs engine:4).
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).
