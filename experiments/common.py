@@ -41,7 +41,7 @@ import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
-from jaxgames.runs import CONFIG_FILE, config_record  # noqa: E402
+from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
 from jaxgames.training.metrics import MetricsLog  # noqa: E402
 
@@ -59,7 +59,7 @@ def prepare_out(out: str, config: dict[str, Any]) -> str:
         "backend": jax.default_backend(),
         "devices": [str(d) for d in jax.devices()],
         "jax": jax.__version__,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "created": time.strftime(CREATED_FORMAT),
     }
     write_json(os.path.join(out, "config.json"), record)
     return out
@@ -388,7 +388,7 @@ class SeedTraining:
     rows: one dict per (evaluation point, seed, opponent): env_steps, train_seconds, seed,
     opponent and W/D/L counts and rates per colour. state: final train state, leading axis =
     seeds. metrics: per-chunk training metrics, float[chunks, seeds] per name. started: when
-    training began (``config.json``'s "created" format); chunk_clock: per chunk done, (unix
+    training began (as ``config.json``'s "created"); chunk_clock: per chunk done, (unix
     time at its end, its own seconds).
     """
 
@@ -403,8 +403,8 @@ class SeedTraining:
     eval_seconds: float
     num_chunks: int
     steps_per_chunk: int
-    started: str = ""
-    chunk_clock: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    started: str
+    chunk_clock: list[tuple[float, float]]
 
 
 def train_seeds(
@@ -429,7 +429,7 @@ def train_seeds(
     algo = module.make_algorithm(config)
     seeds = [int(s) for s in seeds]
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    started = time.strftime(CREATED_FORMAT)
     t0 = time.perf_counter()
     # init runs un-jitted (op by op): jitted and seed-vmapped, the orthogonal initialisers become
     # batched LAPACK QRs that can deadlock XLA:CPU's thread pool on 2 cores (a race; see
@@ -569,7 +569,7 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
             os.path.join(d, CONFIG_FILE),
             {
                 **config_record(result.algorithm, cfg),
-                "created": result.started or time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "created": result.started,
                 "trained_by": "experiments/common.py train_seeds (vmapped seeds)",
                 "chunks_done": result.num_chunks,
             },
@@ -583,7 +583,7 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
                 "chunk_seconds": round(seconds, 3),
             }
             for name, values in result.metrics.items():
-                record[name] = float(np.asarray(values)[k - 1, j])
+                record[name] = float(values[k - 1, j])
             log.append(record)
         log.write_csv()
         store = CheckpointStore(os.path.join(d, "checkpoints"), keep=1)

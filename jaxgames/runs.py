@@ -36,6 +36,8 @@ from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.lock import LOCK_FILE
 
 CONFIG_FILE = "config.json"
+#: how config.json records when its run was created ("created"; model cards read it back)
+CREATED_FORMAT = "%Y-%m-%dT%H:%M:%S%z"
 #: an exported agent's parameters (flax msgpack); its model card (JSON and Markdown)
 PARAMS_FILE = "params.msgpack"
 CARD_FILE = "card.json"

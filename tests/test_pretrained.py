@@ -98,6 +98,13 @@ def test_shipped_agent(name, monkeypatch):
         assert r["losses"] <= MAX_LOSS_RATE * games, (name, side, r)
 
 
+def config_of_command(command: str):
+    """The config that the ``jaxgames train ...`` command trains, parsed as the CLI does."""
+    parsed, extra = cli.build_parser().parse_known_args(shlex.split(command)[1:])
+    parsed.overrides = extra
+    return train_config(parsed)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_card_command_gives_the_shipped_config(name):
     """The card's training command, parsed as the CLI does, gives the shipped config: it
@@ -106,10 +113,8 @@ def test_card_command_gives_the_shipped_config(name):
     from jaxgames.runs import read_run_config
 
     _, config = read_run_config(os.path.join(PRETRAINED_DIR, name))
-    words = shlex.split(read_card(os.path.join(PRETRAINED_DIR, name))["training"]["command"])
-    parsed, extra = cli.build_parser().parse_known_args(words[1:])
-    parsed.overrides = extra
-    assert train_config(parsed).override({"seed": config.seed}) == config
+    command = read_card(os.path.join(PRETRAINED_DIR, name))["training"]["command"]
+    assert config_of_command(command).override({"seed": config.seed}) == config
 
 
 def test_unknown_name_lists_the_shipped_ones(ttt):
@@ -214,9 +219,7 @@ def test_export_round_trip(tmp_path, capsys):
     # the card's command, parsed as the CLI does, gives the run's config
     words = shlex.split(t["command"])
     assert words[:3] == ["jaxgames", "train", "ppo"] and '--net={"hidden": 8, "layers": 1}' in words
-    parsed, extra = cli.build_parser().parse_known_args(words[1:])
-    parsed.overrides = extra
-    assert train_config(parsed) == a.config
+    assert config_of_command(t["command"]) == a.config
 
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2

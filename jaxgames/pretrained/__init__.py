@@ -39,6 +39,7 @@ from jaxgames.runs import (
     CARD_FILE,
     CARD_MD_FILE,
     CONFIG_FILE,
+    CREATED_FORMAT,
     PARAMS_FILE,
     LoadedAgent,
     is_exported,
@@ -135,7 +136,7 @@ def train_command(algorithm: str, config: Any) -> str:
 
 def _parse_time(text: Any) -> float | None:
     try:
-        return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+        return datetime.datetime.strptime(text, CREATED_FORMAT).timestamp()
     except (TypeError, ValueError):
         return None
 
@@ -173,7 +174,7 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
             None
             if end is None
             else datetime.datetime.fromtimestamp(end, datetime.timezone.utc).strftime(
-                "%Y-%m-%dT%H:%M:%S%z"
+                CREATED_FORMAT
             )
         ),
         source_run=_run_name(run_dir),

@@ -56,7 +56,7 @@ from jaxgames import distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.runs import CONFIG_FILE, check_run_dir, config_record
+from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, check_run_dir, config_record
 from jaxgames.specs import make_partners
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
@@ -158,7 +158,7 @@ def _create_config_file(run_dir: str, record: dict[str, Any]) -> bool:
     path = os.path.join(run_dir, CONFIG_FILE)
     tmp = os.path.join(run_dir, f"{CONFIG_FILE}.{os.getpid()}.tmp")
     with open(tmp, "w") as f:
-        json.dump({**record, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, f, indent=2)
+        json.dump({**record, "created": time.strftime(CREATED_FORMAT)}, f, indent=2)
         f.flush()
         os.fsync(f.fileno())
     try:
