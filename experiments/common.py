@@ -43,7 +43,7 @@ from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
-from jaxgames.training.metrics import MetricsLog  # noqa: E402
+from jaxgames.training.metrics import MetricsLog, chunk_record  # noqa: E402
 
 # the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
 enable_compile_cache()
@@ -576,15 +576,8 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
         )
         log = MetricsLog(d)
         for k, (end, seconds) in enumerate(result.chunk_clock, start=1):
-            record = {
-                "chunk": k,
-                "env_steps": k * result.steps_per_chunk,
-                "time": end,
-                "chunk_seconds": round(seconds, 3),
-            }
-            for name, values in result.metrics.items():
-                record[name] = float(values[k - 1, j])
-            log.append(record)
+            own = {name: values[k - 1, j] for name, values in result.metrics.items()}
+            log.append({**chunk_record(k, result.steps_per_chunk, own, seconds), "time": end})
         log.write_csv()
         store = CheckpointStore(os.path.join(d, "checkpoints"), keep=1)
         try:

@@ -291,7 +291,7 @@ def test_learning_curves_tiny(ttt_curves):
     assert [r["chunk"] for r in logs[0]] == list(range(1, len(logs[0]) + 1)) and logs[0]
     assert logs[0][-1]["env_steps"] == max(steps)
     assert [r["time"] for r in logs[0]] == [r["time"] for r in logs[1]]  # one vmapped run
-    assert logs[0][-1]["loss"] != logs[1][-1]["loss"]
+    assert logs[0][-1]["train/loss"] != logs[1][-1]["train/loss"]
     facts = training_facts(os.path.join(d, "seed0"), logs[0][-1]["chunk"])
     assert facts["env_steps"] == max(steps) and facts["wall_clock_seconds"] > 0
     chunk_seconds = sum(r["chunk_seconds"] for r in logs[0])

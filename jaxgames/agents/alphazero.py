@@ -76,19 +76,9 @@ on 8x8 root noise lifts the 4M-ply network from 590 to 668 [582, 781] (7.3 min),
 plies (14.5 min): 847 [736, 1003] alone (737 without), 1018 [912, 1180] with 64 simulations;
 14M plies (48 min): 887 [781, 1035] alone, 58.4% [55.3, 61.4] head to head against the 5M network.
 Those runs played most of their games against fixed partners (random, greedy, alphabeta:2, as
-PPO's presets do); the presets now train in pure self-play, as AlphaZero does: at equal
-training time (5 min, seed 0) the self-play network scores 60.7% [57.6, 63.6] (6x6), 79.5%
-[76.8, 81.8] (8x8) and 80.2% [77.7, 82.6] (animal shogi) head to head against the one trained
-with partners (1000 games, 4 random opening plies), and a 30-minute 6x6 run (26.7M plies,
-shipped as ``reversi6``) scores 61.4% [58.3, 64.4] against the 26M-ply agent trained with them,
-793 [718, 898] Elo alone and 1005 [920, 1117] with 64 simulations (932 before); a 34-minute
-8x8 run (22.5M plies, ``reversi8``) scores 73.0% [70.2, 75.7] against the 42-minute one, 859
-[765, 980] alone and 1176 [1069, 1316] with 64 simulations (985 before; 61% vs engine:4); 54
-minutes of 8x8 (36M plies) came out level with 34 (48.9% [45.8, 51.9] head to head); a
-45-minute animal-shogi run (19.0M plies) scores 80.4% [77.8, 82.7] against the 48-minute one
-trained with partners (``animal_shogi``), 1028 [920, 1188] alone and 1151 [1041, 1309] with 64
-simulations (1015; 58% vs engine:4), but its network alone draws 11 of 200 games as second
-against random and is not shipped.
+PPO's presets do); the presets now train in pure self-play, which at equal training time (5
+min, seed 0) scores 60.7% (6x6), 79.5% (8x8) and 80.2% (animal shogi) head to head against
+them; the shipped self-play agents and the full-budget runs are in docs/results.md.
 The trained network is evaluated and loaded like any other (``load_policy``: the network
 alone, greedy); play it with search through :class:`jaxgames.agents.search.SearchPolicy`
 (opponent spec ``mcts:N:<run>``).

@@ -62,7 +62,7 @@ from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.lock import RunLock
 from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
-from jaxgames.training.metrics import MetricsLog, plot_learning_curve
+from jaxgames.training.metrics import MetricsLog, chunk_record, plot_learning_curve
 
 _EVAL_TAG = 0x5EED
 
@@ -335,11 +335,7 @@ def _chunks(
                 + "Rerunning the same command repeats the same computation: lower the "
                 "learning rate or fix the config and use another run name."
             )
-        dt = time.perf_counter() - t0
-        rec: dict[str, Any] = {"chunk": k, "env_steps": k * algo.steps_per_chunk}
-        rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
-        rec["chunk_seconds"] = dt
-        rec["steps_per_sec"] = algo.steps_per_chunk / dt
+        rec = chunk_record(k, algo.steps_per_chunk, metrics, time.perf_counter() - t0)
         if evaluate is not None:
             ev = jax.device_get(evaluate(algo.params(state), jax.random.fold_in(eval_key, k)))
             rec.update({f"eval/{n}": float(v) for n, v in ev.items()})

@@ -106,6 +106,19 @@ class MetricsLog:
         os.replace(tmp, self.csv_path)
 
 
+def chunk_record(
+    chunk: int, steps_per_chunk: int, metrics: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """One chunk's line of ``metrics.jsonl``: its number, env steps so far, the training
+    metrics (named ``train/<name>``), its seconds and steps per second. The caller adds its
+    evaluation (``eval/<name>``) and the wall-clock ``time`` at the chunk's end."""
+    rec: dict[str, Any] = {"chunk": chunk, "env_steps": chunk * steps_per_chunk}
+    rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
+    rec["chunk_seconds"] = seconds
+    rec["steps_per_sec"] = steps_per_chunk / seconds
+    return rec
+
+
 def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str = "") -> str | None:
     """Win rate vs random (as first and as second player) against env steps ->
     ``<run_dir>/learning_curve.png``. Returns the path, or ``None`` without matplotlib or
