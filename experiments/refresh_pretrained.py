@@ -44,11 +44,34 @@ from jaxgames.pretrained import (  # noqa: E402
     measure_vs_random,
     pretrained_names,
     read_card,
+    shipped_table,
     write_card,
 )
 from jaxgames.runs import is_exported, load_agent  # noqa: E402
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
+DOCS = os.path.join(ROOT, "docs", "pretrained.md")
+# docs/pretrained.md's table of the shipped agents lies between these lines (rewritten here)
+TABLE_START, TABLE_END = "<!-- shipped table: start -->", "<!-- shipped table: end -->"
+
+
+def docs_table(text: str) -> str:
+    """The shipped-agents table of docs/pretrained.md's ``text`` (between the markers);
+    ``ValueError`` if the markers are missing."""
+    head, start, rest = text.partition(TABLE_START)
+    table, end, _ = rest.partition(TABLE_END)
+    if not start or not end:
+        raise ValueError(f"docs/pretrained.md lacks the lines {TABLE_START} ... {TABLE_END}")
+    return table.strip()
+
+
+def write_docs_table(path: str = DOCS) -> None:
+    """Rewrite the shipped-agents table of ``path`` from the cards."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    old = docs_table(text)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text.replace(f"{TABLE_START}\n{old}\n", f"{TABLE_START}\n{shipped_table()}\n", 1))
 
 
 def parse_runs(items: list[str]) -> dict[str, str]:
@@ -174,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
             if not f.endswith(".pyc")
         )
         print(f"shipped: {', '.join(pretrained_names())} ({size / 1e6:.2f} MB in all)")
+        write_docs_table()
+        print(f"wrote the table of {os.path.relpath(DOCS, ROOT)}")
     return 0
 
 

@@ -24,6 +24,7 @@ from jaxgames.pretrained import (
     measure_vs_random,
     pretrained_names,
     read_card,
+    shipped_table,
 )
 from jaxgames.runs import PARAMS_FILE, load_agent, save_params
 from jaxgames.specs import check_spec, make_opponent
@@ -49,6 +50,19 @@ def test_shipped_folder_is_small_and_lists_its_agents():
     for name in SHIPPED:
         files = set(os.listdir(os.path.join(PRETRAINED_DIR, name)))
         assert {"config.json", "params.msgpack", "card.json", "card.md"} <= files, name
+
+
+def test_docs_table_lists_the_shipped_cards():
+    """docs/pretrained.md's table is the cards' (experiments/refresh_pretrained.py rewrites it
+    whenever it re-measures an agent): a card changed by hand or a new agent shows up here."""
+    from experiments import refresh_pretrained
+
+    with open(refresh_pretrained.DOCS, encoding="utf-8") as f:
+        table = refresh_pretrained.docs_table(f.read())
+    assert table == shipped_table(), "stale: rerun experiments/refresh_pretrained.py"
+    assert [line.split("`")[1] for line in table.splitlines()[2:]] == SHIPPED
+    with pytest.raises(ValueError, match="lacks the lines"):
+        refresh_pretrained.docs_table("## Shipped\n| name |\n")
 
 
 @pytest.mark.parametrize("name", SHIPPED)

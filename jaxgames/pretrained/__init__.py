@@ -286,6 +286,39 @@ def write_card(folder: str, card: dict[str, Any]) -> None:
         f.write(render_card(card))
 
 
+def shipped_table(names: list[str] | None = None) -> str:
+    """The Markdown table of the shipped agents (``names``; default: every one), one row per
+    card: algorithm, network, env steps, record against random and ladder Elo.
+    ``experiments/refresh_pretrained.py`` writes it into docs/pretrained.md."""
+    rows = [
+        "| name | algorithm | env steps | vs random, first / second (W/D/L) | "
+        "ladder Elo [95% CI] | card |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in pretrained_names() if names is None else names:
+        card = read_card(os.path.join(PRETRAINED_DIR, name))
+        net, m = card["network"], card.get("measurements") or {}
+        layers, hidden = net["net"].get("layers"), net["net"].get("hidden")
+        shape = f" {layers}x{hidden}" if layers and hidden else ""
+        vr = m.get("vs_random")
+        record = (
+            " / ".join(
+                "{wins}/{draws}/{losses}".format(**vr[side]) for side in ("as_first", "as_second")
+            )
+            if vr
+            else "-"
+        )
+        rating = (m.get("ladder") or {}).get("rating")
+        steps = card["training"].get("env_steps")
+        rows.append(
+            f"| `{name}` | {_ALGORITHM_NAMES.get(card['algorithm'], card['algorithm'])}, "
+            f"{net['network'].upper()}{shape} | {'-' if steps is None else f'{steps:,}'} | "
+            f"{record} | {'-' if rating is None else Rating.from_json(rating)} | "
+            f"[card](../jaxgames/pretrained/{name}/card.md) |"
+        )
+    return "\n".join(rows)
+
+
 def _wdl_row(label: str, r: dict[str, int]) -> str:
     n = r["wins"] + r["draws"] + r["losses"]
     return f"| {label} | {r['wins']} | {r['draws']} | {r['losses']} | {r['wins'] / n:.1%} |"
