@@ -55,23 +55,22 @@ DOCS = os.path.join(ROOT, "docs", "pretrained.md")
 TABLE_START, TABLE_END = "<!-- shipped table: start -->", "<!-- shipped table: end -->"
 
 
-def docs_table(text: str) -> str:
-    """The shipped-agents table of docs/pretrained.md's ``text`` (between the markers);
-    ``ValueError`` if the markers are missing."""
+def split_docs(text: str) -> tuple[str, str, str]:
+    """docs/pretrained.md's ``text`` as (before the table, the shipped-agents table between
+    the marker lines, from the end marker on); ``ValueError`` if the markers are missing."""
     head, start, rest = text.partition(TABLE_START)
-    table, end, _ = rest.partition(TABLE_END)
+    table, end, tail = rest.partition(TABLE_END)
     if not start or not end:
         raise ValueError(f"docs/pretrained.md lacks the lines {TABLE_START} ... {TABLE_END}")
-    return table.strip()
+    return head, table.strip(), end + tail
 
 
 def write_docs_table(path: str = DOCS) -> None:
     """Rewrite the shipped-agents table of ``path`` from the cards."""
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    old = docs_table(text)
+        head, _, tail = split_docs(f.read())
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text.replace(f"{TABLE_START}\n{old}\n", f"{TABLE_START}\n{shipped_table()}\n", 1))
+        f.write(f"{head}{TABLE_START}\n{shipped_table()}\n{tail}")
 
 
 def parse_runs(items: list[str]) -> dict[str, str]:

@@ -58,11 +58,11 @@ def test_docs_table_lists_the_shipped_cards():
     from experiments import refresh_pretrained
 
     with open(refresh_pretrained.DOCS, encoding="utf-8") as f:
-        table = refresh_pretrained.docs_table(f.read())
+        _, table, _ = refresh_pretrained.split_docs(f.read())
     assert table == shipped_table(), "stale: rerun experiments/refresh_pretrained.py"
     assert [line.split("`")[1] for line in table.splitlines()[2:]] == SHIPPED
     with pytest.raises(ValueError, match="lacks the lines"):
-        refresh_pretrained.docs_table("## Shipped\n| name |\n")
+        refresh_pretrained.split_docs("## Shipped\n| name |\n")
 
 
 @pytest.mark.parametrize("name", SHIPPED)

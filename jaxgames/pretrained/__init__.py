@@ -286,28 +286,27 @@ def write_card(folder: str, card: dict[str, Any]) -> None:
         f.write(render_card(card))
 
 
-def shipped_table(names: list[str] | None = None) -> str:
-    """The Markdown table of the shipped agents (``names``; default: every one), one row per
-    card: algorithm, network, env steps, record against random and ladder Elo.
-    ``experiments/refresh_pretrained.py`` writes it into docs/pretrained.md."""
+def _wdl(r: dict[str, int]) -> str:
+    """``"W/D/L"`` of a record with wins, draws and losses."""
+    return f"{r['wins']}/{r['draws']}/{r['losses']}"
+
+
+def shipped_table() -> str:
+    """The Markdown table of the shipped agents, one row per card: algorithm, network, env
+    steps, record against random and ladder Elo. ``experiments/refresh_pretrained.py`` writes
+    it into docs/pretrained.md."""
     rows = [
         "| name | algorithm | env steps | vs random, first / second (W/D/L) | "
         "ladder Elo [95% CI] | card |",
         "|---|---|---|---|---|---|",
     ]
-    for name in pretrained_names() if names is None else names:
+    for name in pretrained_names():
         card = read_card(os.path.join(PRETRAINED_DIR, name))
         net, m = card["network"], card.get("measurements") or {}
         layers, hidden = net["net"].get("layers"), net["net"].get("hidden")
         shape = f" {layers}x{hidden}" if layers and hidden else ""
         vr = m.get("vs_random")
-        record = (
-            " / ".join(
-                "{wins}/{draws}/{losses}".format(**vr[side]) for side in ("as_first", "as_second")
-            )
-            if vr
-            else "-"
-        )
+        record = f"{_wdl(vr['as_first'])} / {_wdl(vr['as_second'])}" if vr else "-"
         rating = (m.get("ladder") or {}).get("rating")
         steps = card["training"].get("env_steps")
         rows.append(
@@ -398,11 +397,10 @@ def render_card(card: dict[str, Any]) -> str:
                 "|---|---|---|---|---|",
             ]
             for row in lad["rungs"]:
-                f, s = row["as_first"], row["as_second"]
                 lines.append(
                     f"| {row['rung']} | {Rating.from_json(row['rung_rating'])} | "
-                    f"{f['wins']}/{f['draws']}/{f['losses']} | "
-                    f"{s['wins']}/{s['draws']}/{s['losses']} | {row['overall']['score']:.1%} |"
+                    f"{_wdl(row['as_first'])} | {_wdl(row['as_second'])} | "
+                    f"{row['overall']['score']:.1%} |"
                 )
     lines += ["", "## Config", "", "```json", json.dumps(card["config"], indent=2), "```", ""]
     if card.get("reproduce"):
