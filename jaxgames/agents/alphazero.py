@@ -240,9 +240,11 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     ),
     # one preset for 6x6 and 8x8 (presets are per game)
     "reversi": dict(
-        network="mlp",  # 256x3: 5-7k plies/s with 8 simulations on 2 cores (6x6 and 8x8)
-        # (on 8x8 a 512x3 MLP trained 29 min beat the 34-min 256x3 one 56.8% head to head
-        # and is the shipped reversi8; on 6x6 it came out level at 5 min: one preset keeps 256)
+        network="mlp",  # 256x3: 11-14k plies/s with 8 simulations on 2 cores (8x8, 6x6)
+        # sized for this preset's short default run: at 5 min a 512x3 MLP came out level on
+        # 6x6 (47.1% head to head). Given 30-50 min, 512x3 (--net.hidden=512, 0.63x the plies
+        # per second) wins at equal time on both sizes (55.0% on 6x6 at 28 min, 56.8% on 8x8
+        # at 29 min) and is what the shipped reversi6 and reversi8 use (docs/results.md)
         net={"hidden": 256, "layers": 3},
         num_envs=128,
         num_steps=16,  # 2048 positions per update
