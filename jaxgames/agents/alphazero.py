@@ -274,7 +274,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         network="mlp",  # 128x6 as for PPO: ~7.8k plies/s with 8 simulations on 2 cores
         # sized for this preset's short default run. Given 40 min, 256x6 (--set net.hidden=256,
         # 0.73x the plies per second) beat 128x6 65.9% [62.9, 68.8] head to head and is what
-        # the shipped animal_shogi uses (docs/results.md)
+        # the shipped animal_shogi uses; 512x6 beat 256x6 66.8% but drew 18/400 vs random as a
+        # network alone, so it is not shipped (docs/results.md)
         net={"hidden": 128, "layers": 6},
         num_envs=128,
         num_steps=16,
