@@ -12,12 +12,14 @@ subprocesses share a JAX compilation cache, so only the first one compiles.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 
@@ -29,7 +31,7 @@ import pytest
 from jaxgames import cli, distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.runs import load_agent, read_run_config
-from jaxgames.training import driver
+from jaxgames.training import checkpoint, driver
 from jaxgames.training.checkpoint import DIGEST_KEY, CheckpointWarning
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -534,3 +536,39 @@ def test_lock_is_exclusive_within_a_process_too(tmp_path):
     assert not os.listdir(tmp_path)
     with RunLock(str(tmp_path)) as lock:  # free again after release
         assert lock.held and lock.stale_pid is None
+
+
+def test_orbax_noise_filters_drop_only_the_noise(monkeypatch):
+    """The three ways a failed tensorstore read's leftovers reach the user, each dropped only
+    when it is that noise: a worker thread's "Event loop is closed" through sys.excepthook
+    (the main thread's still shows), the same error as an unraisable, and asyncio's
+    "Task/Future exception was never retrieved" about the read's DATA_LOSS."""
+    seen = []
+    monkeypatch.setattr(sys, "excepthook", lambda kind, value, tb: seen.append(("hook", value)))
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(("unraisable", u.exc_value)))
+    checkpoint._drop_orbax_noise()
+    closed, other = RuntimeError("Event loop is closed"), RuntimeError("something else")
+
+    def from_worker(value):
+        t = threading.Thread(target=lambda: sys.excepthook(type(value), value, None))
+        t.start()
+        t.join()
+
+    from_worker(closed)
+    from_worker(other)
+    sys.excepthook(type(closed), closed, None)  # main thread: not the read's noise
+    for value in (closed, other):
+        sys.unraisablehook(type("U", (), {"exc_value": value})())
+    assert seen == [("hook", other), ("hook", closed), ("unraisable", other)]
+
+    log = logging.getLogger("asyncio")
+    keep = [f for f in log.filters if isinstance(f, checkpoint._UnretrievedReadErrors)]
+    assert len(keep) == 1
+
+    def passes(msg: str) -> bool:
+        return keep[0].filter(logging.LogRecord("asyncio", 40, "", 0, msg, None, None))
+
+    assert not passes("Task exception was never retrieved\nfuture: <Task ... DATA_LOSS: ...>")
+    assert not passes("Future exception was never retrieved\nfuture: <tensorstore.Future>")
+    assert passes("Task exception was never retrieved\nfuture: <Task ... ValueError('mine')>")
+    assert passes("Unclosed client session")

@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import time
 import warnings
 from typing import Any, Iterator
@@ -84,20 +85,24 @@ def _orbax_noise(unraisable: Any) -> bool:
 
 
 class _UnretrievedReadErrors(logging.Filter):
-    """Drops asyncio's "Future exception was never retrieved" about a failed tensorstore read
-    (the failure :meth:`CheckpointStore.restore_latest` already reported)."""
+    """Drops asyncio's "Future (or Task) exception was never retrieved" about a failed
+    tensorstore read (the failure :meth:`CheckpointStore.restore_latest` already reported)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        return not (
-            text.startswith("Future exception was never retrieved") and "tensorstore" in text
+        unretrieved = text.startswith(
+            ("Future exception was never retrieved", "Task exception was never retrieved")
         )
+        return not (unretrieved and ("tensorstore" in text or "DATA_LOSS" in text))
 
 
 def _drop_orbax_noise() -> None:
-    """After a failed read: filter its stragglers out of ``sys.unraisablehook`` and the asyncio
-    log from now on (they can arrive any time later, from tensorstore's threads). Only the
-    exact noise is dropped; everything else goes on to the hook and handlers as before."""
+    """Before a read: filter a failed read's stragglers out of ``sys.unraisablehook``,
+    ``sys.excepthook`` (a tensorstore thread's callback into the closed loop, printed as a
+    bare traceback while the read is still failing) and the asyncio log from now on (they can
+    arrive any time later, from tensorstore's threads). Only the exact noise is dropped (for
+    the excepthook, only from threads other than the main one); everything else goes on to
+    the hooks and handlers as before."""
     current = sys.unraisablehook
     if not getattr(current, "_drops_orbax_noise", False):
 
@@ -107,6 +112,17 @@ def _drop_orbax_noise() -> None:
 
         hook._drops_orbax_noise = True  # type: ignore[attr-defined]
         sys.unraisablehook = hook
+    excepthook = sys.excepthook
+    if not getattr(excepthook, "_drops_orbax_noise", False):
+
+        def thread_hook(kind: Any, value: Any, tb: Any) -> None:
+            in_worker = threading.current_thread() is not threading.main_thread()
+            noise = isinstance(value, RuntimeError) and str(value) == "Event loop is closed"
+            if not (in_worker and noise):
+                excepthook(kind, value, tb)
+
+        thread_hook._drops_orbax_noise = True  # type: ignore[attr-defined]
+        sys.excepthook = thread_hook
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, _UnretrievedReadErrors) for f in log.filters):
         log.addFilter(_UnretrievedReadErrors())
@@ -121,10 +137,10 @@ def _quiet_orbax() -> Iterator[None]:
     absl = logging.getLogger("absl")
     level = absl.level
     absl.setLevel(logging.CRITICAL)
+    _drop_orbax_noise()
     try:
         yield
     except Exception:
-        _drop_orbax_noise()
         gc.collect()  # the failed read's abandoned futures go now
         raise
     finally:
