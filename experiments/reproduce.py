@@ -1,5 +1,6 @@
 """Every figure and table of the results, one command: throughput, learning curves, the
-strength table (+ Elo), the reference articles and the tic-tac-toe baselines, in that order.
+strength table (+ Elo), the shipped agents against their targets, the reference articles and the
+tic-tac-toe baselines, in that order.
 
     PYTHONPATH=$PWD python experiments/reproduce.py            # full: about 2 hours on a 2-core CPU
     PYTHONPATH=$PWD python experiments/reproduce.py --quick    # every script's --quick mode
@@ -56,6 +57,7 @@ STEPS = [
     ),
     ("learning_curves", "learning_curves", []),
     ("strength_table", "strength_table", ["--from", "runs/learning_curves"]),
+    ("strength_targets", "strength_targets", []),
     ("reference_articles", "reference_articles", []),
     ("value_iteration", "value_iteration_tictactoe", []),
     ("tabular_q", "tabular_q_tictactoe", []),
@@ -83,6 +85,7 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
         ("throughput/throughput.png", "throughput.png"),
         ("strength_table/table.md", "strength_table.md"),
         ("strength_table/strength.png", "strength.png"),
+        ("strength_targets/table.md", "strength_targets.md"),
         ("reference_articles/report.md", "reference_articles.md"),
         ("reproduce/timings.md", "timings.md"),
         ("learning_curves/summary.md", "learning_curves_summary.md"),

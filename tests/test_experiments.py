@@ -438,6 +438,41 @@ def test_strength_table_marks_partners_and_held_out_opponents(ttt_curves, tmp_pa
     assert [r["rung"] for r in read_csv(os.path.join(st, "ladder.csv"))] == ["perfect"]
 
 
+def test_strength_targets_protocol(ttt_curves, tmp_path):
+    """The targets script plays each pairing with --games per colour, tests each colour (and the
+    interval's lower end) against the threshold, and a search target with more than 64
+    simulations is never met."""
+    from experiments import strength_targets
+
+    out, _ = ttt_curves
+    run = os.path.join(out, "tic_tac_toe_ppo", "seed0")
+    st = str(tmp_path / "targets")
+    rows = strength_targets.main(
+        ["--agent", f"tic_tac_toe={run}", "--agents", "tic_tac_toe", "--sims", "2"]
+        + ["--games", "4", "--out", st]
+    )
+    assert [r["player"] for r in rows] == [f"mcts:2:{run}", run]
+    for r in rows:
+        for side in ("first", "second"):
+            assert sum(map(int, r[f"{side}_wdl"].split("/"))) == 4
+        losses = sum(int(r[f"{side}_wdl"].split("/")[2]) for side in ("first", "second"))
+        assert r["met"] == r["clear"] == (losses == 0)
+        assert r["measure"] == f"{losses} lost of 8"
+    assert "never loses" in open(os.path.join(st, "table.md")).read()
+    assert len(read_csv(os.path.join(st, "targets.csv"))) == 2
+
+    score = strength_targets.Target(False, "random", "score", 0.75)
+    row = strength_targets.check("reversi6", score, "engine:1", 64, 6, 0)
+    sides = ("first", "second")
+    assert row["met"] == all(row[f"{s}_score"] >= 0.75 for s in sides)
+    assert row["clear"] == all(row[f"{s}_score_low"] >= 0.75 for s in sides)
+    assert row["first_score_low"] <= row["first_score"] <= row["first_score_high"]
+    anything = strength_targets.Target(True, "random", "score", 0.0)
+    assert not strength_targets.check("tic_tac_toe", anything, run, 65, 2, 0)["met"]
+    with pytest.raises(SystemExit):
+        strength_targets.main(["--agents", "tic_tac_toe", "--out", st])  # no agent named
+
+
 def test_strength_table_ladder_helpers(capsys):
     """A game without a shipped ladder is skipped with a note; 'beats' lists the rungs scored
     more than 50% against, with the score's interval."""
@@ -464,7 +499,7 @@ def test_strength_table_ladder_helpers(capsys):
     assert strength_table.beaten_rungs(report) == "none"
 
 
-def test_strength_targets():
+def test_strength_table_targets():
     from experiments.strength_table import check_targets
     from jaxgames.evaluation.arena import ArenaResult, Record
 
