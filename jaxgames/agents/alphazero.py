@@ -273,9 +273,10 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "animal_shogi": dict(
         network="mlp",  # 128x6 as for PPO: ~7.8k plies/s with 8 simulations on 2 cores
         # sized for this preset's short default run. Given 40 min, 256x6 (--set net.hidden=256,
-        # 0.73x the plies per second) beat 128x6 65.9% [62.9, 68.8] head to head and is what
-        # the shipped animal_shogi uses; 512x6 beat 256x6 66.8% but drew 18/400 vs random as a
-        # network alone, so it is not shipped (docs/results.md)
+        # 0.73x the plies per second) beat 128x6 65.9% [62.9, 68.8] head to head; 512x6 beat
+        # 256x6 66.8% at 45 min but drew 18/400 vs random alone; trained 18M plies (~94 min)
+        # it beats 256x6 68.8% without those draws and is the shipped animal_shogi
+        # (docs/results.md)
         net={"hidden": 128, "layers": 6},
         num_envs=128,
         num_steps=16,
