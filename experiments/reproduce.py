@@ -1,6 +1,6 @@
 """Every figure and table of the results, one command: throughput, learning curves, the
-strength table (+ Elo), the shipped agents against their targets, the reference articles and the
-tic-tac-toe baselines, in that order.
+strength table (+ Elo), the AlphaZero targets (the shipped agents and the learning curves'
+tic-tac-toe AlphaZero), the reference articles and the tic-tac-toe baselines, in that order.
 
     PYTHONPATH=$PWD python experiments/reproduce.py            # full: about 2 hours on a 2-core CPU
     PYTHONPATH=$PWD python experiments/reproduce.py --quick    # every script's --quick mode
@@ -57,7 +57,12 @@ STEPS = [
     ),
     ("learning_curves", "learning_curves", []),
     ("strength_table", "strength_table", ["--from", "runs/learning_curves"]),
-    ("strength_targets", "strength_targets", []),
+    # the AlphaZero targets: the shipped agents, and tic-tac-toe's AlphaZero from learning_curves
+    (
+        "strength_targets",
+        "strength_targets",
+        ["--agent", "tic_tac_toe=runs/learning_curves/tic_tac_toe_alphazero/seed0"],
+    ),
     ("reference_articles", "reference_articles", []),
     ("value_iteration", "value_iteration_tictactoe", []),
     ("tabular_q", "tabular_q_tictactoe", []),
@@ -73,8 +78,12 @@ def arguments(step: str, argv: list[str], quick: bool) -> list[str]:
     out = os.path.join("runs", "quick", step)
     if step == "throughput":
         return ["--quick", "--out", out]
+    curves = os.path.join("runs", "quick", "learning_curves")
     if step == "strength_table":
-        return ["--quick", "--from", os.path.join("runs", "quick", "learning_curves"), "--out", out]
+        return ["--quick", "--from", curves, "--out", out]
+    if step == "strength_targets":
+        ttt = os.path.join(curves, "tic_tac_toe_alphazero", "seed0")
+        return ["--quick", "--agent", f"tic_tac_toe={ttt}", "--out", out]
     return ["--quick", "--out", out]
 
 
