@@ -43,6 +43,7 @@ from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
+from jaxgames.training.driver import initial_params  # noqa: E402
 from jaxgames.training.metrics import MetricsLog, chunk_record  # noqa: E402
 
 # the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
@@ -435,6 +436,10 @@ def train_seeds(
     # batched LAPACK QRs that can deadlock XLA:CPU's thread pool on 2 cores (a race; see
     # docs/known_issues/jit_vmap_init_hang.py); op by op they run one at a time
     state = jax.block_until_ready(jax.vmap(algo.init)(keys))
+    if config.init_from:  # every seed starts from the same trained network
+        params = initial_params(algo)
+        state = jax.vmap(algo.start_from, in_axes=(0, None))(state, params)
+        echo(f"  [{algorithm} {config.game}] starting from the parameters of {config.init_from}")
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
     evaluators = {

@@ -1,8 +1,10 @@
 """Run driver: outputs, bit-exact resume, corrupt-checkpoint fallback, config clashes,
 load_policy, and evaluation inside training."""
 
+import dataclasses
 import json
 import os
+import re
 import shutil
 
 import jax
@@ -195,3 +197,62 @@ def test_run_directory_as_opponent_spec(full_run):
     assert res.overall.games == 20
     with pytest.raises(ValueError, match="was trained on jaxgames.make\\('tic_tac_toe'\\), not on"):
         make_opponent(run_dir, jaxgames.make("reversi", size=6))
+
+
+def test_init_from_starts_a_run_from_an_agents_parameters(full_run, tmp_path):
+    ref_dir, ref = full_run
+    cfg = dataclasses.replace(CFG, init_from=ref_dir, seed=1)
+    run_dir = str(tmp_path / "warm")
+    msgs = []
+    start = run_training("ppo", cfg, run_dir, progress=False, max_chunks=0, echo=msgs.append)
+    fresh = jax.jit(ppo.make_algorithm(CFG).init)(jax.random.PRNGKey(1))
+    assert leaves_equal(start.state.params, ref.state.params)  # the agent's network...
+    assert leaves_equal(start.state.opt_state, fresh.opt_state)  # ...with a fresh optimiser
+    assert leaves_equal(start.state.env_state, fresh.env_state)  # and fresh games
+    assert msgs == [f"starting from the parameters of {ref_dir}"]
+    with open(os.path.join(run_dir, "config.json")) as f:
+        assert json.load(f)["config"]["init_from"] == ref_dir
+    # it resumes from its own checkpoint (bit for bit), not from init_from again
+    part = run_training("ppo", cfg, run_dir, progress=False, max_chunks=2)
+    rest = run_training("ppo", cfg, run_dir, progress=False)
+    whole = run_training("ppo", cfg, str(tmp_path / "whole"), progress=False)
+    assert part.chunks_run == 2 and rest.completed
+    assert leaves_equal(rest.state, whole.state)
+    assert not leaves_equal(whole.state.params, ref.state.params)  # and it trained
+
+
+def test_dqn_starts_both_networks_from_the_agent():
+    from jaxgames.agents import dqn
+
+    algo = dqn.make_algorithm(dqn.default_config("tic_tac_toe"))
+    state = algo.init(jax.random.PRNGKey(0))
+    other = algo.params(algo.init(jax.random.PRNGKey(1)))
+    started = algo.start_from(state, other)
+    assert leaves_equal(started.params, other) and leaves_equal(started.target_params, other)
+
+
+@pytest.mark.parametrize(
+    "init_from, why",
+    [
+        ("pretrained:reversi6", "it plays reversi"),
+        ("random", "must be a run directory or 'pretrained:<name>'"),
+        ("mcts:8:pretrained:tic_tac_toe", "must be a run directory"),
+        ("pretrained:nope", "unknown pretrained agent"),
+        ("runs/does-not-exist", "does not exist"),
+        ("NET", "does not fit this run's (mlp {'hidden': 32, 'layers': 1})"),
+    ],
+)
+def test_init_from_errors_write_nothing(full_run, tmp_path, init_from, why):
+    init_from = full_run[0] if init_from == "NET" else init_from
+    cfg = dataclasses.replace(CFG, init_from=init_from, net={"hidden": 32, "layers": 1})
+    run_dir = str(tmp_path / "bad")
+    with pytest.raises(
+        ValueError, match=re.escape(f"invalid init_from={init_from!r}: ") + f".*{re.escape(why)}"
+    ):
+        run_training("ppo", cfg, run_dir, progress=False)
+    assert not os.path.exists(run_dir)
+
+
+def test_init_from_must_be_a_clean_string():
+    with pytest.raises(ValueError, match="invalid init_from="):
+        dataclasses.replace(CFG, init_from=" runs/x")

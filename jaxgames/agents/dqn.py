@@ -576,6 +576,10 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         partition=distributed.partition_by_field(
             env_state=0, buffer=1
         ),  # buffer leaves [rows, num_envs, ...]
+        # the target network starts as a copy of the online one, as in init
+        with_params=lambda s, p: s.replace(
+            params=p, target_params=jax.tree_util.tree_map(jnp.copy, p)
+        ),
     )
 
 

@@ -51,6 +51,11 @@ class Algorithm:
                                       :func:`jaxgames.distributed.default_partition` (leaves
                                       under ``env_state`` split on their leading axis,
                                       everything else replicated)
+    with_params(train_state, params) -> train_state (optional)
+                                      the state with its network's parameters replaced (every
+                                      copy: e.g. DQN's target network too); ``None``:
+                                      ``train_state.replace(params=params)``. Used to start a
+                                      run from a trained agent (``config.init_from``)
     """
 
     name: str
@@ -61,6 +66,13 @@ class Algorithm:
     chunk: Callable[[Any], tuple[Any, dict[str, jax.Array]]]
     params: Callable[[Any], Any]
     partition: Callable[[Any], Any] | None = None
+    with_params: Callable[[Any, Any], Any] | None = None
+
+    def start_from(self, state: Any, params: Any) -> Any:
+        """``state`` with the network's parameters set to ``params`` (see ``with_params``)."""
+        if self.with_params is not None:
+            return self.with_params(state, params)
+        return state.replace(params=params)
 
     @property
     def num_chunks(self) -> int:

@@ -87,6 +87,13 @@ class TrainConfig:
     Validation is pure: no env or network is built and no file is read.
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
+    init_from:            start from the network parameters of a trained agent (a run
+                          directory or ``pretrained:<name>`` of the same game and network)
+                          instead of a random initialisation; optimiser, replay and games
+                          start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
+                          first update. "" (default): random initialisation. Read once, when
+                          the run starts (:func:`jaxgames.training.driver.initial_params`);
+                          a resumed run continues from its own checkpoint.
     """
 
     game: str = "tic_tac_toe"
@@ -105,6 +112,7 @@ class TrainConfig:
     partners: dict = dataclasses.field(default_factory=dict)
     eval_games: int = 256
     keep_checkpoints: int = 3
+    init_from: str = ""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -136,6 +144,8 @@ class TrainConfig:
                 fail("partners", self.partners, "an opponent spec is empty")
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
+        if not isinstance(self.init_from, str) or self.init_from != self.init_from.strip():
+            fail("init_from", self.init_from, "must be a run directory or 'pretrained:<name>'")
 
     # ---------------------------------------------------------------- schedule
     @property

@@ -56,8 +56,8 @@ from jaxgames import distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, check_run_dir, config_record
-from jaxgames.specs import make_partners
+from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, check_run_dir, config_record, load_agent
+from jaxgames.specs import agent_run, make_partners, parse_spec
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.training.lock import RunLock
@@ -102,6 +102,49 @@ def make_evaluator(
         )
 
     return jax.jit(evaluate)
+
+
+def initial_params(algo: Algorithm) -> Any:
+    """The network parameters of the trained agent ``algo.config.init_from`` names (a run
+    directory: its newest readable checkpoint; ``pretrained:<name>``: the shipped agent), to
+    start ``algo``'s run from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that
+    is no trained agent, one that cannot be read, an agent of another game, or parameters of
+    another network shape."""
+    config = algo.config
+    text = config.init_from
+
+    def bad(why: str) -> ValueError:
+        return ValueError(f"invalid init_from={text!r}: {why}")
+
+    try:
+        kind = parse_spec(text).kind
+        folder = agent_run(text) if kind in ("run", "pretrained") else None
+    except ValueError as e:
+        raise bad(str(e)) from None
+    if folder is None:
+        raise bad("must be a run directory or 'pretrained:<name>', not a search or engine")
+    try:
+        loaded = load_agent(folder)
+    except ValueError as e:  # RunNotFoundError, CheckpointError, a corrupt file
+        raise bad(str(e)) from None
+    theirs = (loaded.config.game, loaded.config.game_options)
+    if theirs != (config.game, config.game_options):
+        raise bad(
+            f"it plays {theirs[0]} {theirs[1]}, this run trains {config.game} {config.game_options}"
+        )
+    want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
+
+    def shapes(tree):
+        return jax.tree_util.tree_structure(tree), [
+            (x.shape, x.dtype) for x in jax.tree_util.tree_leaves(tree)
+        ]
+
+    if shapes(want) != shapes(loaded.params):
+        raise bad(
+            f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
+            f"({config.network} {config.net})"
+        )
+    return loaded.params
 
 
 def make_finite_check(algo: Algorithm) -> Callable[[Any], jax.Array]:
@@ -237,6 +280,8 @@ def run_training(
         # ValueError if the batch does not split over the devices, before config.json exists
         compiled = _compiled(module, algorithm, config, mesh)
         algo = compiled.algo
+        # a new run checks its starting agent before config.json is written
+        start_params = initial_params(algo) if config.init_from and not existing else None
         os.makedirs(run_dir, exist_ok=True)
         if not existing and not _create_config_file(run_dir, record):
             check_run_dir(run_dir, record)  # created meanwhile: ValueError unless the same run
@@ -260,6 +305,10 @@ def run_training(
                     "run name)"
                 )
             start, state = 0, compiled.init(key)
+            if config.init_from:
+                params = start_params if start_params is not None else initial_params(algo)
+                state = jax.device_put(algo.start_from(state, params), compiled.shardings)
+                echo(f"starting from the parameters of {config.init_from}")
         else:
             start, state = restored
             if primary:
