@@ -235,6 +235,15 @@ def test_export_round_trip(tmp_path, capsys):
     assert words[:3] == ["jaxgames", "train", "ppo"] and '--net={"hidden": 8, "layers": 1}' in words
     assert config_of_command(t["command"]) == a.config
 
+    # a run started from the exported agent (init_from): its card names that agent's training
+    warm = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "4", "--runs-dir", runs]
+    assert cli.main(warm + TINY_TRAIN_ARGS + [f"--init-from={out}", "--no-progress"]) == 0
+    out2 = str(tmp_path / "warm")
+    assert cli.main(["export", os.path.join(runs, "tic_tac_toe-ppo-seed4"), out2]) == 0
+    assert read_card(out2)["training"]["started_from"] == {"spec": out, **t}
+    row = f"| started from | `{out}` as it was then: `{t['command']}`, {t['env_steps']:,} env steps"
+    assert row in open(os.path.join(out2, "card.md")).read()
+
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2
     assert "is not empty" in capsys.readouterr().err

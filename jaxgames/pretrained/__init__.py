@@ -163,7 +163,7 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
     last = records[-1] if records else {}
     start = _parse_time(record.get("created"))
     end = last.get("time")
-    return dict(
+    facts = dict(
         command=train_command(algorithm, config),
         chunk=chunk,
         env_steps=last.get("env_steps"),
@@ -179,6 +179,24 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
         ),
         source_run=_run_name(run_dir),
     )
+    if config.init_from:
+        facts["started_from"] = dict(spec=config.init_from, **_agent_training(config.init_from))
+    return facts
+
+
+def _agent_training(spec: str) -> dict[str, Any]:
+    """The training facts of the agent a run started from (``init_from``): a shipped or
+    exported agent's card, as it is now (read before an export replaces it), or the run's
+    own facts up to its newest chunk; ``{}`` if there is nothing to read."""
+    folder = pretrained_dir(spec.partition(":")[2]) if spec.startswith("pretrained:") else spec
+    try:
+        if is_exported(folder):
+            has_card = os.path.exists(os.path.join(folder, CARD_FILE))
+            return read_card(folder).get("training", {}) if has_card else {}
+        chunks = [r["chunk"] for r in MetricsLog(folder).records()]
+        return training_facts(folder, max(chunks)) if chunks else {}
+    except (OSError, ValueError):  # the agent was moved or is damaged: the spec still says it
+        return {}
 
 
 # ----------------------------------------------------------------------------- export
@@ -327,6 +345,22 @@ def _seconds(x: float | None) -> str:
     return "unknown" if x is None else f"{x:,.0f} s"
 
 
+def _started_from_rows(training: dict[str, Any]) -> list[str]:
+    """Card rows for the chain of agents a run started from (``init_from``), nearest first."""
+    rows = []
+    start = training.get("started_from")
+    while start:
+        steps = start.get("env_steps")
+        rows.append(
+            f"| started from | `{start['spec']}` as it was then: `{start.get('command')}`, "
+            f"{'unknown' if steps is None else f'{steps:,}'} env steps, "
+            f"{_seconds(start.get('train_seconds'))} in training chunks "
+            f"(run `{start.get('source_run')}`) |"
+        )
+        start = start.get("started_from")
+    return rows
+
+
 def render_card(card: dict[str, Any]) -> str:
     """The Markdown model card of ``card`` (the facts of ``card.json``, for people)."""
     t, net = card.get("training", {}), card["network"]
@@ -357,6 +391,7 @@ def render_card(card: dict[str, Any]) -> str:
         f"({_seconds(t.get('train_seconds'))} in training chunks) |",
         f"| trained | {t.get('created')} to {t.get('finished') or 'unknown'} "
         f"(run `{t.get('source_run')}`) |",
+        *_started_from_rows(t),
         f"| parameters | `{card['params']['file']}`, {card['params']['bytes']:,} bytes, "
         f"sha256 `{card['params']['sha256'][:16]}...` |",
         f"| exported | {card['exported']} |",
