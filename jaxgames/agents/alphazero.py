@@ -275,7 +275,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # sized for this preset's short default run. Given 40 min, 256x6 (--set net.hidden=256,
         # 0.73x the plies per second) beat 128x6 65.9% [62.9, 68.8] head to head; 512x6 beat
         # 256x6 66.8% at 45 min but drew 18/400 vs random alone; trained 18M plies (~94 min)
-        # it beats 256x6 68.8% without those draws and is the shipped animal_shogi
+        # it beats 256x6 68.8% without those draws; 15M more plies from there (init_from,
+        # learning rate 2.5e-4, 79 min) beat it 59.8% and are the shipped animal_shogi
         # (docs/results.md)
         net={"hidden": 128, "layers": 6},
         num_envs=128,
