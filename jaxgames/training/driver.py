@@ -18,6 +18,8 @@ never touches the training RNG), one JSONL record, then the checkpoint. Rerunnin
 command resumes from the newest readable checkpoint (records after it are dropped and
 recomputed identically), so an interrupted run ends with the same parameters, bit for bit,
 as an uninterrupted one. A different config for an existing run directory is an error.
+A config with ``init_from`` starts from that trained agent's network instead of a random one
+(:func:`initial_params`, read once when the run starts; a resume uses the run's checkpoint).
 
 Safety: one process trains into a run at a time (an exclusive lock, held for the whole call;
 a second writer gets :class:`~jaxgames.training.lock.RunLockedError` naming the holder's pid,
@@ -127,11 +129,10 @@ def initial_params(algo: Algorithm) -> Any:
         loaded = load_agent(folder)
     except ValueError as e:  # RunNotFoundError, CheckpointError, a corrupt file
         raise bad(str(e)) from None
-    theirs = (loaded.config.game, loaded.config.game_options)
-    if theirs != (config.game, config.game_options):
-        raise bad(
-            f"it plays {theirs[0]} {theirs[1]}, this run trains {config.game} {config.game_options}"
-        )
+    theirs = (loaded.env.name, dict(loaded.env.config))  # options at their defaults too
+    ours = (algo.env.name, dict(algo.env.config))
+    if theirs != ours:
+        raise bad(f"it plays {theirs[0]} {theirs[1]}, this run trains {ours[0]} {ours[1]}")
     want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
 
     def shapes(tree):
