@@ -184,17 +184,28 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
     return facts
 
 
-def _agent_training(spec: str) -> dict[str, Any]:
-    """The training facts of the agent a run started from (``init_from``): a shipped or
-    exported agent's card, as it is now (read before an export replaces it), or the run's
-    own facts up to its newest chunk; ``{}`` if there is nothing to read."""
-    folder = pretrained_dir(spec.partition(":")[2]) if spec.startswith("pretrained:") else spec
-    try:
-        if is_exported(folder):
-            has_card = os.path.exists(os.path.join(folder, CARD_FILE))
-            return read_card(folder).get("training", {}) if has_card else {}
+def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
+    """The training facts of the agent in ``folder``: an exported agent's card's (``{}``
+    without a card), or the run's up to checkpoint ``chunk`` (``None``: its newest record)."""
+    if is_exported(folder):
+        has_card = os.path.exists(os.path.join(folder, CARD_FILE))
+        return read_card(folder).get("training", {}) if has_card else {}
+    if chunk is None:
         chunks = [r["chunk"] for r in MetricsLog(folder).records()]
-        return training_facts(folder, max(chunks)) if chunks else {}
+        if not chunks:
+            return {}
+        chunk = max(chunks)
+    return training_facts(folder, chunk)
+
+
+def _agent_training(spec: str) -> dict[str, Any]:
+    """The training facts of the agent a run started from (``init_from``), as they are now
+    (read before an export replaces that agent); ``{}`` if there is nothing to read."""
+    from jaxgames.specs import agent_run  # specs imports this module
+
+    try:
+        folder = agent_run(spec)
+        return _agent_facts(folder) if folder else {}
     except (OSError, ValueError):  # the agent was moved or is damaged: the spec still says it
         return {}
 
@@ -224,11 +235,7 @@ def export_agent(
                 f"export folder {out_dir!r} holds something other than an exported agent; "
                 "refusing to replace it"
             )
-    if is_exported(run_dir):  # its training facts travel with its card, if it has one
-        has_card = os.path.exists(os.path.join(run_dir, CARD_FILE))
-        training = read_card(run_dir).get("training", {}) if has_card else {}
-    else:
-        training = training_facts(run_dir, loaded.chunk)
+    training = _agent_facts(run_dir, loaded.chunk)  # an export's travel with its card
     os.makedirs(out_dir, exist_ok=True)
     shutil.copyfile(os.path.join(run_dir, CONFIG_FILE), os.path.join(out_dir, CONFIG_FILE))
     digest = save_params(loaded.params, out_dir)
