@@ -201,11 +201,11 @@ def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
 def _agent_training(spec: str) -> dict[str, Any]:
     """The training facts of the agent a run started from (``init_from``), as they are now
     (read before an export replaces that agent); ``{}`` if there is nothing to read."""
-    from jaxgames.specs import agent_run  # specs imports this module
-
+    # init_from is a run folder or pretrained:<name> (the driver refuses anything else); it is
+    # resolved here rather than by jaxgames.specs, which sits above this module
     try:
-        folder = agent_run(spec)
-        return _agent_facts(folder) if folder else {}
+        name = spec.removeprefix("pretrained:")
+        return _agent_facts(pretrained_dir(name) if name != spec else spec)
     except (OSError, ValueError):  # the agent was moved or is damaged: the spec still says it
         return {}
 
