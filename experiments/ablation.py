@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments import learning_curves  # noqa: E402
 from experiments.common import add_overrides_argument, read_csv, write_csv  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 
 PARTNERS_RANDOM_QUARTER = "partners={'random': 0.25, 'greedy': 0.25, 'alphabeta:2': 0.25}"
 
@@ -250,4 +251,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

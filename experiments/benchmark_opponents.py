@@ -31,6 +31,7 @@ import jax  # noqa: E402
 import jaxgames  # noqa: E402
 from experiments.build_ladder import ladder_specs  # noqa: E402
 from experiments.common import parse_game, standard_games, write_csv  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 
@@ -137,4 +138,4 @@ def markdown(rows: list[dict], a) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

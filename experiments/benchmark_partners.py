@@ -37,6 +37,7 @@ import jax  # noqa: E402
 
 from jaxgames.agents.games_batch import make_training_games  # noqa: E402
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.core import random_action  # noqa: E402
 from jaxgames.specs import make_partners  # noqa: E402
 from jaxgames.training.config import parse_overrides  # noqa: E402
@@ -173,4 +174,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 import time
 
 import jax
@@ -34,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames.cli import report_errors
 from jaxgames.core import random_action
 from jaxgames.evaluation import reversi_engine as eng
 
@@ -132,4 +134,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -47,6 +47,7 @@ import jax.numpy as jnp
 
 import jaxgames
 from jaxgames import distributed
+from jaxgames.cli import report_errors
 
 #: jaxgames game name -> (pgx env id, the jaxgames options it corresponds to)
 PGX_EQUIVALENT = {
@@ -486,4 +487,4 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

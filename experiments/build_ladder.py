@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.rating import (  # noqa: E402
     build_ladder,
     game_key,
@@ -161,4 +162,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

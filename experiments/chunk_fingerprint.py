@@ -20,6 +20,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxgames.agents.registry import algorithm_module  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.specs import make_partners  # noqa: E402
 
 CASES = [
@@ -75,4 +76,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -300,9 +300,14 @@ def make_config(
     overrides: dict[str, Any] | Sequence[str] = (),
 ) -> Any:
     """The algorithm's per-game default config (``quick`` preset if asked) with ``overrides``
-    (a mapping or ``--key=value`` strings) applied."""
-    cfg = algorithm_module(algorithm).default_config(game, options, quick=quick)
-    return cfg.override(overrides) if overrides else cfg
+    (a mapping or ``--key=value`` strings) applied. An ``init_from`` agent is checked here
+    (``ValueError`` if it does not fit), before a script writes anything."""
+    module = algorithm_module(algorithm)
+    cfg = module.default_config(game, options, quick=quick)
+    cfg = cfg.override(overrides) if overrides else cfg
+    if cfg.init_from:
+        initial_params(module.make_algorithm(cfg))
+    return cfg
 
 
 def parse_set_args(parser, items: Sequence[str]) -> list[tuple[str, str]]:

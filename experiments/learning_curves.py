@@ -70,6 +70,7 @@ from experiments.common import (  # noqa: E402
     write_csv,
     write_json,
 )
+from jaxgames.cli import report_errors  # noqa: E402
 
 DEFAULT_GAMES = standard_games()  # every registered game and variant
 QUICK_GAMES = ["tic_tac_toe", "reversi:6"]
@@ -529,4 +530,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -46,6 +46,7 @@ import numpy as np  # noqa: E402
 import optax  # noqa: E402
 
 from experiments.common import prepare_out, write_csv  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 
 PEER_CONFIG = dict(
     num_envs=128,
@@ -353,4 +354,4 @@ def main(argv=None) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.common import add_overrides_argument, fmt_rate, write_json  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 
 #: about 600k plies: strong vs random in ~1-2 minutes of CPU training
 DEFAULT_STEPS = 614_400
@@ -123,4 +124,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -56,6 +56,7 @@ from experiments.common import (  # noqa: E402
     write_csv,
     write_json,
 )
+from jaxgames.cli import report_errors  # noqa: E402
 
 PARTS = ["tabular_q", "othello6_dqn", "shogi_winner_imitation", "reversi8_ppo"]
 YARDSTICKS = ["random", "greedy", "alphabeta:2"]
@@ -437,4 +438,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -30,6 +30,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments.common import prepare_out, write_json  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 
 #: (step, module, arguments of the full run); --quick appends "--quick" (and quick outputs)
 STEPS = [
@@ -200,4 +201,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

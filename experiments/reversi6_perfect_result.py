@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
 from experiments.common import write_json  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record, play_from, wilson_interval  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
@@ -125,4 +126,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -49,6 +49,7 @@ from experiments.common import (  # noqa: E402
     targets_for,
     write_csv,
 )
+from jaxgames.cli import report_errors  # noqa: E402
 
 
 def check_targets(
@@ -557,4 +558,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -46,6 +46,7 @@ from experiments.common import (  # noqa: E402
     write_csv,
     write_json,
 )
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record, arena  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
@@ -271,4 +272,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -20,12 +20,14 @@ import csv
 import dataclasses
 import json
 import os
+import sys
 import time
 
 import jax
 import numpy as np
 
 from jaxgames.baselines.tabular_q import TabularQConfig, learning_curve, make_train
+from jaxgames.cli import report_errors
 from jaxgames.evaluation.arena import wilson_interval
 
 #: the article's numbers, as stated in its text (games played, win rate vs random)
@@ -184,4 +186,4 @@ def plot(games, win, tg, tw, a, stem):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -51,6 +51,7 @@ from experiments.common import (  # noqa: E402
     write_csv,
 )
 from jaxgames.agents import algorithm_module  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 #: game -> [(opponent spec, score threshold)], weakest first; held-out ladder rungs only
@@ -218,4 +219,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

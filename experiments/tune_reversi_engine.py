@@ -17,6 +17,7 @@ docstring of ``jaxgames.evaluation.reversi_engine`` lists the results behind its
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import jax
@@ -24,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames.cli import report_errors
 from jaxgames.core import random_action
 from jaxgames.evaluation import reversi_engine as eng
 from jaxgames.evaluation.arena import wilson_interval
@@ -100,4 +102,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -64,6 +64,7 @@ if ROOT not in sys.path:  # run as `python experiments/validate_engines.py`
     sys.path.insert(0, ROOT)
 
 import jaxgames  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy  # noqa: E402
 from jaxgames.evaluation.arena import arena  # noqa: E402
 from jaxgames.evaluation.opponents import make_opponent  # noqa: E402
@@ -201,4 +202,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -39,11 +39,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 import jax
 
 import jaxgames
+from jaxgames.cli import report_errors
 from jaxgames.evaluation.arena import arena
 from jaxgames.evaluation.opponents import make_opponent
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy
@@ -129,4 +131,4 @@ def main(argv=None) -> list[dict]:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

@@ -20,12 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 import jax
 
 import jaxgames
 from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
+from jaxgames.cli import report_errors
 from jaxgames.evaluation.arena import arena
 from jaxgames.evaluation.elo import bradley_terry, plot_ratings, round_robin, write_ratings_csv
 from jaxgames.specs import make_opponent
@@ -98,4 +100,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(report_errors(main))

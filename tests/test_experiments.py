@@ -139,6 +139,27 @@ def test_learning_curves_default_opponents_leave_out_partners(tmp_path, monkeypa
     assert opponents == ["random", "uct:100", "engine:1", "engine:2"]
 
 
+def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys):
+    """A bad input to an experiment script is one line on stderr and exit code 2, as in the
+    ``jaxgames`` command (every script's ``__main__`` runs ``main`` through
+    ``report_errors``), and an ``init_from`` agent of another game is refused before the
+    script writes its folder."""
+    from experiments import learning_curves
+    from jaxgames.cli import report_errors
+
+    out = tmp_path / "curves"
+    argv = ["--games", "tic_tac_toe", "--algos", "alphazero", "--quick", "--out", str(out)]
+    argv += ["--set", "init_from=pretrained:reversi8"]
+    assert report_errors(lambda: learning_curves.main(argv)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: invalid init_from='pretrained:reversi8'") and err.count("\n") == 1
+    assert not out.exists()
+    scripts = [f for f in os.listdir(os.path.join(ROOT, "experiments")) if f.endswith(".py")]
+    for name in sorted(set(scripts) - {"common.py", "__init__.py"}):
+        with open(os.path.join(ROOT, "experiments", name)) as f:
+            assert "report_errors(main)" in f.read(), name
+
+
 # ----------------------------------------------------------------------------- scripts
 def test_quickstart_tiny(tmp_path):
     from experiments import quickstart

@@ -30,7 +30,7 @@ import signal
 import sys
 import threading
 import warnings
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from jaxgames.compile_cache import enable_compile_cache
 
@@ -88,13 +88,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     enable_compile_cache(enabled=not no_cache)
+    resume = "; rerun the same command to resume from the last checkpoint"
+    return report_errors(
+        lambda: args.func(args), f"interrupted{resume if args.command == 'train' else ''}"
+    )
+
+
+def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
+    """``run()`` as a program: its exit code (an int it returns, else 0), with bad input
+    (``ValueError``) and running out of memory reported as one line on stderr (``error: ...``,
+    exit code 2), warnings one line each, and Ctrl-C ending it with ``interrupted`` (130). The
+    ``jaxgames`` commands and the ``experiments/`` scripts run through it."""
     format_warning = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
     try:
-        return int(args.func(args) or 0)
+        result = run()
+        return result if isinstance(result, int) else 0
     except KeyboardInterrupt:
-        resume = "; rerun the same command to resume from the last checkpoint"
-        print(f"\ninterrupted{resume if args.command == 'train' else ''}", file=sys.stderr)
+        print(f"\n{interrupted}", file=sys.stderr)
         return 130
     except ValueError as e:  # includes CheckpointError, RunNotFoundError, RunLockedError
         from jaxgames.terminal import one_line
