@@ -203,9 +203,9 @@ def _agent_training(spec: str) -> dict[str, Any]:
     (read before an export replaces that agent); ``{}`` if there is nothing to read."""
     # init_from is a run folder or pretrained:<name> (the driver refuses anything else); it is
     # resolved here rather than by jaxgames.specs, which sits above this module
+    shipped = spec.startswith("pretrained:")
     try:
-        name = spec.removeprefix("pretrained:")
-        return _agent_facts(pretrained_dir(name) if name != spec else spec)
+        return _agent_facts(pretrained_dir(spec.partition(":")[2]) if shipped else spec)
     except (OSError, ValueError):  # the agent was moved or is damaged: the spec still says it
         return {}
 
