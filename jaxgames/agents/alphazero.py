@@ -278,7 +278,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # 0.73x the plies per second) beat 128x6 65.9% [62.9, 68.8] head to head; 512x6 beat
         # 256x6 66.8% at 45 min but drew 18/400 vs random alone; trained 18M plies (~94 min)
         # it beats 256x6 68.8% without those draws; 15M more plies from there (init_from,
-        # learning rate 2.5e-4, 79 min) beat it 59.8% and are the shipped animal_shogi
+        # learning rate 2.5e-4, 79 min) beat it 59.8%; 9M more with num_simulations=16 (74
+        # min) beat that 53.6% and lift it against the engines: the shipped animal_shogi
         # (docs/results.md)
         net={"hidden": 128, "layers": 6},
         num_envs=128,
