@@ -58,12 +58,13 @@ from __future__ import annotations
 import abc
 import inspect
 import operator
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxgames.validation import fail
 from jaxgames.view import BoardView
 
 Array = jax.Array
@@ -223,6 +224,22 @@ def apply_symmetry(
     return (out, *(jnp.take_along_axis(x, act_table, axis=-1) for x in per_action))
 
 
+#: the ``features`` name that feeds a network the game's observation as it is
+PLAIN_FEATURES = "observation"
+
+
+def feature_function(env: Any, name: str) -> Callable[[Array], Array] | None:
+    """The network input features ``name`` of a game (an :class:`Env` or its class):
+    ``None`` for :data:`PLAIN_FEATURES` (the observation itself), else the game's
+    ``input_features[name]``; ``ValueError`` naming the valid names otherwise."""
+    if name == PLAIN_FEATURES:
+        return None
+    if not isinstance(name, str) or name not in env.input_features:
+        valid = ", ".join(repr(n) for n in (PLAIN_FEATURES, *env.input_features))
+        fail("features", name, f"must be one of {valid} for {env.name}")
+    return env.input_features[name]
+
+
 class IllegalActionError(ValueError):
     """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
 
@@ -288,6 +305,11 @@ class Env(abc.ABC):
     #: show the board turned round to a (single) human playing player 1, so that each side
     #: sees its own pieces at the bottom (animal shogi)
     flip_for_second: bool = False
+    #: network input features the game offers besides its bare observation (the training
+    #: config's ``features``): name -> pure ``fn(obs float32[..., *observation_shape]) ->
+    #: float32[..., *shape]``, which must commute with the game's symmetries (augmentation
+    #: moves the observations, the agent computes the features from them)
+    input_features: Mapping[str, Callable[[Array], Array]] = {}
 
     # ---------------------------------------------------------------- to implement
     @property

@@ -207,21 +207,31 @@ def negamax_gae(
 @dataclasses.dataclass(frozen=True)
 class Agent:
     """A network (``apply(params, obs[B, ...]) -> (logits[B, A], value[B])``) bound to a game's
-    observation shape. Stateless; parameters are passed in."""
+    observation shape. Stateless; parameters are passed in.
+
+    ``features`` (optional, the game's ``input_features[name]``) turns a batch of observations
+    into the network's input inside :meth:`apply`, so everything outside the network (replay,
+    symmetry augmentation, search) still handles bare observations."""
 
     network: nn.Module
     observation_shape: tuple[int, ...]
+    features: Callable[[Array], Array] | None = None
+
+    def network_input(self, obs: Array) -> Array:
+        """float32[B, *observation_shape] -> the network's input float32[B, ...]."""
+        return obs if self.features is None else self.features(obs)
 
     def init_params(self, key: PRNGKey) -> Any:
         """Fresh parameters (a pytree)."""
-        return self.network.init(key, jnp.zeros((1, *self.observation_shape), jnp.float32))
+        obs = jnp.zeros((1, *self.observation_shape), jnp.float32)
+        return self.network.init(key, self.network_input(obs))
 
     def apply(self, params: Any, obs: Array) -> tuple[Array, Array]:
         """obs float32[*observation_shape] or float32[B, *observation_shape]
         -> (logits float32[(B,) A], value float32[(B,)])."""
         single = obs.ndim == len(self.observation_shape)
         x = obs[None] if single else obs
-        logits, value = self.network.apply(params, x)
+        logits, value = self.network.apply(params, self.network_input(x))
         return (logits[0], value[0]) if single else (logits, value)
 
     def policy(self, params: Any, greedy: bool = True) -> "Policy":

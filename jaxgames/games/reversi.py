@@ -291,6 +291,69 @@ def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
     return jnp.where(state.terminated, final, score).astype(jnp.float32)
 
 
+# ----------------------------------------------------------------------- network features
+#: the planes of :func:`mobility_features`, in order
+MOBILITY_PLANES = (
+    "mover's discs",
+    "opponent's discs",
+    "empty squares",
+    "mover's legal moves",
+    "opponent's legal moves",
+    "mover's frontier discs",
+    "opponent's frontier discs",
+)
+
+
+def _shift_planes(x: jax.Array, dr: int, dc: int) -> jax.Array:
+    """bool[..., N, N] moved by (dr, dc): ``out[r, c] = x[r - dr, c - dc]``, False off the board."""
+    n = x.shape[-1]
+    pad = [(0, 0)] * (x.ndim - 2) + [(max(dr, 0), max(-dr, 0)), (max(dc, 0), max(-dc, 0))]
+    xp = jnp.pad(x, pad)
+    r0, c0 = max(-dr, 0), max(-dc, 0)
+    return xp[..., r0 : r0 + n, c0 : c0 + n]
+
+
+def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Array:
+    """bool[..., N, N]: empty squares where the owner of ``p`` flips a line of ``o``. Per
+    direction: discs of ``o`` reached from ``p`` through ``o``, one step further onto an empty
+    square (:func:`legal_moves` on planes; the search of a move goes the other way, the same
+    lines)."""
+    n = p.shape[-1]
+    moves = jnp.zeros_like(p)
+    for dr, dc in DIRECTIONS:
+        run = _shift_planes(p, dr, dc) & o
+        for _ in range(n - 3):  # a line holds at most N - 2 opponent discs
+            run = run | (_shift_planes(run, dr, dc) & o)
+        moves = moves | (_shift_planes(run, dr, dc) & empty)
+    return moves
+
+
+def mobility_features(obs: jax.Array) -> jax.Array:
+    """Network input features (``features="mobility"``) from observations float32[..., N, N, 2]
+    -> float32[..., N, N, 7], the planes :data:`MOBILITY_PLANES`: the two observation planes,
+    the empty squares, both sides' legal moves and frontier discs (discs next to an empty
+    square). Mobility and frontier are what classical othello evaluations weigh most (the
+    ladder's ``engine:D`` among them); an MLP on the bare discs has to find each line of
+    flips on its own. Pure and symmetric: a board symmetry commutes with it, so symmetry
+    augmentation of the observations stays exact. The mover's moves equal
+    ``legal_action_mask[:-1]`` of a live state."""
+    p, o = obs[..., 0] > 0.5, obs[..., 1] > 0.5
+    empty = ~(p | o)
+    near_empty = jnp.zeros_like(empty)
+    for dr, dc in DIRECTIONS:
+        near_empty = near_empty | _shift_planes(empty, dr, dc)
+    planes = (
+        p,
+        o,
+        empty,
+        _moves_from_planes(p, o, empty),
+        _moves_from_planes(o, p, empty),
+        p & near_empty,
+        o & near_empty,
+    )
+    return jnp.stack(planes, axis=-1).astype(jnp.float32)
+
+
 # ----------------------------------------------------------------------- presentation
 SIDE_NAMES = ("black", "white")
 
@@ -335,6 +398,7 @@ class Reversi(Env):
 
     name = "reversi"
     side_names = SIDE_NAMES
+    input_features = {"mobility": mobility_features}
 
     @classmethod
     def validate_options(cls, size: int = 8) -> None:

@@ -30,6 +30,7 @@ import optax
 
 from jaxgames.agents.common import Agent
 from jaxgames.agents.networks import make_network
+from jaxgames.core import feature_function
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,10 +110,11 @@ def check_config_type(config: Any, config_class: type) -> None:
 
 
 def make_agent(config: Any, env: Any, agent_class: type[Agent] = Agent) -> Agent:
-    """The network wrapper of ``config`` (``config.network`` with options ``config.net``) for
-    ``env``'s actions and observations."""
+    """The network wrapper of ``config`` (``config.network`` with options ``config.net``, fed
+    the input features ``config.features``) for ``env``'s actions and observations."""
     network = make_network(config.network, env.num_actions, **config.net)
-    return agent_class(network, tuple(env.observation_shape))
+    features = feature_function(env, config.features)
+    return agent_class(network, tuple(env.observation_shape), features)
 
 
 def make_optimizer(config: Any, num_steps: int) -> optax.GradientTransformation:

@@ -20,8 +20,8 @@ import typing
 from typing import Any, Iterable, Mapping
 
 from jaxgames.agents.networks import check_network
-from jaxgames.core import Env
-from jaxgames.games import check_game, make, registered_games
+from jaxgames.core import PLAIN_FEATURES, Env, feature_function
+from jaxgames.games import check_game, env_class, make, registered_games
 from jaxgames.validation import (
     check_bool,
     check_float,
@@ -73,6 +73,9 @@ class TrainConfig:
     total_steps:          environment steps (plies, summed over all envs) to train for
     num_envs:             games played in parallel
     network / net:        ``make_network(network, num_actions, **net)``
+    features:             the network's input: "observation" (the game's observation as it
+                          is) or one of the game's ``input_features`` (reversi: "mobility",
+                          :func:`jaxgames.games.reversi.mobility_features`)
     learning_rate, max_grad_norm, adam_eps: Adam step size, global-norm gradient clipping
                           and Adam's epsilon
     anneal_lr:            linear learning-rate decay to 0 over the run's optimiser steps
@@ -103,6 +106,7 @@ class TrainConfig:
     num_envs: int = 256
     network: str = "mlp"
     net: dict = dataclasses.field(default_factory=dict)
+    features: str = PLAIN_FEATURES
     learning_rate: float = 3e-4
     max_grad_norm: float = 0.5
     adam_eps: float = 1e-8
@@ -132,6 +136,7 @@ class TrainConfig:
         check_int("total_steps", self.total_steps)
         check_int("num_envs", self.num_envs, maximum=MAX_NUM_ENVS)
         check_network(self.network, self.net)  # ValueError for a bad name or options
+        feature_function(env_class(self.game), self.features)  # ValueError naming the valid
         check_float("learning_rate", self.learning_rate, 0.0, 1.0, low_open=True)
         check_float("max_grad_norm", self.max_grad_norm, 0.0, float("inf"), low_open=True)
         check_float("adam_eps", self.adam_eps, 0.0, 1.0, low_open=True)

@@ -133,6 +133,10 @@ def initial_params(algo: Algorithm) -> Any:
     ours = (algo.env.name, dict(algo.env.config))
     if theirs != ours:
         raise bad(f"it plays {theirs[0]} {theirs[1]}, this run trains {ours[0]} {ours[1]}")
+    if loaded.config.features != config.features:
+        raise bad(
+            f"its network reads features {loaded.config.features!r}, this run's {config.features!r}"
+        )
     want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
 
     def shapes(tree):

@@ -1,0 +1,134 @@
+"""Network input features (config field ``features``): reversi's mobility planes against the
+bitboard rules and a direct numpy reading of the board, their symmetry, and an agent that reads
+them end to end (config check, training chunk, save and reload, ``init_from`` guard)."""
+
+import dataclasses
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.agents import alphazero, load_agent
+from jaxgames.core import PLAIN_FEATURES, apply_symmetry, feature_function
+from jaxgames.games import grid, reversi
+from jaxgames.games.bitboard import split_words, stack_words, unpack
+from jaxgames.training.driver import run_training
+
+
+def random_states(env, games: int, plies: int, seed: int):
+    """States [plies, games] of random play (finished games stay finished)."""
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
+    keys = jax.random.split(jax.random.PRNGKey(seed + 1), plies)
+
+    def ply(state, key):
+        a = jax.vmap(jaxgames.random_action)(jax.random.split(key, games), state.legal_action_mask)
+        return jax.vmap(env.step)(state, a), state
+
+    return jax.lax.scan(ply, state, keys)[1]
+
+
+def frontier_numpy(own: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """Discs of ``own`` (bool[N, N]) with an empty square among their 8 neighbours."""
+    n = own.shape[0]
+    out = np.zeros_like(own)
+    for r in range(n):
+        for c in range(n):
+            near = empty[max(r - 1, 0) : r + 2, max(c - 1, 0) : c + 2]
+            out[r, c] = own[r, c] and near.any()
+    return out
+
+
+@pytest.mark.parametrize("size", [4, 6, 8, 10])
+def test_mobility_planes_match_the_rules(size):
+    env = jaxgames.make("reversi", size=size)
+    states = random_states(env, games=24, plies=size * size - 2, seed=size)
+    flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), states)
+    obs = jax.vmap(lambda s: s.observation)(flat)
+    feats = np.asarray(jax.jit(reversi.mobility_features)(obs))
+    n2 = size * size
+    assert feats.shape == (obs.shape[0], size, size, len(reversi.MOBILITY_PLANES))
+    live = ~np.asarray(flat.terminated | flat.truncated)
+    # the opponent's moves: the bitboard rules with the sides swapped
+    theirs = jax.vmap(
+        lambda m, o: unpack(
+            stack_words(reversi.legal_moves(env.geo, split_words(o), split_words(m))), n2
+        )
+    )(flat.mover, flat.opponent)
+    o = np.asarray(obs)
+    for i in np.flatnonzero(live):
+        f = feats[i].reshape(n2, -1)
+        np.testing.assert_array_equal(f[:, 0], o[i, ..., 0].reshape(-1))
+        np.testing.assert_array_equal(f[:, 1], o[i, ..., 1].reshape(-1))
+        empty = (o[i, ..., 0] + o[i, ..., 1]) == 0
+        np.testing.assert_array_equal(f[:, 2], empty.reshape(-1))
+        np.testing.assert_array_equal(f[:, 3] > 0, np.asarray(flat.legal_action_mask[i, :n2]))
+        np.testing.assert_array_equal(f[:, 4] > 0, np.asarray(theirs[i]) > 0)
+        for plane, own in ((5, o[i, ..., 0] > 0), (6, o[i, ..., 1] > 0)):
+            np.testing.assert_array_equal(f[:, plane] > 0, frontier_numpy(own, empty).reshape(-1))
+    assert live.sum() > 100
+
+
+def test_mobility_planes_commute_with_the_board_symmetries():
+    env = jaxgames.make("reversi", size=8)
+    states = random_states(env, games=16, plies=30, seed=3)
+    obs = jax.vmap(jax.vmap(lambda s: s.observation))(states).reshape(-1, 8, 8, 2)
+    planes = len(reversi.MOBILITY_PLANES)
+    on_features = grid.board_symmetries(grid.dihedral_squares(8), planes, extra_actions=1)
+    for k in range(env.symmetries.count):
+        ks = jnp.full(obs.shape[0], k, jnp.int32)
+        moved_obs = apply_symmetry(env.symmetries, ks, obs)[0]
+        moved_feats = apply_symmetry(on_features, ks, reversi.mobility_features(obs))[0]
+        np.testing.assert_array_equal(reversi.mobility_features(moved_obs), moved_feats)
+
+
+def test_feature_names_are_checked():
+    tic = jaxgames.make("tic_tac_toe")
+    assert feature_function(tic, PLAIN_FEATURES) is None
+    assert feature_function(jaxgames.make("reversi"), "mobility") is reversi.mobility_features
+    with pytest.raises(ValueError, match=re.escape("invalid features='mobility': must be one of")):
+        feature_function(tic, "mobility")
+    with pytest.raises(ValueError, match="invalid features='nope'.*'observation', 'mobility'"):
+        alphazero.default_config("reversi", {"size": 6}, features="nope")
+
+
+TINY = alphazero.AlphaZeroConfig(
+    game="reversi",
+    game_options={"size": 4},
+    features="mobility",
+    network="mlp",
+    net={"hidden": 16, "layers": 1},
+    num_envs=8,
+    num_steps=4,
+    num_minibatches=2,
+    update_epochs=1,
+    updates_per_chunk=2,
+    num_simulations=2,
+    max_num_considered_actions=4,
+    total_steps=64,
+    eval_games=4,
+)
+
+
+def test_an_agent_reads_its_features_through_training_and_reload(tmp_path):
+    run_dir = str(tmp_path / "mob")
+    summary = run_training("alphazero", TINY, run_dir, progress=False)
+    assert summary.completed
+    loaded = load_agent(run_dir)
+    assert loaded.config.features == "mobility"
+    assert loaded.agent.features is reversi.mobility_features
+    # the first layer reads the 7 feature planes of the 4x4 board
+    kernel = loaded.params["params"]["Dense_0"]["kernel"]
+    assert kernel.shape[0] == 4 * 4 * len(reversi.MOBILITY_PLANES)
+    state = loaded.env.init(jax.random.PRNGKey(0))
+    logits, value = loaded.agent.apply(loaded.params, state.observation)
+    direct = loaded.agent.network.apply(
+        loaded.params, reversi.mobility_features(state.observation[None])
+    )
+    np.testing.assert_array_equal(logits, direct[0][0])
+    # a run reading the bare observation cannot start from it, and says why
+    plain = dataclasses.replace(TINY, features=PLAIN_FEATURES, init_from=run_dir)
+    with pytest.raises(ValueError, match="its network reads features 'mobility'"):
+        run_training("alphazero", plain, str(tmp_path / "plain"), progress=False)
