@@ -250,6 +250,7 @@ def test_playout_caps_must_fit_the_rollout():
         ("num_simulations", 0, "num_simulations"),
         ("max_num_considered_actions", -1, "max_num_considered_actions"),
         ("gumbel_scale", -1.0, "gumbel_scale"),
+        ("explore_plies", -1, "explore_plies"),
         ("num_minibatches", 3, "num_minibatches"),
         ("replay_size", -1, "replay_size"),
         ("augment", 1, "augment"),
@@ -269,3 +270,40 @@ def test_default_configs_are_valid_for_every_game():
     for game in jaxgames.registered_games():
         cfg = alphazero.default_config(game)
         assert alphazero.AlphaZeroConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_gumbel_noise_per_root_and_explore_plies(key):
+    """A per-root gumbel_scale searches each root as the scalar would (same key, same draws);
+    explore_plies past every game's end is the default run bit for bit, explore_plies=1
+    plays the later plies without the noise and so other games."""
+    from jaxgames.agents.search import search_batch
+
+    cfg = tiny_config(game="reversi", game_options={"size": 6}, num_envs=8, num_steps=4)
+    algo = alphazero.make_algorithm(cfg)
+    state = algo.init(key)
+    guide = algo.agent.policy(state.params)
+    roots = state.env_state
+    scale = jnp.array([1.0, 0.0] * 4)[:, None]
+
+    def search(g):
+        return search_batch(algo.env, guide, key, roots, 4, gumbel_scale=g)
+
+    mixed, noisy, plain = search(scale), search(1.0), search(0.0)
+    rows = np.array([True, False] * 4)
+    for name in ("action", "action_weights"):
+        got = np.asarray(getattr(mixed, name))
+        np.testing.assert_array_equal(got[rows], np.asarray(getattr(noisy, name))[rows])
+        np.testing.assert_array_equal(got[~rows], np.asarray(getattr(plain, name))[~rows])
+
+    def first_update(**kw):
+        algo = alphazero.make_algorithm(tiny_config(**{**cfg.to_dict(), **kw}))
+        out, _ = jax.jit(algo.chunk)(algo.init(key))
+        return jax.tree_util.tree_leaves(out)
+
+    default, long_, short = (
+        first_update(),
+        first_update(explore_plies=1000),
+        first_update(explore_plies=1),
+    )
+    assert all(np.array_equal(a, b) for a, b in zip(default, long_))
+    assert not all(np.array_equal(a, b) for a, b in zip(default, short))

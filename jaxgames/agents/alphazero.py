@@ -124,6 +124,12 @@ class AlphaZeroConfig(RolloutConfig):
     num_simulations:            search simulations per learner move
     max_num_considered_actions: root moves kept by the Gumbel top-k (sequential halving)
     gumbel_scale:               Gumbel noise at the root while training (exploration; 0: none)
+    explore_plies:              plies at the start of each game whose move is drawn with the
+                                Gumbel noise; later plies play the search's best move
+                                (gumbel_scale 0 there; root noise still varies the search), so
+                                the outcomes that train the value head come from near-best
+                                play, as AlphaZero sampled only its first 30 moves (Silver et
+                                al. 2018). 0 (default): every ply is drawn with the noise
     value_scale:                c_scale of the completed Q-values while training (how far the
                                 searched values move the improved policy pi' from the prior,
                                 :func:`~jaxgames.agents.search.search_batch`; mctx's default 0.1)
@@ -159,6 +165,7 @@ class AlphaZeroConfig(RolloutConfig):
     num_simulations: int = 8
     max_num_considered_actions: int = 16
     gumbel_scale: float = 1.0
+    explore_plies: int = 0
     value_scale: float = 0.1
     rescale_values: bool = True
     root_noise: float = 0.0
@@ -175,6 +182,7 @@ class AlphaZeroConfig(RolloutConfig):
         check_int("num_simulations", self.num_simulations)
         check_int("max_num_considered_actions", self.max_num_considered_actions)
         check_float("gumbel_scale", self.gumbel_scale, 0.0, float("inf"))
+        check_int("explore_plies", self.explore_plies, minimum=0)
         check_float("value_scale", self.value_scale, 0.0, float("inf"))
         check_bool("rescale_values", self.rescale_values)
         check_float("root_noise", self.root_noise, 0.0, 1.0)
@@ -453,6 +461,10 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
         def ply(num_simulations, carry, _):
             env_state, key = carry
             key, k_search, k_reset = jax.random.split(key, 3)
+            gumbel_scale = config.gumbel_scale
+            if config.explore_plies:  # per game: float32[B, 1], broadcast over the moves
+                exploring = env_state.step_count < config.explore_plies
+                gumbel_scale = jnp.where(exploring, gumbel_scale, 0.0)[:, None]
             out = search_batch(
                 env,
                 guide,
@@ -460,7 +472,7 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 env_state,
                 num_simulations,
                 config.max_num_considered_actions,
-                config.gumbel_scale,
+                gumbel_scale,
                 config.value_scale,
                 config.rescale_values,
                 config.root_noise,

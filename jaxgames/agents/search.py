@@ -100,7 +100,7 @@ def search_batch(
     states: Any,
     num_simulations: int,
     max_num_considered_actions: int = 16,
-    gumbel_scale: float = 0.0,
+    gumbel_scale: float | Array = 0.0,
     value_scale: float = 0.1,
     rescale_values: bool = True,
     root_noise: float = 0.0,
@@ -111,8 +111,9 @@ def search_batch(
     Returns the :class:`mctx.PolicyOutput`: ``action`` int32[B] (the move to play),
     ``action_weights`` float32[B, A] (the improved policy, zero on illegal moves) and
     ``search_tree``. ``gumbel_scale=0`` makes the search deterministic (the best move after
-    sequential halving); ``1.0`` samples, as in training. Roots must be unfinished games with
-    at least one legal move (a finished root returns an arbitrary action). ``value_scale`` is
+    sequential halving); ``1.0`` samples, as in training; a float32[B, 1] array sets it per
+    root. Roots must be unfinished games with at least one legal move (a finished root returns
+    an arbitrary action). ``value_scale`` is
     c_scale of the paper's sigma(q) = (c_visit + max_b N(b)) * c_scale * q (c_visit = 50, q
     min-max rescaled to [0, 1]): how many logits the searched values can move a move's prior
     by (mctx's default 0.1: about 5-6 logits at few simulations). ``rescale_values`` (mctx's
