@@ -1,19 +1,19 @@
 """Network input features (config field ``features``): reversi's mobility planes against the
-bitboard rules and a direct numpy reading of the board, their symmetry, and an agent that reads
-them end to end (config check, training chunk, save and reload, ``init_from`` guard)."""
+bitboard rules and a direct numpy reading of the board, animal shogi's attack planes against
+the pure-Python reference rules, their symmetry, and an agent that reads them end to end
+(config check, training chunk, save and reload, ``init_from`` guard)."""
 
 import dataclasses
 import re
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxgames
 from jaxgames.agents import alphazero, load_agent
-from jaxgames.core import PLAIN_FEATURES, apply_symmetry, feature_function
-from jaxgames.games import grid, reversi
+from jaxgames.core import PLAIN_FEATURES, feature_function
+from jaxgames.games import animal_shogi, reversi
 from jaxgames.games.bitboard import split_words, stack_words, unpack
 from jaxgames.training.driver import run_training
 
@@ -71,17 +71,54 @@ def test_mobility_planes_match_the_rules(size):
     assert live.sum() > 100
 
 
-def test_mobility_planes_commute_with_the_board_symmetries():
-    env = jaxgames.make("reversi", size=8)
+FEATURES = [("reversi", {"size": 8}, "mobility"), ("animal_shogi", {}, "attacks")]
+
+
+@pytest.mark.parametrize("game, options, name", FEATURES, ids=[f[2] for f in FEATURES])
+def test_features_commute_with_the_game_symmetries(game, options, name):
+    """Moving a position by a symmetry moves its features the same way (so augmentation of
+    the observations stays exact): the square permutation of ``env.symmetries`` applied to
+    the feature planes."""
+    env = jaxgames.make(game, **options)
+    fn = env.input_features[name]
     states = random_states(env, games=16, plies=30, seed=3)
-    obs = jax.vmap(jax.vmap(lambda s: s.observation))(states).reshape(-1, 8, 8, 2)
-    planes = len(reversi.MOBILITY_PLANES)
-    on_features = grid.board_symmetries(grid.dihedral_squares(8), planes, extra_actions=1)
+    obs = jax.vmap(jax.vmap(lambda s: s.observation))(states).reshape(-1, *env.observation_shape)
+    feats = fn(obs)
+    planes_in, planes_out = obs.shape[-1], feats.shape[-1]
     for k in range(env.symmetries.count):
-        ks = jnp.full(obs.shape[0], k, jnp.int32)
-        moved_obs = apply_symmetry(env.symmetries, ks, obs)[0]
-        moved_feats = apply_symmetry(on_features, ks, reversi.mobility_features(obs))[0]
-        np.testing.assert_array_equal(reversi.mobility_features(moved_obs), moved_feats)
+        squares = env.symmetries.obs[k][::planes_in] // planes_in  # where each square comes from
+        moved_obs = obs.reshape(obs.shape[0], -1, planes_in)[:, squares].reshape(obs.shape)
+        moved_feats = feats.reshape(feats.shape[0], -1, planes_out)[:, squares]
+        np.testing.assert_array_equal(fn(moved_obs).reshape(moved_feats.shape), moved_feats)
+        if k:
+            assert not np.array_equal(moved_obs, obs)
+
+
+def test_attack_planes_match_the_reference_moves():
+    """Each square's attackers of each side, counted with the independent pure-Python rules
+    (tests/reference_animal_shogi.py) on the position's text, in the mover's frame."""
+    from reference_animal_shogi import Game
+
+    env = jaxgames.make("animal_shogi")
+    states = random_states(env, games=12, plies=40, seed=5)
+    flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), states)
+    feats = np.asarray(animal_shogi.attack_features(jax.vmap(lambda s: s.observation)(flat)))
+    checked = 0
+    for i in range(feats.shape[0]):
+        state = jax.tree_util.tree_map(lambda x: x[i], flat)
+        if bool(state.terminated | state.truncated):
+            continue
+        game = Game(env.to_text(state))
+        mover = game.turn
+        counts = np.zeros((2, 4, 3), int)  # [mover / opponent, row, col] in the mover's frame
+        for sq, (owner, kind) in game.board.items():
+            for f, r in Game.targets(game.board, sq, owner, kind):
+                row, col = (r, f) if mover == 0 else (3 - r, 2 - f)
+                counts[int(owner != mover), row, col] += 1
+        expect = np.stack([counts[0] >= 1, counts[0] >= 2, counts[1] >= 1, counts[1] >= 2], -1)
+        np.testing.assert_array_equal(feats[i, ..., 24:] > 0, expect)
+        checked += 1
+    assert checked > 200
 
 
 def test_feature_names_are_checked():

@@ -1,5 +1,6 @@
 """Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi), the strictness
-rules every game's notation follows, and the symmetry tables of grid boards.
+rules every game's notation follows, the symmetry tables of grid boards, and the plane shift
+that the games' network input features are built from.
 
 Squares are named like chess squares but counted from the *top*: file letter ``a..`` is the
 column (col 0 = ``a``), rank number ``1..`` is the row (row 0 = rank 1)::
@@ -23,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Symmetries
@@ -145,3 +148,12 @@ def board_symmetries(squares: np.ndarray, planes: int, extra_actions: int = 0) -
         np.arange(cells, cells + extra_actions, dtype=np.int32), (k, extra_actions)
     )
     return Symmetries(obs.astype(np.int32), np.concatenate([squares, fixed], axis=1))
+
+
+def shift_planes(x: jax.Array, dr: int, dc: int) -> jax.Array:
+    """Boards ``x[..., H, W]`` moved by (dr, dc) squares: ``out[r, c] = x[r - dr, c - dc]``,
+    zero (False) where that square is off the board. Jittable; static shifts."""
+    h, w = x.shape[-2:]
+    pad = [(0, 0)] * (x.ndim - 2) + [(max(dr, 0), max(-dr, 0)), (max(dc, 0), max(-dc, 0))]
+    r0, c0 = max(-dr, 0), max(-dc, 0)
+    return jnp.pad(x, pad)[..., r0 : r0 + h, c0 : c0 + w]

@@ -304,15 +304,6 @@ MOBILITY_PLANES = (
 )
 
 
-def _shift_planes(x: jax.Array, dr: int, dc: int) -> jax.Array:
-    """bool[..., N, N] moved by (dr, dc): ``out[r, c] = x[r - dr, c - dc]``, False off the board."""
-    n = x.shape[-1]
-    pad = [(0, 0)] * (x.ndim - 2) + [(max(dr, 0), max(-dr, 0)), (max(dc, 0), max(-dc, 0))]
-    xp = jnp.pad(x, pad)
-    r0, c0 = max(-dr, 0), max(-dc, 0)
-    return xp[..., r0 : r0 + n, c0 : c0 + n]
-
-
 def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Array:
     """bool[..., N, N]: empty squares where the owner of ``p`` flips a line of ``o``. Per
     direction: discs of ``o`` reached from ``p`` through ``o``, one step further onto an empty
@@ -321,10 +312,10 @@ def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Arra
     n = p.shape[-1]
     moves = jnp.zeros_like(p)
     for dr, dc in DIRECTIONS:
-        run = _shift_planes(p, dr, dc) & o
+        run = grid.shift_planes(p, dr, dc) & o
         for _ in range(n - 3):  # a line holds at most N - 2 opponent discs
-            run = run | (_shift_planes(run, dr, dc) & o)
-        moves = moves | (_shift_planes(run, dr, dc) & empty)
+            run = run | (grid.shift_planes(run, dr, dc) & o)
+        moves = moves | (grid.shift_planes(run, dr, dc) & empty)
     return moves
 
 
@@ -341,7 +332,7 @@ def mobility_features(obs: jax.Array) -> jax.Array:
     empty = ~(p | o)
     near_empty = jnp.zeros_like(empty)
     for dr, dc in DIRECTIONS:
-        near_empty = near_empty | _shift_planes(empty, dr, dc)
+        near_empty = near_empty | grid.shift_planes(empty, dr, dc)
     planes = (
         p,
         o,

@@ -106,6 +106,7 @@ from jaxgames.games.animal_shogi.notation import (
     position_text,
 )
 from jaxgames.games.animal_shogi.rules import (
+    ATTACK_PLANES,
     BITS,
     CHICK,
     DIRECTION_NAMES,
@@ -136,6 +137,7 @@ from jaxgames.games.animal_shogi.rules import (
     AnimalShogiSpec,
     AnimalShogiState,
     apply_action,
+    attack_features,
     decode_action,
     heuristic,
     init,
@@ -151,6 +153,7 @@ from jaxgames.games.animal_shogi.rules import (
 
 __all__ = [
     "ANIMALS",
+    "ATTACK_PLANES",
     "BITS",
     "CHICK",
     "DIRECTIONS",
@@ -185,6 +188,7 @@ __all__ = [
     "action_parts",
     "action_text",
     "apply_action",
+    "attack_features",
     "board_view",
     "decode_action",
     "encode_drop",

@@ -20,6 +20,7 @@ class AnimalShogi(Env):
     name = "animal_shogi"
     side_names = notation.SIDE_NAMES
     flip_for_second = True
+    input_features = {"attacks": rules.attack_features}
 
     @classmethod
     def validate_options(cls, max_steps: int = 256) -> None:

@@ -363,6 +363,31 @@ def observe(state: AnimalShogiState) -> jax.Array:
     return planes.reshape(4, 3, OBS_PLANES).astype(jnp.float32)
 
 
+#: the planes :func:`attack_features` adds to the observation's 24, in order
+ATTACK_PLANES = (
+    "squares the mover attacks",
+    "squares the mover attacks twice or more",
+    "squares the opponent attacks",
+    "squares the opponent attacks twice or more",
+)
+
+
+def attack_features(obs: jax.Array) -> jax.Array:
+    """Network input features (``features="attacks"``) from observations float32[..., 4, 3, 24]
+    -> float32[..., 4, 3, 28]: the observation, then :data:`ATTACK_PLANES`, how many of each
+    side's pieces reach each square (the pieces' moves; what the ladder's ``engine:D`` weighs
+    for lion safety, hanging pieces and try threats). Pure, and it commutes with the mirror."""
+    attacks = []
+    for first, moves in ((0, MOVES), (5, OPP_MOVES)):  # the mover's kinds, then the opponent's
+        count = jnp.zeros(obs.shape[:-1], jnp.float32)
+        for kind, dirs in moves.items():
+            plane = obs[..., first + kind - 1]
+            for d in dirs:
+                count = count + grid.shift_planes(plane, *DIRECTIONS[d])
+        attacks += [count >= 1, count >= 2]
+    return jnp.concatenate([obs, jnp.stack(attacks, -1).astype(obs.dtype)], axis=-1)
+
+
 def mirror_symmetries() -> Symmetries:
     """The identity and the left-right mirror (files a <-> c) as gather tables.
 
