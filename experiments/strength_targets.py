@@ -4,6 +4,7 @@ interval, met or not.
 
     python experiments/strength_targets.py                              # the shipped agents
     python experiments/strength_targets.py --agents reversi8 --sims 64
+    python experiments/strength_targets.py --agents reversi8 --opponents engine:4 engine:2
     python experiments/strength_targets.py --agent animal_shogi=runs/X/animal_shogi_alphazero/seed0
     python experiments/strength_targets.py --agent tic_tac_toe=runs/ttt-az --agents tic_tac_toe
     python experiments/strength_targets.py --quick       # 10 games per colour: a smoke run
@@ -231,6 +232,12 @@ def main(argv=None) -> list[dict]:
         metavar="KEY=SPEC",
         help="the agent of a game (a run directory or a spec), replacing the shipped one",
     )
+    ap.add_argument(
+        "--opponents",
+        nargs="+",
+        metavar="SPEC",
+        help="only the pairings against these opponents (e.g. engine:4; default: all)",
+    )
     ap.add_argument("--sims", type=int, default=MAX_TARGET_SIMS, help="simulations per move")
     ap.add_argument("--games", type=int, default=200, help="games per colour (default 200)")
     ap.add_argument("--seed", type=int, default=0)
@@ -248,12 +255,18 @@ def main(argv=None) -> list[dict]:
     missing = [k for k in keys if k not in agents]
     if missing:
         ap.error(f"no agent for {missing}: name one with --agent {missing[0]}=<run directory>")
+    known = {t.opponent for k in keys for t in TARGETS[k]}
+    unknown = sorted(set(args.opponents or ()) - known)
+    if unknown:
+        ap.error(f"no target of {keys} plays {unknown}: the opponents are {sorted(known)}")
     if args.sims > MAX_TARGET_SIMS:
         print(f"note: search targets allow at most {MAX_TARGET_SIMS} simulations; none is met")
     out = prepare_out(args.out, {**vars(args), "agents": {k: agents[k] for k in keys}})
     rows = []
     for key in keys:
         for target in TARGETS[key]:
+            if args.opponents and target.opponent not in args.opponents:
+                continue
             row = check(key, target, agents[key], args.sims, args.games, args.seed)
             rows.append(row)
             print(

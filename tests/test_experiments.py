@@ -492,6 +492,11 @@ def test_strength_targets_protocol(ttt_curves, tmp_path):
     assert not strength_targets.check("tic_tac_toe", anything, run, 65, 2, 0)["met"]
     with pytest.raises(SystemExit):
         strength_targets.main(["--agents", "tic_tac_toe", "--out", st])  # no agent named
+    with pytest.raises(SystemExit):  # no tic-tac-toe target plays engine:4
+        strength_targets.main(
+            ["--agent", f"tic_tac_toe={run}", "--agents", "tic_tac_toe", "--out", st]
+            + ["--opponents", "engine:4"]
+        )
 
 
 def test_strength_table_ladder_helpers(capsys):
