@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxgames.agents.common import Policy
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import Env
+from jaxgames.core import PLAIN_FEATURES, Env
 from jaxgames.evaluation.arena import arena
 from jaxgames.evaluation.opponents import random_policy
 from jaxgames.evaluation.rating import Rating
@@ -248,6 +248,7 @@ def export_agent(
         network=dict(
             network=config.get("network"),
             net=config.get("net"),
+            features=config.get("features", PLAIN_FEATURES),
             parameters=int(sum(np.size(x) for x in jax.tree_util.tree_leaves(loaded.params))),
         ),
         config=config,
@@ -330,6 +331,7 @@ def shipped_table() -> str:
         net, m = card["network"], card.get("measurements") or {}
         layers, hidden = net["net"].get("layers"), net["net"].get("hidden")
         shape = f" {layers}x{hidden}" if layers and hidden else ""
+        shape += _features_note(net)
         vr = m.get("vs_random")
         record = f"{_wdl(vr['as_first'])} / {_wdl(vr['as_second'])}" if vr else "-"
         rating = (m.get("ladder") or {}).get("rating")
@@ -341,6 +343,13 @@ def shipped_table() -> str:
             f"[card](../jaxgames/pretrained/{name}/card.md) |"
         )
     return "\n".join(rows)
+
+
+def _features_note(net: dict[str, Any]) -> str:
+    """`` reading the 'mobility' features`` for a network that does (cards before the field
+    existed read the bare observation), else ""."""
+    features = net.get("features", PLAIN_FEATURES)
+    return "" if features == PLAIN_FEATURES else f" reading the {features!r} features"
 
 
 def _wdl_row(label: str, r: dict[str, int]) -> str:
@@ -391,7 +400,8 @@ def render_card(card: dict[str, Any]) -> str:
         "| | |",
         "|---|---|",
         f"| algorithm | {card['algorithm']} |",
-        f"| network | {net['network']} {net['net']}, {net['parameters']:,} parameters |",
+        f"| network | {net['network']} {net['net']}{_features_note(net)}, "
+        f"{net['parameters']:,} parameters |",
         f"| training command | `{t.get('command')}` |",
         f"| env steps | {steps} (checkpoint {t.get('chunk')}) |",
         f"| wall clock | {_seconds(t.get('wall_clock_seconds'))} from start to that checkpoint "
