@@ -24,6 +24,7 @@ from jaxgames.pretrained import (
     measure_vs_random,
     pretrained_names,
     read_card,
+    _steps_in_all,
     shipped_table,
 )
 from jaxgames.runs import PARAMS_FILE, load_agent, save_params
@@ -243,6 +244,9 @@ def test_export_round_trip(tmp_path, capsys):
     assert read_card(out2)["training"]["started_from"] == {"spec": out, **t}
     row = f"| started from | `{out}` as it was then: `{t['command']}`, {t['env_steps']:,} env steps"
     assert row in open(os.path.join(out2, "card.md")).read()
+    t2 = read_card(out2)["training"]  # the shipped table counts the steps of both runs
+    both = f"{t['env_steps'] + t2['env_steps']:,} ({t['env_steps']:,} + {t2['env_steps']:,})"
+    assert _steps_in_all(t2) == both and _steps_in_all(t) == f"{t['env_steps']:,}"
 
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2

@@ -259,7 +259,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         net={"hidden": 256, "layers": 3},
         # the network reads both sides' legal moves and frontier discs beside the discs: on 6x6
         # at equal plies (3.0M, 1.13x the time per ply) it beat the bare discs 55.8% [52.7, 58.9]
-        # head to head alone and 64.9% [60.1, 69.4] with 32 simulations (docs/results.md)
+        # head to head alone and 64.9% [60.1, 69.4] with 32 simulations; the shipped reversi8
+        # reads them too (it beats the one without at half the plies, docs/results.md)
         features="mobility",
         num_envs=128,
         num_steps=16,  # 2048 positions per update
@@ -268,8 +269,9 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # Gumbel search improves the policy even with few simulations (Danihelka et al.
         # 2022); 8 keeps ~6k plies/s, where a 6x6 network passes 90% vs random in ~100k plies;
         # at equal time 4 lost to it and 16 came out level. Later in training deeper searches
-        # pay: the shipped reversi8 is the 47-min 512x3 network trained 16M more plies with 16
-        # (init_from, learning rate 2.5e-4, 70 min; 60.9% head to head, docs/results.md)
+        # pay: the 47-min 512x3 network trained 16M more plies with 16 (init_from, learning
+        # rate 2.5e-4, 70 min) beat it 60.9% head to head (docs/results.md); the shipped
+        # reversi8 has the same two stages (10.5M plies with 8, then 7.0M with 16)
         num_simulations=8,
         # 4 updates of play: on 6x6 at 143k plies (one seed each) windows of 0 / 8192 / 65536
         # were within noise of each other vs random (90-95%); the short window keeps targets

@@ -322,7 +322,7 @@ def shipped_table() -> str:
     steps, record against random and ladder Elo. ``experiments/refresh_pretrained.py`` writes
     it into docs/pretrained.md."""
     rows = [
-        "| name | algorithm | env steps | vs random, first / second (W/D/L) | "
+        "| name | algorithm | env steps (all stages) | vs random, first / second (W/D/L) | "
         "ladder Elo [95% CI] | card |",
         "|---|---|---|---|---|---|",
     ]
@@ -335,14 +335,29 @@ def shipped_table() -> str:
         vr = m.get("vs_random")
         record = f"{_wdl(vr['as_first'])} / {_wdl(vr['as_second'])}" if vr else "-"
         rating = (m.get("ladder") or {}).get("rating")
-        steps = card["training"].get("env_steps")
         rows.append(
             f"| `{name}` | {_ALGORITHM_NAMES.get(card['algorithm'], card['algorithm'])}, "
-            f"{net['network'].upper()}{shape} | {'-' if steps is None else f'{steps:,}'} | "
+            f"{net['network'].upper()}{shape} | {_steps_in_all(card['training'])} | "
             f"{record} | {'-' if rating is None else Rating.from_json(rating)} | "
             f"[card](../jaxgames/pretrained/{name}/card.md) |"
         )
     return "\n".join(rows)
+
+
+def _steps_in_all(training: dict[str, Any]) -> str:
+    """The env steps of an agent's training, summed over the chain of runs it started from
+    (``"17,489,920 (10,493,952 + 6,995,968)"``, oldest first); ``"-"`` if unknown, and the
+    last run's alone if an earlier run's are unknown."""
+    chain, t = [], training
+    while t:
+        chain.append(t.get("env_steps"))
+        t = t.get("started_from")
+    if chain[0] is None:
+        return "-"
+    if len(chain) == 1 or None in chain:
+        return f"{chain[0]:,}"
+    parts = " + ".join(f"{x:,}" for x in reversed(chain))
+    return f"{sum(chain):,} ({parts})"
 
 
 def _features_note(net: dict[str, Any]) -> str:
