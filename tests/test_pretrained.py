@@ -19,12 +19,12 @@ from jaxgames.agents.search import SearchPolicy
 from jaxgames.cli.train import train_config
 from jaxgames.pretrained import (
     PRETRAINED_DIR,
+    _steps_in_all,
     load_pretrained,
     load_pretrained_agent,
     measure_vs_random,
     pretrained_names,
     read_card,
-    _steps_in_all,
     shipped_table,
 )
 from jaxgames.runs import PARAMS_FILE, load_agent, save_params
