@@ -9,6 +9,7 @@ import re
 import jax
 import numpy as np
 import pytest
+from tiny_configs import TINY_FIELDS
 
 import jaxgames
 from jaxgames.agents import alphazero, load_agent
@@ -131,17 +132,10 @@ def test_feature_names_are_checked():
         alphazero.default_config("reversi", {"size": 6}, features="nope")
 
 
+# the tests' tiny AlphaZero fields on 4x4 reversi, reading the features
 TINY = alphazero.AlphaZeroConfig(
-    game="reversi",
-    game_options={"size": 4},
+    **{**TINY_FIELDS, "game": "reversi", "game_options": {"size": 4}, "update_epochs": 1},
     features="mobility",
-    network="mlp",
-    net={"hidden": 16, "layers": 1},
-    num_envs=8,
-    num_steps=4,
-    num_minibatches=2,
-    update_epochs=1,
-    updates_per_chunk=2,
     num_simulations=2,
     max_num_considered_actions=4,
     total_steps=64,
