@@ -14,10 +14,11 @@ A game *reaches the perfect-play result* for the agent when it ends with at leas
 agent's discs as white, at least 16 as black (empty squares count for nobody).
 
 Prints, per colour: W/D/L, the mean of the agent's discs, the fraction of games that reach
-the perfect-play result with a 95% Wilson interval, and how many different final boards the
-games ended on (deterministic players repeat games; the interval treats games as
-independent, so it is only as wide as the variety of games allows); ``--json FILE`` writes
-them too.
+the perfect-play result with a 95% Wilson interval, the final scores (the agent's discs - the
+opponent's, most common first: a win short of 20-16 as white shows here) and how many
+different final boards the games ended on (deterministic players repeat games; the interval
+treats games as independent, so it is only as wide as the variety of games allows);
+``--json FILE`` writes them too.
 Games run in parallel in one jitted loop, the two colours paired on the same random numbers
 (:func:`jaxgames.evaluation.arena.play_from` with ``paired=True``).
 """
@@ -28,6 +29,7 @@ import argparse
 import os
 import sys
 import time
+from collections import Counter
 
 import jax
 import jax.numpy as jnp
@@ -63,10 +65,11 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
         agent_moves = final.current_player == a_player
         boards = jnp.where(agent_moves[:, None], final.mover, final.opponent)  # agent's discs
         boards = jnp.concatenate([boards, final.mover | final.opponent], axis=-1)
-        return total, jnp.where(agent_moves, mover_discs, other_discs), boards
+        discs = jnp.where(agent_moves, mover_discs, other_discs)
+        return total, discs, jnp.where(agent_moves, other_discs, mover_discs), boards
 
     t0 = time.perf_counter()
-    total, discs, boards = jax.device_get(run(key_play))
+    total, discs, their_discs, boards = jax.device_get(run(key_play))
     seconds = time.perf_counter() - t0
     mine = total[np.arange(2 * games), a_player]
     out = {"agent": agent, "opponent": opponent, "games_per_colour": games, "seed": seed}
@@ -76,6 +79,7 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
         record = Record(int(np.sum(r > 0)), int(np.sum(r == 0)), int(np.sum(r < 0)))
         reached = int(np.sum(discs[sel] >= PERFECT_DISCS[colour]))
         low, high = wilson_interval(reached, games)
+        scores = Counter(f"{a}-{b}" for a, b in zip(discs[sel], their_discs[sel]))
         out[name] = {
             "distinct_games": len({b.tobytes() for b in boards[sel]}),
             "wins": record.wins,
@@ -83,6 +87,7 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
             "losses": record.losses,
             "score": record.score,
             "mean_discs": float(np.mean(discs[sel])),
+            "final_scores": dict(scores.most_common()),
             "perfect_discs": PERFECT_DISCS[colour],
             "reached": reached,
             "reached_rate": reached / games,
@@ -120,6 +125,9 @@ def main(argv=None) -> dict:
             f"{c['reached']:3d}/{args.games} "
             f"({c['perfect_discs']}+ discs) {c['reached_rate']:.1%} [{low:.1%}, {high:.1%}]"
         )
+        scores = ", ".join(f"{s} x{n}" for s, n in list(c["final_scores"].items())[:6])
+        more = len(c["final_scores"]) - 6
+        print(f"           final scores: {scores}" + (f" (+{more} more)" if more > 0 else ""))
     if args.json:
         print(f"wrote {write_json(args.json, out)}")
     return out

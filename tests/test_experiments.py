@@ -841,4 +841,9 @@ def test_reversi6_perfect_result(tmp_path):
         assert c["wins"] + c["draws"] + c["losses"] == 4 and c["perfect_discs"] == perfect
         assert 0 < c["mean_discs"] <= 36 and 1 <= c["distinct_games"] <= 4
         assert c["reached"] == round(c["reached_rate"] * 4)
+        scores = {tuple(map(int, k.split("-"))): n for k, n in c["final_scores"].items()}
+        assert sum(scores.values()) == 4 and all(0 < a + b <= 36 for a, b in scores)
+        # the final scores agree with the target's count and the mean of the agent's discs
+        assert sum(n for (a, _), n in scores.items() if a >= perfect) == c["reached"]
+        assert sum(a * n for (a, _), n in scores.items()) == 4 * c["mean_discs"]
     assert json.load(open(tmp_path / "r.json"))["white"] == out["white"]
