@@ -348,10 +348,7 @@ def _steps_in_all(training: dict[str, Any]) -> str:
     """The env steps of an agent's training, summed over the chain of runs it started from
     (``"17,489,920 (10,493,952 + 6,995,968)"``, oldest first); ``"-"`` if unknown, and the
     last run's alone if an earlier run's are unknown."""
-    chain, t = [], training
-    while t:
-        chain.append(t.get("env_steps"))
-        t = t.get("started_from")
+    chain = [stage.get("env_steps") for stage in _training_stages(training)]
     if chain[0] is None:
         return "-"
     if len(chain) == 1 or None in chain:
@@ -376,11 +373,20 @@ def _seconds(x: float | None) -> str:
     return "unknown" if x is None else f"{x:,.0f} s"
 
 
+def _training_stages(training: dict[str, Any]) -> list[dict[str, Any]]:
+    """A card's training facts and those of the chain of runs it started from (``init_from``),
+    nearest first."""
+    stages = []
+    while training:
+        stages.append(training)
+        training = training.get("started_from")
+    return stages
+
+
 def _started_from_rows(training: dict[str, Any]) -> list[str]:
     """Card rows for the chain of agents a run started from (``init_from``), nearest first."""
     rows = []
-    start = training.get("started_from")
-    while start:
+    for start in _training_stages(training)[1:]:
         steps = start.get("env_steps")
         rows.append(
             f"| started from | `{start['spec']}` as it was then: `{start.get('command')}`, "
@@ -388,7 +394,6 @@ def _started_from_rows(training: dict[str, Any]) -> list[str]:
             f"{_seconds(start.get('train_seconds'))} in training chunks "
             f"(run `{start.get('source_run')}`) |"
         )
-        start = start.get("started_from")
     return rows
 
 
