@@ -3,6 +3,7 @@
     python experiments/refresh_pretrained.py --run reversi8=runs/ppo_reversi8 --run ...
     python experiments/refresh_pretrained.py --measure-only tic_tac_toe reversi8
     python experiments/refresh_pretrained.py --measure-only     # every shipped agent
+    python experiments/refresh_pretrained.py --render-only      # card.md + docs table only
 
 ``--run NAME=RUN_DIR`` exports the run's newest checkpoint to ``jaxgames/pretrained/NAME/``
 (``jaxgames export``: config.json, params.msgpack, card skeleton with the training command,
@@ -15,6 +16,11 @@ agents already shipped. The measurements rewrite the card (``card.json`` and ``c
 - where the game has a ladder, the rating of ``jaxgames rate pretrained:NAME --seed S`` (run
   through that command: Elo with its 95% interval, W/D/L per rung and colour; the agent's
   training partners are not played).
+
+``--render-only`` measures nothing: it rewrites every ``card.md`` from its ``card.json`` and the
+docs table, as needed after a preset change (``card.md`` derives each stage's training command
+from the stage's config against today's presets; ``tests/test_pretrained.py`` says when a
+card is stale).
 
 Run it on the machine that trained the agents: the card's wall clock is the run's own.
 """
@@ -158,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME",
         help="re-measure shipped agents (all if no name is given)",
     )
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite every card.md from its card.json and the docs table; measure nothing",
+    )
     p.add_argument("--games-per-colour", type=int, default=VS_RANDOM_GAMES)
     p.add_argument("--seed", type=int, default=VS_RANDOM_SEED)
     p.add_argument("--games-per-rung", type=int, default=None, help="default: the ladder's")
@@ -166,10 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         runs = parse_runs(args.run)
-        if args.measure_only is not None and runs:
-            raise ValueError("give either --run NAME=RUN_DIR ... or --measure-only [NAME ...]")
-        if args.measure_only is None and not runs:
-            raise ValueError("nothing to do: give --run NAME=RUN_DIR or --measure-only")
+        if sum([args.measure_only is not None, bool(runs), args.render_only]) > 1:
+            raise ValueError(
+                "give one of --run NAME=RUN_DIR ..., --measure-only [NAME ...], --render-only"
+            )
+        if args.measure_only is None and not runs and not args.render_only:
+            raise ValueError(
+                "nothing to do: give --run NAME=RUN_DIR, --measure-only or --render-only"
+            )
         if args.games_per_colour < 1:
             raise ValueError(f"--games-per-colour must be >= 1, got {args.games_per_colour}")
         shipped = sorted(
@@ -179,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [n for n in names if n not in runs and n not in shipped]
         if unknown:
             raise ValueError(f"not shipped: {', '.join(unknown)}; shipped: {', '.join(shipped)}")
+        if args.render_only:
+            for name in shipped:
+                write_card(os.path.join(args.dest, name), read_card(os.path.join(args.dest, name)))
+                print(f"wrote {os.path.join(args.dest, name)}/card.md")
+            names = []
         for name, run_dir in runs.items():
             export_agent(run_dir, os.path.join(args.dest, name), name=name, overwrite=True)
             print(f"exported {run_dir} -> {os.path.join(args.dest, name)}")

@@ -15,19 +15,23 @@ from tiny_configs import TINY_TRAIN_ARGS
 
 import jaxgames
 from jaxgames import cli
+from jaxgames.agents.registry import algorithm_module
 from jaxgames.agents.search import SearchPolicy
 from jaxgames.cli.train import train_config
 from jaxgames.pretrained import (
     PRETRAINED_DIR,
     _steps_in_all,
+    _training_stages,
     load_pretrained,
     load_pretrained_agent,
     measure_vs_random,
     pretrained_names,
     read_card,
+    render_card,
     shipped_table,
+    stage_command,
 )
-from jaxgames.runs import PARAMS_FILE, load_agent, save_params
+from jaxgames.runs import CARD_MD_FILE, PARAMS_FILE, load_agent, read_run_config, save_params
 from jaxgames.specs import check_spec, make_opponent
 
 SHIPPED = pretrained_names()
@@ -121,15 +125,47 @@ def config_of_command(command: str):
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_card_command_gives_the_shipped_config(name):
-    """The card's training command, parsed as the CLI does, gives the shipped config: it
-    names every field where the shipped agent differs from today's preset (a preset that
-    changes after the agent was trained must not make its card wrong)."""
-    from jaxgames.runs import read_run_config
+def test_card_keeps_the_config_of_every_stage(name):
+    """The card keeps the whole config of every training stage (the newest: the shipped
+    config.json's), and the command card.md shows for a stage, parsed as the CLI does, gives
+    that stage's config. The commands are derived against today's presets when the card is
+    rendered, so a preset change re-renders card.md (one command) and never needs a config
+    the card no longer has."""
+    folder = os.path.join(PRETRAINED_DIR, name)
+    algorithm, config = read_run_config(folder)
+    card = read_card(folder)
+    stages = _training_stages(card["training"])
+    assert (stages[0]["algorithm"], stages[0]["config"]) == (algorithm, config.to_dict())
+    for stage in stages:
+        stage_config = algorithm_module(stage["algorithm"]).Config.from_dict(stage["config"])
+        command = stage_command(stage)
+        assert shlex.split(command)[:3] == ["jaxgames", "train", stage["algorithm"]]
+        assert config_of_command(command) == stage_config, (name, command)
+    with open(os.path.join(folder, CARD_MD_FILE), encoding="utf-8") as f:
+        assert f.read() == render_card(card), (
+            f"{name}/card.md is stale (a preset or the card layout changed): run "
+            "python experiments/refresh_pretrained.py --render-only"
+        )
 
-    _, config = read_run_config(os.path.join(PRETRAINED_DIR, name))
-    command = read_card(os.path.join(PRETRAINED_DIR, name))["training"]["command"]
-    assert config_of_command(command).override({"seed": config.seed}) == config
+
+def test_card_commands_survive_a_preset_change(monkeypatch):
+    """A preset changed after an agent shipped (as the reversi preset's ``features`` was)
+    changes the commands card.md derives, and they still give the configs the card keeps."""
+    from jaxgames.agents import alphazero
+
+    preset = alphazero.default_config
+
+    def changed(game, options, quick=False):
+        config = preset(game, options, quick=quick)
+        return config.override({"features": "observation", "root_noise": 0.5})
+
+    card = read_card(os.path.join(PRETRAINED_DIR, "reversi8"))
+    before = [stage_command(s) for s in _training_stages(card["training"])]
+    monkeypatch.setattr(alphazero, "default_config", changed)
+    for stage, old in zip(_training_stages(card["training"]), before):
+        command = stage_command(stage)
+        assert "--features=mobility" in command and "--root-noise=0.25" in command, old
+        assert config_of_command(command).to_dict() == stage["config"]
 
 
 def test_unknown_name_lists_the_shipped_ones(ttt):
@@ -232,9 +268,10 @@ def test_export_round_trip(tmp_path, capsys):
     assert t["chunk"] == a.chunk and t["env_steps"] > 0 and t["wall_clock_seconds"] >= 0
     assert card["params"]["bytes"] == os.path.getsize(os.path.join(out, PARAMS_FILE))
     # the card's command, parsed as the CLI does, gives the run's config
-    words = shlex.split(t["command"])
+    command = stage_command(t)
+    words = shlex.split(command)
     assert words[:3] == ["jaxgames", "train", "ppo"] and '--net={"hidden": 8, "layers": 1}' in words
-    assert config_of_command(t["command"]) == a.config
+    assert config_of_command(command) == a.config and t["config"] == a.config.to_dict()
 
     # a run started from the exported agent (init_from): its card names that agent's training
     warm = ["train", "ppo", "--game", "tic_tac_toe", "--seed", "4", "--runs-dir", runs]
@@ -242,7 +279,7 @@ def test_export_round_trip(tmp_path, capsys):
     out2 = str(tmp_path / "warm")
     assert cli.main(["export", os.path.join(runs, "tic_tac_toe-ppo-seed4"), out2]) == 0
     assert read_card(out2)["training"]["started_from"] == {"spec": out, **t}
-    row = f"| started from | `{out}` as it was then: `{t['command']}`, {t['env_steps']:,} env steps"
+    row = f"| started from | `{out}` as it was then: `{command}`, {t['env_steps']:,} env steps"
     assert row in open(os.path.join(out2, "card.md")).read()
     t2 = read_card(out2)["training"]  # the shipped table counts the steps of both runs
     both = f"{t['env_steps'] + t2['env_steps']:,} ({t['env_steps']:,} + {t2['env_steps']:,})"
@@ -270,6 +307,10 @@ def test_export_round_trip(tmp_path, capsys):
     assert card["reproduce"].endswith("--measure-only tiny --games-per-colour 4 --no-ladder")
     assert "## Against random (4 games per colour, seed 0)" in open(f"{out}/card.md").read()
     assert refresh_pretrained.main(["--measure-only", "nope", "--dest", dest]) == 2
+    with open(f"{out}/card.md", "w") as f:  # --render-only rewrites card.md from card.json
+        f.write("stale")
+    assert refresh_pretrained.main(["--render-only", "--dest", dest]) == 0
+    assert open(f"{out}/card.md").read() == render_card(card)
     assert "not shipped: nope" in capsys.readouterr().err
 
     # parameters of another network: a one-line ValueError naming the mismatch

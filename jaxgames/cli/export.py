@@ -4,9 +4,9 @@
     jaxgames eval --a shared/r8 --b random    # every loader takes the folder like a run
 
 Writes the run's newest checkpoint's acting parameters alone (flax msgpack, no optimiser
-state), the run's ``config.json`` and a model card skeleton (training command, env steps,
-wall clock; see :mod:`jaxgames.pretrained`). ``experiments/refresh_pretrained.py`` adds the
-measurements to a card.
+state), the run's ``config.json`` and a model card skeleton (each training stage's config and
+command, env steps, wall clock; see :mod:`jaxgames.pretrained`).
+``experiments/refresh_pretrained.py`` adds the measurements to a card.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@
 Each agent is a folder ``jaxgames/pretrained/<name>/`` in the exported format of
 :mod:`jaxgames.runs` (the run's ``config.json``, the parameters alone in ``params.msgpack``)
 plus its model card: ``card.json`` (machine-readable) and ``card.md`` (the same facts for
-people). A card holds the algorithm, network, config, the command that trained it, env steps
-and wall clock (from the run's ``metrics.jsonl``), and, once measured by
+people). A card holds the algorithm, network, config, the whole config of every training stage
+(``card.md`` derives the command of each from it, :func:`stage_command`), env steps and wall
+clock (from the run's ``metrics.jsonl``), and, once measured by
 ``experiments/refresh_pretrained.py``, the record against random per colour and the ladder
 rating with W/D/L per rung and colour, each with the command that reproduces it. The opponent
 spec ``pretrained:<name>`` (and ``mcts:N:pretrained:<name>``) names these agents anywhere a
@@ -134,6 +135,17 @@ def train_command(algorithm: str, config: Any) -> str:
     return shlex.join(words)
 
 
+def stage_command(stage: dict[str, Any]) -> str | None:
+    """The ``jaxgames train`` command of one training stage of a card (its ``training`` facts
+    or an entry of their ``started_from`` chain), derived from the stage's whole config against
+    today's presets, so a preset that changes later never makes a card's command wrong; cards
+    written before the config was kept give the command they stored (``None`` if neither)."""
+    if "config" not in stage:
+        return stage.get("command")
+    algorithm = stage["algorithm"]
+    return train_command(algorithm, algorithm_module(algorithm).Config.from_dict(stage["config"]))
+
+
 def _parse_time(text: Any) -> float | None:
     try:
         return datetime.datetime.strptime(text, CREATED_FORMAT).timestamp()
@@ -152,10 +164,10 @@ def _run_name(run_dir: str) -> str:
 
 
 def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
-    """What a run's files say about its training up to checkpoint ``chunk``: the command,
-    env steps, chunks and wall clock (seconds from ``config.json``'s creation to that chunk's
-    metrics record: compilation, evaluation and any pause before a resume included;
-    ``train_seconds``: the chunks' own compute)."""
+    """What a run's files say about its training up to checkpoint ``chunk``: the algorithm
+    and whole config, env steps, chunks and wall clock (seconds from ``config.json``'s
+    creation to that chunk's metrics record: compilation, evaluation and any pause before a
+    resume included; ``train_seconds``: the chunks' own compute)."""
     with open(os.path.join(run_dir, CONFIG_FILE), encoding="utf-8") as f:
         record = json.load(f)
     algorithm, config = read_run_config(run_dir)
@@ -164,7 +176,8 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
     start = _parse_time(record.get("created"))
     end = last.get("time")
     facts = dict(
-        command=train_command(algorithm, config),
+        algorithm=algorithm,
+        config=config.to_dict(),  # the command is derived from it when a card is rendered
         chunk=chunk,
         env_steps=last.get("env_steps"),
         wall_clock_seconds=None if start is None or end is None else round(end - start, 1),
@@ -389,7 +402,7 @@ def _started_from_rows(training: dict[str, Any]) -> list[str]:
     for start in _training_stages(training)[1:]:
         steps = start.get("env_steps")
         rows.append(
-            f"| started from | `{start['spec']}` as it was then: `{start.get('command')}`, "
+            f"| started from | `{start['spec']}` as it was then: `{stage_command(start)}`, "
             f"{'unknown' if steps is None else f'{steps:,}'} env steps, "
             f"{_seconds(start.get('train_seconds'))} in training chunks "
             f"(run `{start.get('source_run')}`) |"
@@ -422,7 +435,7 @@ def render_card(card: dict[str, Any]) -> str:
         f"| algorithm | {card['algorithm']} |",
         f"| network | {net['network']} {net['net']}{_features_note(net)}, "
         f"{net['parameters']:,} parameters |",
-        f"| training command | `{t.get('command')}` |",
+        f"| training command | `{stage_command(t)}` |",
         f"| env steps | {steps} (checkpoint {t.get('chunk')}) |",
         f"| wall clock | {_seconds(t.get('wall_clock_seconds'))} from start to that checkpoint "
         f"({_seconds(t.get('train_seconds'))} in training chunks) |",
