@@ -6,9 +6,9 @@
     python experiments/refresh_pretrained.py --render-only      # card.md + docs table only
 
 ``--run NAME=RUN_DIR`` exports the run's newest checkpoint to ``jaxgames/pretrained/NAME/``
-(``jaxgames export``: config.json, params.msgpack, card skeleton with the training command,
-env steps and wall clock read from the run) and then measures it; ``--measure-only`` measures
-agents already shipped. The measurements rewrite the card (``card.json`` and ``card.md``):
+(``jaxgames export``: config.json, params.msgpack, card skeleton with each training stage's
+config, env steps and wall clock read from the run) and then measures it; ``--measure-only``
+measures agents already shipped. The measurements rewrite the card (``card.json`` and ``card.md``):
 
 - against random, ``--games-per-colour`` games as each colour with ``--seed``: exactly the
   games of ``jaxgames eval --a pretrained:NAME --b random --games 2N --seed S`` (and of
@@ -194,17 +194,16 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [n for n in names if n not in runs and n not in shipped]
         if unknown:
             raise ValueError(f"not shipped: {', '.join(unknown)}; shipped: {', '.join(shipped)}")
-        if args.render_only:
-            for name in shipped:
-                write_card(os.path.join(args.dest, name), read_card(os.path.join(args.dest, name)))
-                print(f"wrote {os.path.join(args.dest, name)}/card.md")
-            names = []
         for name, run_dir in runs.items():
             export_agent(run_dir, os.path.join(args.dest, name), name=name, overwrite=True)
             print(f"exported {run_dir} -> {os.path.join(args.dest, name)}")
-        for name in names:
-            measure(name, args.dest, args)
-            print(f"wrote {os.path.join(args.dest, name)}/card.md")
+        for name in names:  # --render-only: every shipped agent, its card as it is
+            folder = os.path.join(args.dest, name)
+            if args.render_only:
+                write_card(folder, read_card(folder))
+            else:
+                measure(name, args.dest, args)
+            print(f"wrote {folder}/card.md")
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -307,11 +307,13 @@ def test_export_round_trip(tmp_path, capsys):
     assert card["reproduce"].endswith("--measure-only tiny --games-per-colour 4 --no-ladder")
     assert "## Against random (4 games per colour, seed 0)" in open(f"{out}/card.md").read()
     assert refresh_pretrained.main(["--measure-only", "nope", "--dest", dest]) == 2
+    assert "not shipped: nope" in capsys.readouterr().err
     with open(f"{out}/card.md", "w") as f:  # --render-only rewrites card.md from card.json
         f.write("stale")
     assert refresh_pretrained.main(["--render-only", "--dest", dest]) == 0
     assert open(f"{out}/card.md").read() == render_card(card)
-    assert "not shipped: nope" in capsys.readouterr().err
+    # a card written before the stages' configs were kept shows the command it stored
+    assert stage_command({"command": "jaxgames train ppo --game tic_tac_toe"}).endswith("toe")
 
     # parameters of another network: a one-line ValueError naming the mismatch
     other = jax.tree_util.tree_map(lambda x: np.zeros((3, *x.shape), x.dtype), a.params)
