@@ -41,7 +41,7 @@ import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
-from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
+from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record, machine_description  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
 from jaxgames.training.driver import initial_params  # noqa: E402
 from jaxgames.training.metrics import MetricsLog, chunk_record  # noqa: E402
@@ -580,6 +580,7 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
             {
                 **config_record(result.algorithm, cfg),
                 "created": result.started,
+                "machine": machine_description(),
                 "trained_by": "experiments/common.py train_seeds (vmapped seeds)",
                 "chunks_done": result.num_chunks,
             },

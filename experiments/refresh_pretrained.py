@@ -41,7 +41,7 @@ if ROOT not in sys.path:  # `python experiments/refresh_pretrained.py` imports t
     sys.path.insert(0, ROOT)
 
 from jaxgames import cli  # noqa: E402
-from jaxgames.evaluation.rating import game_key, ladder_path, machine_description  # noqa: E402
+from jaxgames.evaluation.rating import game_key, ladder_path  # noqa: E402
 from jaxgames.pretrained import (  # noqa: E402
     PRETRAINED_DIR,
     VS_RANDOM_GAMES,
@@ -53,7 +53,7 @@ from jaxgames.pretrained import (  # noqa: E402
     shipped_table,
     write_card,
 )
-from jaxgames.runs import is_exported, load_agent  # noqa: E402
+from jaxgames.runs import is_exported, load_agent, machine_description  # noqa: E402
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 DOCS = os.path.join(ROOT, "docs", "pretrained.md")

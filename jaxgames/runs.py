@@ -5,10 +5,11 @@
     loaded = load_agent("runs/ttt-ppo")                # network, params, env, config, chunk
     save_params(loaded.params, "shared/ttt")           # + config.json: an exported agent
 
-``runs/<name>/config.json`` holds ``{"algorithm": ..., "config": {...}, "created": ...}``,
-written once when the run starts (see :mod:`jaxgames.training.driver` for the rest of the
-layout). Loading an agent reads only its own run: training partners are not resolved (the
-algorithm is built with stand-ins, which give the train state the same structure).
+``runs/<name>/config.json`` holds ``{"algorithm": ..., "config": {...}, "created": ...,
+"machine": ...}``, written once when the run starts (see :mod:`jaxgames.training.driver` for
+the rest of the layout). Loading an agent reads only its own run: training partners are not
+resolved (the algorithm is built with stand-ins, which give the train state the same
+structure).
 
 **Exported agents** (``jaxgames export``, the packaged agents of :mod:`jaxgames.pretrained`)
 are folders with the run's ``config.json``, the acting network's parameters alone in
@@ -23,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import platform
 from typing import Any
 
 import jax
@@ -47,6 +49,17 @@ CARD_MD_FILE = "card.md"
 class RunNotFoundError(FileNotFoundError, ValueError):
     """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
     ``ValueError``, so either kind of handler reports it)."""
+
+
+def machine_description() -> str:
+    """Hardware and software this process runs on (a run's ``config.json`` and a ladder's
+    ``machine`` field: model cards say where each training stage and measurement ran)."""
+    devs = jax.devices()
+    return (
+        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs; "
+        f"{len(devs)} x {devs[0].device_kind} ({jax.default_backend()}); "
+        f"jax {jax.__version__}, python {platform.python_version()}"
+    )
 
 
 def config_record(algorithm: str, config: Any) -> dict[str, Any]:

@@ -256,3 +256,42 @@ def test_init_from_errors_write_nothing(full_run, tmp_path, init_from, why):
 def test_init_from_must_be_a_clean_string():
     with pytest.raises(ValueError, match="invalid init_from="):
         dataclasses.replace(CFG, init_from=" runs/x")
+
+
+_SAVE_ON_ANOTHER_DEVICE = """
+import sys
+import jax, jax.numpy as jnp
+from jaxgames.training.checkpoint import CheckpointStore
+tree = {"w": jnp.arange(6.0).reshape(2, 3), "n": jnp.int32(7)}
+tree = jax.device_put(tree, jax.devices()[2])  # a device the restoring process lacks
+store = CheckpointStore(sys.argv[1], keep=1)
+store.save(1, tree)
+store.close()
+"""
+
+
+def test_checkpoint_saved_on_other_devices_restores_here(tmp_path):
+    """A checkpoint records the devices it was saved from; loading it (``load_agent``'s
+    template has no layout) must not need them: a run trained on a CPU is read on a GPU
+    machine, and the reverse. Saved in a process with 3 devices, on the third."""
+    import subprocess
+    import sys
+
+    from jaxgames.training.checkpoint import CheckpointStore
+
+    ckpt = str(tmp_path / "ckpt")
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=3")
+    subprocess.run(
+        [sys.executable, "-c", _SAVE_ON_ANOTHER_DEVICE, ckpt], env=env, check=True, timeout=120
+    )
+    assert len(jax.devices()) < 3
+    template = jax.eval_shape(lambda: {"w": jnp.zeros((2, 3)), "n": jnp.int32(0)})
+    store = CheckpointStore(ckpt, keep=1)
+    try:
+        step, tree = store.restore_latest(template)
+    finally:
+        store.close()
+    assert step == 1
+    np.testing.assert_array_equal(tree["w"], np.arange(6.0).reshape(2, 3))
+    assert int(tree["n"]) == 7
+    assert tree["w"].devices() == {jax.devices()[0]}

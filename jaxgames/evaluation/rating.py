@@ -79,7 +79,6 @@ import inspect
 import json
 import math
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -94,6 +93,7 @@ import numpy as np
 from jaxgames.core import Env, GameState, random_action
 from jaxgames.evaluation.arena import Record, play_from, wilson_interval
 from jaxgames.evaluation.opponents import Policy
+from jaxgames.runs import machine_description
 
 #: Elo points per nat of the logistic: P = sigma(dR / ELO_PER_NAT)
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -1005,16 +1005,6 @@ def load_ladder(name_or_path: str) -> Ladder:
             )
     with open(path) as f:
         return Ladder.from_json(json.load(f))
-
-
-def machine_description() -> str:
-    """Hardware and software the games ran on (for a ladder's ``machine`` field)."""
-    devs = jax.devices()
-    return (
-        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs; "
-        f"{len(devs)} x {devs[0].device_kind} ({jax.default_backend()}); "
-        f"jax {jax.__version__}, python {platform.python_version()}"
-    )
 
 
 def _git_version() -> str:

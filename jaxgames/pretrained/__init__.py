@@ -183,6 +183,7 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
         wall_clock_seconds=None if start is None or end is None else round(end - start, 1),
         train_seconds=round(sum(r.get("chunk_seconds", 0.0) for r in records), 1),
         created=record.get("created"),
+        machine=record.get("machine"),  # absent from runs made before config.json kept it
         finished=(
             None
             if end is None
@@ -396,6 +397,11 @@ def _training_stages(training: dict[str, Any]) -> list[dict[str, Any]]:
     return stages
 
 
+def _on_machine(training: dict[str, Any]) -> str:
+    """`` on <machine>`` for a stage whose run recorded where it trained, else nothing."""
+    return f" on {training['machine']}" if training.get("machine") else ""
+
+
 def _started_from_rows(training: dict[str, Any]) -> list[str]:
     """Card rows for the chain of agents a run started from (``init_from``), nearest first."""
     rows = []
@@ -404,7 +410,7 @@ def _started_from_rows(training: dict[str, Any]) -> list[str]:
         rows.append(
             f"| started from | `{start['spec']}` as it was then: `{stage_command(start)}`, "
             f"{'unknown' if steps is None else f'{steps:,}'} env steps, "
-            f"{_seconds(start.get('train_seconds'))} in training chunks "
+            f"{_seconds(start.get('train_seconds'))} in training chunks{_on_machine(start)} "
             f"(run `{start.get('source_run')}`) |"
         )
     return rows
@@ -439,7 +445,7 @@ def render_card(card: dict[str, Any]) -> str:
         f"| env steps | {steps} (checkpoint {t.get('chunk')}) |",
         f"| wall clock | {_seconds(t.get('wall_clock_seconds'))} from start to that checkpoint "
         f"({_seconds(t.get('train_seconds'))} in training chunks) |",
-        f"| trained | {t.get('created')} to {t.get('finished') or 'unknown'} "
+        f"| trained | {t.get('created')} to {t.get('finished') or 'unknown'}{_on_machine(t)} "
         f"(run `{t.get('source_run')}`) |",
         *_started_from_rows(t),
         f"| parameters | `{card['params']['file']}`, {card['params']['bytes']:,} bytes, "

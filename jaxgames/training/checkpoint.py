@@ -199,15 +199,22 @@ class CheckpointStore:
 
     def restore(self, step: int, template: Any) -> Any:
         """Restore ``step`` into the structure of ``template`` (arrays or ShapeDtypeStructs;
-        a leaf's ``sharding``, if any, is the layout it is restored into).
+        a leaf's ``sharding``, if any, is the layout it is restored into, else the default
+        device: whatever devices the step was saved from).
 
         Raises :class:`CheckpointDamagedError` if the files are unreadable, do not match their
         digest (or, for a step saved without one, hold non-finite floats), or their shapes or
         dtypes differ from the template.
         """
         leaves, treedef = jax.tree_util.tree_flatten(template)
+        # a leaf with no layout of its own goes to this process's default device: left to
+        # orbax, it would be restored onto the devices it was saved from, which fails on
+        # another machine (a run trained on a CPU read on a GPU, or the reverse)
+        here = jax.sharding.SingleDeviceSharding(jax.devices()[0])
         abstract = {
-            k: jax.ShapeDtypeStruct(np.shape(x), x.dtype, sharding=getattr(x, "sharding", None))
+            k: jax.ShapeDtypeStruct(
+                np.shape(x), x.dtype, sharding=getattr(x, "sharding", None) or here
+            )
             for k, x in _leaf_dict(template).items()
         }
         step_dir = os.path.join(self.directory, str(step))

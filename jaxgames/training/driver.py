@@ -58,7 +58,14 @@ from jaxgames import distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, check_run_dir, config_record, load_agent
+from jaxgames.runs import (
+    CONFIG_FILE,
+    CREATED_FORMAT,
+    check_run_dir,
+    config_record,
+    load_agent,
+    machine_description,
+)
 from jaxgames.specs import agent_run, make_partners, parse_spec
 from jaxgames.training.algorithm import Algorithm
 from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
@@ -206,7 +213,11 @@ def _create_config_file(run_dir: str, record: dict[str, Any]) -> bool:
     path = os.path.join(run_dir, CONFIG_FILE)
     tmp = os.path.join(run_dir, f"{CONFIG_FILE}.{os.getpid()}.tmp")
     with open(tmp, "w") as f:
-        json.dump({**record, "created": time.strftime(CREATED_FORMAT)}, f, indent=2)
+        json.dump(
+            {**record, "created": time.strftime(CREATED_FORMAT), "machine": machine_description()},
+            f,
+            indent=2,
+        )
         f.flush()
         os.fsync(f.fileno())
     try:

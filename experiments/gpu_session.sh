@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One short session on a GPU machine (no network there, its own jax): what the repo's numbers
+# for a GPU come from (docs/results.md, "On a GPU"). Each step has its own time limit and the
+# script goes on past a failed step, so one call gives whatever it can.
+#
+#   bash experiments/gpu_session.sh <out-dir> [train-seconds]
+#
+# 1. reversi 8x8 AlphaZero on the GPU: the shipped agent's last training stage
+#    (runs/mob8_s32/reversi8x8_alphazero/seed0 must be here) trained on with 32 simulations
+#    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
+#    each gradient step is still 512 positions and there are as many per ply as on the CPU);
+#    <out>/gpu8.tar.gz holds the curves, the run's config and metrics and the agent exported
+#    from it (parameters and card; the checkpoint, with its replay buffer, stays there)
+# 2. the AlphaZero, search and symmetry tests on the GPU
+# 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
+set -u
+out=${1:?usage: gpu_session.sh <out-dir> [train-seconds]}
+train_s=${2:-210}
+mkdir -p "$out"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+python3 - <<'EOF' || exit 1
+import jax, flax, optax, chex, mctx, jaxgames
+print("devices", jax.devices(), "jax", jax.__version__, "flax", flax.__version__,
+      "optax", optax.__version__, "chex", chex.__version__, "mctx", mctx.__version__)
+EOF
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+
+echo "== 1. reversi8 AlphaZero on the GPU (${train_s} s of training)"
+budget=$(python3 -c "print($train_s / 60)")
+timeout $((train_s + 240)) python3 experiments/learning_curves.py --games reversi:8 \
+    --algos alphazero --seeds 1 --budget-minutes "$budget" --evals 40 \
+    --total-steps 60000000 --opponents greedy --eval-games 64 --out runs/gpu8 \
+    --set net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001 \
+    anneal_lr=false num_envs=4096 replay_size=262144 num_minibatches=128 \
+    init_from=runs/mob8_s32/reversi8x8_alphazero/seed0
+# the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
+# state are ~100x larger); the card's training facts are read here, where the run is
+python3 -m jaxgames.cli export runs/gpu8/reversi8x8_alphazero/seed0 runs/gpu8_export \
+    --name reversi8 --force
+tar czf "$out/gpu8.tar.gz" runs/gpu8/reversi8x8_alphazero/*.* runs/gpu8_export \
+    runs/gpu8/reversi8x8_alphazero/seed0/*.* 2>/dev/null
+
+echo "== 2. tests on the GPU"
+# four test processes share the GPU: none may take most of its memory up front
+XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 100 python3 -m pytest -q -n 4 -p no:cacheprovider \
+    tests/test_alphazero.py tests/test_search.py tests/test_symmetries.py 2>&1 | tail -15
+
+echo "== 3. environment throughput"
+timeout 100 python3 experiments/benchmark_throughput.py --games reversi:8 animal_shogi \
+    tic_tac_toe --batch-sizes 4096 65536 --steps 200 --out "$out/throughput" 2>&1 | tail -20
