@@ -3,10 +3,13 @@
 # for a GPU come from (docs/results.md, "On a GPU"). Each step has its own time limit and the
 # script goes on past a failed step, so one call gives whatever it can.
 #
-#   bash experiments/gpu_session.sh <out-dir> [train-seconds]
+#   bash experiments/gpu_session.sh <out-dir> [train-seconds] [starting-agent]
 #
-# 1. reversi 8x8 AlphaZero on the GPU: the shipped agent's last training stage
-#    (runs/mob8_s32/reversi8x8_alphazero/seed0 must be here) trained on with 32 simulations
+# docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` at
+# commit 5f8ef5f (that reversi8: params sha256 d694617c56286212...) on one H200.
+#
+# 1. reversi 8x8 AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run
+#    directory, saved on any device, works too) trained on with 32 simulations
 #    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
 #    each gradient step is still 512 positions and there are as many per ply as on the CPU);
 #    <out>/gpu8.tar.gz holds the curves, the run's config and metrics and the agent exported
@@ -15,7 +18,8 @@
 # 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
 set -u
 out=${1:?usage: gpu_session.sh <out-dir> [train-seconds]}
-train_s=${2:-210}
+train_s=${2:-300}
+start=${3:-pretrained:reversi8}
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 python3 - <<'EOF' || exit 1
@@ -32,7 +36,7 @@ timeout $((train_s + 240)) python3 experiments/learning_curves.py --games revers
     --total-steps 60000000 --opponents greedy --eval-games 64 --out runs/gpu8 \
     --set net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001 \
     anneal_lr=false num_envs=4096 replay_size=262144 num_minibatches=128 \
-    init_from=runs/mob8_s32/reversi8x8_alphazero/seed0
+    init_from="$start"
 # the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
 # state are ~100x larger); the card's training facts are read here, where the run is
 python3 -m jaxgames.cli export runs/gpu8/reversi8x8_alphazero/seed0 runs/gpu8_export \

@@ -273,14 +273,17 @@ store.close()
 def test_checkpoint_saved_on_other_devices_restores_here(tmp_path):
     """A checkpoint records the devices it was saved from; loading it (``load_agent``'s
     template has no layout) must not need them: a run trained on a CPU is read on a GPU
-    machine, and the reverse. Saved in a process with 3 devices, on the third."""
+    machine, and the reverse. Saved in a process with 3 CPU devices, on the third (read here
+    on this process's default device: the CPU, or the GPU of a GPU machine)."""
     import subprocess
     import sys
 
     from jaxgames.training.checkpoint import CheckpointStore
 
     ckpt = str(tmp_path / "ckpt")
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=3")
+    env = dict(
+        os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=3"
+    )
     subprocess.run(
         [sys.executable, "-c", _SAVE_ON_ANOTHER_DEVICE, ckpt], env=env, check=True, timeout=120
     )
