@@ -278,7 +278,9 @@ def test_export_round_trip(tmp_path, capsys):
     assert cli.main(warm + TINY_TRAIN_ARGS + [f"--init-from={out}", "--no-progress"]) == 0
     out2 = str(tmp_path / "warm")
     assert cli.main(["export", os.path.join(runs, "tic_tac_toe-ppo-seed4"), out2]) == 0
-    assert read_card(out2)["training"]["started_from"] == {"spec": out, **t}
+    sha = card["params"]["sha256"]  # which parameters it started from, whatever out holds later
+    assert read_card(out2)["training"]["started_from"] == {"spec": out, **t, "params_sha256": sha}
+    assert f"; parameters sha256 `{sha[:16]}...`) |" in open(os.path.join(out2, "card.md")).read()
     row = f"| started from | `{out}` as it was then: `{command}`, {t['env_steps']:,} env steps"
     assert row in open(os.path.join(out2, "card.md")).read()
     t2 = read_card(out2)["training"]  # the shipped table counts the steps of both runs

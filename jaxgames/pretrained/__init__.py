@@ -202,8 +202,12 @@ def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
     """The training facts of the agent in ``folder``: an exported agent's card's (``{}``
     without a card), or the run's up to checkpoint ``chunk`` (``None``: its newest record)."""
     if is_exported(folder):
-        has_card = os.path.exists(os.path.join(folder, CARD_FILE))
-        return read_card(folder).get("training", {}) if has_card else {}
+        if not os.path.exists(os.path.join(folder, CARD_FILE)):
+            return {}
+        card = read_card(folder)
+        # the digest pins which parameters a later run started from: a folder (or a
+        # pretrained:<name>) may hold another agent by the time the card is read
+        return dict(card.get("training", {}), params_sha256=card["params"]["sha256"])
     if chunk is None:
         chunks = [r["chunk"] for r in MetricsLog(folder).records()]
         if not chunks:
@@ -411,7 +415,13 @@ def _started_from_rows(training: dict[str, Any]) -> list[str]:
             f"| started from | `{start['spec']}` as it was then: `{stage_command(start)}`, "
             f"{'unknown' if steps is None else f'{steps:,}'} env steps, "
             f"{_seconds(start.get('train_seconds'))} in training chunks{_on_machine(start)} "
-            f"(run `{start.get('source_run')}`) |"
+            f"(run `{start.get('source_run')}`"
+            + (
+                f"; parameters sha256 `{start['params_sha256'][:16]}...`"
+                if "params_sha256" in start
+                else ""
+            )
+            + ") |"
         )
     return rows
 
