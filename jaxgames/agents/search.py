@@ -39,7 +39,7 @@ import mctx
 
 from jaxgames.agents.common import Policy, masked_logits
 from jaxgames.core import Env
-from jaxgames.validation import check_int
+from jaxgames.validation import check_float, check_int
 
 Array = jax.Array
 
@@ -167,10 +167,12 @@ class SearchPolicy:
     num_simulations: int = 32
     max_num_considered_actions: int = 16
     gumbel_scale: float = 0.0
+    value_scale: float = 0.1  # c_scale (see search_batch): how far searched values move a move
 
     def __post_init__(self):
         check_int("num_simulations", self.num_simulations)
         check_int("max_num_considered_actions", self.max_num_considered_actions)
+        check_float("value_scale", self.value_scale, 0.0, float("inf"))
 
     @property
     def greedy(self) -> bool:
@@ -186,6 +188,7 @@ class SearchPolicy:
             self.num_simulations,
             self.max_num_considered_actions,
             self.gumbel_scale,
+            self.value_scale,
         )
 
     def __call__(self, key: Array, state: Any) -> Array:
