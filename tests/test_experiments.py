@@ -847,3 +847,31 @@ def test_reversi6_perfect_result(tmp_path):
         assert sum(n for (a, _), n in scores.items() if a >= perfect) == c["reached"]
         assert sum(a * n for (a, _), n in scores.items()) == 4 * c["mean_discs"]
     assert json.load(open(tmp_path / "r.json"))["white"] == out["white"]
+
+
+def test_search_settings_plays_each_setting(ttt_curves, tmp_path):
+    """One row per (considered, c_scale), each with --games games per colour, the same games
+    (seed) for every setting; the table names the agent, simulations and opponent."""
+    from experiments import search_settings
+
+    out, _ = ttt_curves
+    run = os.path.join(out, "tic_tac_toe_ppo", "seed0")
+    dest = str(tmp_path / "settings")
+    argv = ["--game", "tic_tac_toe", "--agent", run, "--sims", "4", "--considered", "2", "9"]
+    argv += ["--value-scales", "0.1", "1", "--opponent", "random", "--games", "3"]
+    rows = search_settings.main(argv + ["--out", dest])
+    assert [(r["considered"], r["value_scale"]) for r in rows] == [
+        (2, 0.1),
+        (2, 1.0),
+        (9, 0.1),
+        (9, 1.0),
+    ]
+    for r in rows:
+        for side in ("first", "second"):
+            assert sum(map(int, r[f"{side}_wdl"].split("/"))) == 3
+            assert r[f"{side}_score_low"] <= r[f"{side}_score"] <= r[f"{side}_score_high"]
+    table = open(os.path.join(dest, "table.md")).read()
+    assert f"`{run}` with 4 simulations per move against `random`" in table
+    assert len(read_csv(os.path.join(dest, "settings.csv"))) == 4
+    with pytest.raises(SystemExit):
+        search_settings.main(argv[:-1] + ["0", "--out", dest])  # --games 0

@@ -160,6 +160,15 @@ def test_value_scale_sets_how_far_search_values_move_the_prior(key):
     np.testing.assert_allclose(np.asarray(weights(0.0)), np.asarray(prior), atol=1e-6)
     gap = [float(jnp.abs(weights(s) - prior).sum()) for s in (0.1, 1.0)]
     assert 0 < gap[0] < gap[1]
+    # a SearchPolicy plays with its own value_scale (mcts:N: keeps the default, 0.1)
+    state = jax.tree_util.tree_map(lambda x: x[0], states)
+    for scale in (0.0, 1.0):
+        player = SearchPolicy(env, guide, num_simulations=8, value_scale=scale)
+        probs = np.asarray(player.probs(state))
+        first = jax.tree_util.tree_map(lambda x: x[:1], states)
+        expected = search_batch(env, guide, jax.random.PRNGKey(0), first, 8, value_scale=scale)
+        expected = np.where(np.asarray(state.legal_action_mask), expected.action_weights[0], 0)
+        np.testing.assert_allclose(probs, expected, atol=1e-6)
 
 
 def test_root_noise_mixes_a_dirichlet_over_the_legal_moves(key):
@@ -186,6 +195,8 @@ def test_bad_search_settings_are_named(ttt):
         SearchPolicy(ttt, untrained_policy(ttt), num_simulations=0)
     with pytest.raises(ValueError, match="max_num_considered_actions"):
         SearchPolicy(ttt, untrained_policy(ttt), max_num_considered_actions=0)
+    with pytest.raises(ValueError, match="value_scale"):
+        SearchPolicy(ttt, untrained_policy(ttt), value_scale=-0.5)
 
 
 def test_q_network_prior_is_sharpened(ttt, key):
