@@ -13,6 +13,8 @@
     <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
+    mcts:N/K:<agent>    the same with K root moves considered (sequential halving over the
+                        Gumbel top-K; default 16, mctx's: fewer moves get more visits each)
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
                         play (the engine's exact endgame), e.g. solve:10:mcts:64:pretrained:reversi8
 
@@ -52,7 +54,7 @@ VALID_SPECS = (
     "perfect",
     "<run directory>",
     "pretrained:<name>",
-    "mcts:N:<run directory or pretrained:name>",
+    "mcts:N[/K]:<run directory or pretrained:name>",
     "solve:E:<player>",
 )
 
@@ -80,6 +82,8 @@ _BUILTINS: dict[str, _Builtin] = {
 }
 #: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
+#: root moves ``mcts:N:<agent>`` considers (``mcts:N/K:`` sets K): SearchPolicy's default
+DEFAULT_CONSIDERED = SearchPolicy.max_num_considered_actions
 #: empty squares of ``solve:E:<player>`` (the engine's bound for its exact endgame)
 MAX_SOLVE_EMPTIES = 20
 #: ``minimax:D`` expands num_actions**D leaves at once
@@ -90,7 +94,8 @@ MAX_MINIMAX_LEAVES = 2_000_000
 class Spec:
     """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
     agent's folder), ``"pretrained"`` (``name``: a shipped agent), ``"mcts"`` (``args`` =
-    (simulations,), ``inner`` = the guiding agent's spec) or ``"solve"`` (``args`` =
+    (simulations,) or (simulations, root moves considered), ``inner`` = the guiding agent's
+    spec) or ``"solve"`` (``args`` =
     (endgame empties,), ``inner`` = the midgame player's spec). ``str(spec)`` is the normal
     form."""
 
@@ -105,6 +110,8 @@ class Spec:
             return str(self.path)
         if self.kind == "pretrained":
             return f"pretrained:{self.name}"
+        if self.kind == "mcts":
+            return f"mcts:{'/'.join(map(str, self.args))}:{self.inner}"
         parts = [self.kind, *map(str, self.args)] + ([str(self.inner)] if self.inner else [])
         return ":".join(parts)
 
@@ -139,14 +146,22 @@ def parse_spec(text: str) -> Spec:
         raise ValueError(f"empty opponent spec; valid: {', '.join(VALID_SPECS)}")
     name, _, rest = text.partition(":")
     if name == "mcts":
-        sims, _, inner = rest.partition(":")
+        field, _, inner = rest.partition(":")
+        sims, slash, considered = field.partition("/")
         usage = (
             "use 'mcts:N:<run directory>' or 'mcts:N:pretrained:<name>' with N >= 1 "
-            "simulations, e.g. 'mcts:16:runs/r6'"
+            "simulations (or 'mcts:N/K:...' with K >= 1 root moves considered), e.g. "
+            "'mcts:16:runs/r6'"
         )
-        if not inner or not sims.isascii() or not sims.isdigit() or int(sims) < 1:
+        numbers = [sims, considered] if slash else [sims]
+        if not inner or not all(v.isascii() and v.isdigit() and int(v) >= 1 for v in numbers):
             raise _bad(text, usage)
         n = _int_arg(text, "mcts", "number of simulations", sims, MAX_SIMULATIONS)
+        k = (
+            _int_arg(text, "mcts", "number of root moves", considered, MAX_SIMULATIONS)
+            if slash
+            else 0
+        )
         guide = parse_spec(inner)
         if guide.kind not in ("run", "pretrained"):
             raise _bad(
@@ -154,7 +169,8 @@ def parse_spec(text: str) -> Spec:
                 "the search needs a trained agent's run directory to guide it (or "
                 f"pretrained:<name>), not {inner!r}",
             )
-        return Spec("mcts", (n,), inner=guide)
+        # the default is left out of the normal form: mcts:N/16:x is mcts:N:x
+        return Spec("mcts", (n, k) if k and k != DEFAULT_CONSIDERED else (n,), inner=guide)
     if name == "solve":
         empties, _, inner = rest.partition(":")
         if not inner.strip():
@@ -287,7 +303,13 @@ def make_opponent(text: str, env: Env) -> Policy:
     if spec.kind in ("run", "pretrained"):
         return _agent_policy(spec)
     if spec.kind == "mcts":
-        return SearchPolicy(env, _agent_policy(spec.inner), num_simulations=spec.args[0])
+        considered = spec.args[1] if len(spec.args) > 1 else DEFAULT_CONSIDERED
+        return SearchPolicy(
+            env,
+            _agent_policy(spec.inner),
+            num_simulations=spec.args[0],
+            max_num_considered_actions=considered,
+        )
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))

@@ -225,9 +225,18 @@ def test_mcts_opponent_spec(tmp_path, ttt):
         )
     )
     assert check_spec(f"mcts:08:{run}", ttt) == f"mcts:8:{run}"
+    # mcts:N/K: K root moves considered; the default (16) is left out of the normal form
+    assert check_spec(f"mcts:8/04:{run}", ttt) == f"mcts:8/4:{run}"
+    assert check_spec(f"mcts:8/16:{run}", ttt) == f"mcts:8:{run}"
+    shipped = make_opponent("mcts:8/2:pretrained:tic_tac_toe", ttt)
+    assert (shipped.num_simulations, shipped.max_num_considered_actions) == (8, 2)
+    assert make_opponent("mcts:8:pretrained:tic_tac_toe", ttt).max_num_considered_actions == 16
     for bad, match in [
         ("mcts:0:" + str(run), "N >= 1"),
         ("mcts:x:" + str(run), "N >= 1"),
+        ("mcts:8/0:" + str(run), "K >= 1 root moves"),
+        ("mcts:8/:" + str(run), "K >= 1 root moves"),
+        ("mcts:/4:" + str(run), "N >= 1"),
         ("mcts:8", "N >= 1"),
         ("mcts:8:random", "run directory to guide"),
         ("mcts:8:alphabeta:2", "run directory to guide"),
