@@ -22,7 +22,8 @@ docs table, as needed after a preset change (``card.md`` derives each stage's tr
 from the stage's config against today's presets; ``tests/test_pretrained.py`` says when a
 card is stale).
 
-Run it on the machine that trained the agents: the card's wall clock is the run's own.
+The training facts (wall clock included) are the run's own, read from its files with the
+machine the run recorded; the measurements are made here, and the card names this machine.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ The settings are the Gumbel MuZero ones a player may change without more simulat
 ``--considered`` (the root moves kept by the Gumbel top-k for sequential halving; fewer moves
 get more visits each) and ``--value-scales`` (c_scale of the searched values, how far they move
 a move's prior; see :func:`jaxgames.agents.search.search_batch`). 16 and 0.1 (mctx's defaults)
-are those of ``mcts:N:<agent>`` and of every number in the docs. Settings chosen against the
-opponent of a target would be fitted to it: choose them against another player (the default
-settings, as above), then measure the choice once against the target's opponent.
+are those of ``mcts:N:<agent>`` and of every number in the docs; ``mcts:N/K/C:<agent>`` plays
+with K and C (the table's player column). Settings chosen against the opponent of a target
+would be fitted to it: choose them against another player (the default settings, as above),
+then measure the choice once against the target's opponent.
 
 Writes ``<out>/settings.csv`` (one row per setting: W/D/L, score and interval per colour),
 ``<out>/table.md`` and ``<out>/config.json``.
@@ -40,7 +41,7 @@ from experiments.common import (  # noqa: E402
 from jaxgames.agents.search import SearchPolicy  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import arena  # noqa: E402
-from jaxgames.specs import make_opponent  # noqa: E402
+from jaxgames.specs import make_opponent, parse_spec  # noqa: E402
 
 
 def play_settings(
@@ -75,7 +76,10 @@ def play_settings(
             jax.random.PRNGKey(seed),
             opening_plies=eval_opening_plies(env),
         )
-        row = dict(considered=considered, value_scale=value_scale, games_per_colour=games)
+        spec = str(parse_spec(f"mcts:{sims}/{considered}/{value_scale!r}:{agent}"))
+        row = dict(
+            considered=considered, value_scale=value_scale, spec=spec, games_per_colour=games
+        )
         for side, r in (("first", result.as_first), ("second", result.as_second)):
             low, high = r.ci("score")
             row.update(
@@ -104,12 +108,13 @@ def markdown(rows: list[dict]) -> str:
         return f"{row[f'{side}_wdl']}, {row[f'{side}_score']:.1%} [{low:.1%}, {high:.1%}]"
 
     lines = [
-        "| considered | c_scale | as first: W/D/L, score | as second: W/D/L, score | score |",
-        "|---|---|---|---|---|",
+        "| considered | c_scale | player | as first: W/D/L, score | as second: W/D/L, score "
+        "| score |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['considered']} | {r['value_scale']:g} | {colour(r, 'first')} | "
+            f"| {r['considered']} | {r['value_scale']:g} | `{r['spec']}` | {colour(r, 'first')} | "
             f"{colour(r, 'second')} | {r['score']:.1%} [{r['score_low']:.1%}, "
             f"{r['score_high']:.1%}] |"
         )

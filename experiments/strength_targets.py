@@ -4,6 +4,7 @@ interval, met or not.
 
     python experiments/strength_targets.py                              # the shipped agents
     python experiments/strength_targets.py --agents reversi8 --sims 64
+    python experiments/strength_targets.py --agents reversi8 --settings 8/1   # mcts:64/8/1:...
     python experiments/strength_targets.py --agents reversi8 --opponents engine:4 engine:2
     python experiments/strength_targets.py --agent animal_shogi=runs/X/animal_shogi_alphazero/seed0
     python experiments/strength_targets.py --agent tic_tac_toe=runs/ttt-az --agents tic_tac_toe
@@ -49,7 +50,7 @@ from experiments.common import (  # noqa: E402
 )
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record, arena  # noqa: E402
-from jaxgames.specs import make_opponent  # noqa: E402
+from jaxgames.specs import make_opponent, parse_spec  # noqa: E402
 
 #: the most simulations per move a search target allows
 MAX_TARGET_SIMS = 64
@@ -69,8 +70,9 @@ class Target:
     kind: str
     threshold: float = 0.0
 
-    def player(self, agent: str, sims: int) -> str:
-        return f"mcts:{sims}:{agent}" if self.searched else agent
+    def player(self, agent: str, sims: int, settings: str | None = None) -> str:
+        search = f"{sims}/{settings}" if settings else f"{sims}"
+        return f"mcts:{search}:{agent}" if self.searched else agent
 
     def text(self) -> str:
         who = "with search" if self.searched else "network alone"
@@ -125,7 +127,15 @@ def _record(colour: dict) -> Record:
     return Record(colour["wins"], colour["draws"], colour["losses"])
 
 
-def check(key: str, target: Target, agent: str, sims: int, games: int, seed: int) -> dict:
+def check(
+    key: str,
+    target: Target,
+    agent: str,
+    sims: int,
+    games: int,
+    seed: int,
+    settings: str | None = None,
+) -> dict:
     """Play ``target``'s pairing on game ``key`` with ``games`` games per colour. Returns its
     row: W/D/L and score (95% interval) as first and as second player, the measure compared
     with the threshold, ``met`` (the target's test) and ``clear`` (the test passed by the lower
@@ -133,7 +143,7 @@ def check(key: str, target: Target, agent: str, sims: int, games: int, seed: int
     :data:`MAX_TARGET_SIMS` simulations."""
     game, options = GAMES[key]
     env = jaxgames.make(game, **options)
-    player = target.player(agent, sims)
+    player = target.player(agent, sims, settings)
     t0 = time.perf_counter()
     if target.kind == "perfect_result":
         out = reversi6_perfect_result.play(player, target.opponent, games, seed)
@@ -239,6 +249,13 @@ def main(argv=None) -> list[dict]:
         help="only the pairings against these opponents (e.g. engine:4; default: all)",
     )
     ap.add_argument("--sims", type=int, default=MAX_TARGET_SIMS, help="simulations per move")
+    ap.add_argument(
+        "--settings",
+        default=None,
+        metavar="K[/C]",
+        help="the search's root moves considered and value scale (mcts:N/K/C:<agent>; "
+        "default: the spec's, 16 and 0.1)",
+    )
     ap.add_argument("--games", type=int, default=200, help="games per colour (default 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="10 games per colour (a smoke run)")
@@ -250,6 +267,11 @@ def main(argv=None) -> list[dict]:
         ap.error(f"--games must be >= 1, got {args.games}")
     if args.sims < 1:
         ap.error(f"--sims must be >= 1, got {args.sims}")
+    if args.settings is not None:
+        try:  # the spec's own checks, on a stand-in agent
+            parse_spec(f"mcts:1/{args.settings}:pretrained:x")
+        except ValueError as e:
+            ap.error(f"invalid --settings {args.settings!r}: {e}")
     agents = parse_agents(ap, args.agent)
     keys = args.agents or [k for k in GAMES if k in agents]
     missing = [k for k in keys if k not in agents]
@@ -267,7 +289,7 @@ def main(argv=None) -> list[dict]:
         for target in TARGETS[key]:
             if args.opponents and target.opponent not in args.opponents:
                 continue
-            row = check(key, target, agents[key], args.sims, args.games, args.seed)
+            row = check(key, target, agents[key], args.sims, args.games, args.seed, args.settings)
             rows.append(row)
             print(
                 f"{key}: {target.text()}: {row['measure']}; first {row['first_wdl']}, "

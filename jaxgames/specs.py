@@ -13,8 +13,10 @@
     <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
-    mcts:N/K:<agent>    the same with K root moves considered (sequential halving over the
-                        Gumbel top-K; default 16, mctx's: fewer moves get more visits each)
+    mcts:N/K[/C]:<agent>  the same with K root moves considered (sequential halving over
+                        the Gumbel top-K; default 16: fewer moves get more visits each) and C
+                        the scale of the searched values (c_scale, default 0.1: how far they
+                        move a move's prior; both defaults mctx's)
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
                         play (the engine's exact endgame), e.g. solve:10:mcts:64:pretrained:reversi8
 
@@ -54,7 +56,7 @@ VALID_SPECS = (
     "perfect",
     "<run directory>",
     "pretrained:<name>",
-    "mcts:N[/K]:<run directory or pretrained:name>",
+    "mcts:N[/K[/C]]:<run directory or pretrained:name>",
     "solve:E:<player>",
 )
 
@@ -82,8 +84,11 @@ _BUILTINS: dict[str, _Builtin] = {
 }
 #: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
-#: root moves ``mcts:N:<agent>`` considers (``mcts:N/K:`` sets K): SearchPolicy's default
+#: root moves ``mcts:N:<agent>`` considers (``mcts:N/K:`` sets K) and the scale of its
+#: searched values (``mcts:N/K/C:`` sets C): SearchPolicy's defaults, mctx's
 DEFAULT_CONSIDERED = SearchPolicy.max_num_considered_actions
+DEFAULT_VALUE_SCALE = SearchPolicy.value_scale
+MAX_VALUE_SCALE = 100.0
 #: empty squares of ``solve:E:<player>`` (the engine's bound for its exact endgame)
 MAX_SOLVE_EMPTIES = 20
 #: ``minimax:D`` expands num_actions**D leaves at once
@@ -94,13 +99,13 @@ MAX_MINIMAX_LEAVES = 2_000_000
 class Spec:
     """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
     agent's folder), ``"pretrained"`` (``name``: a shipped agent), ``"mcts"`` (``args`` =
-    (simulations,) or (simulations, root moves considered), ``inner`` = the guiding agent's
+    (simulations, root moves considered, value scale), ``inner`` = the guiding agent's
     spec) or ``"solve"`` (``args`` =
     (endgame empties,), ``inner`` = the midgame player's spec). ``str(spec)`` is the normal
     form."""
 
     kind: str
-    args: tuple[int, ...] = ()
+    args: tuple[int | float, ...] = ()
     path: str | None = None
     inner: Spec | None = None
     name: str | None = None
@@ -110,8 +115,12 @@ class Spec:
             return str(self.path)
         if self.kind == "pretrained":
             return f"pretrained:{self.name}"
-        if self.kind == "mcts":
-            return f"mcts:{'/'.join(map(str, self.args))}:{self.inner}"
+        if self.kind == "mcts":  # the settings at their defaults are left out
+            n, k, c = self.args
+            search = f"{n}/{k}/{c!r}" if c != DEFAULT_VALUE_SCALE else f"{n}/{k}"
+            if search == f"{n}/{DEFAULT_CONSIDERED}":
+                search = f"{n}"
+            return f"mcts:{search}:{self.inner}"
         parts = [self.kind, *map(str, self.args)] + ([str(self.inner)] if self.inner else [])
         return ":".join(parts)
 
@@ -147,21 +156,29 @@ def parse_spec(text: str) -> Spec:
     name, _, rest = text.partition(":")
     if name == "mcts":
         field, _, inner = rest.partition(":")
-        sims, slash, considered = field.partition("/")
+        sims, *settings = field.split("/")
         usage = (
             "use 'mcts:N:<run directory>' or 'mcts:N:pretrained:<name>' with N >= 1 "
-            "simulations (or 'mcts:N/K:...' with K >= 1 root moves considered), e.g. "
-            "'mcts:16:runs/r6'"
+            "simulations (or 'mcts:N/K:...', 'mcts:N/K/C:...' with K >= 1 root moves "
+            "considered and C >= 0 the scale of the searched values), e.g. 'mcts:16:runs/r6'"
         )
-        numbers = [sims, considered] if slash else [sims]
-        if not inner or not all(v.isascii() and v.isdigit() and int(v) >= 1 for v in numbers):
+        numbers = [sims] + settings[:1]
+        if not inner or len(settings) > 2:
+            raise _bad(text, usage)
+        if not all(v.isascii() and v.isdigit() and int(v) >= 1 for v in numbers):
             raise _bad(text, usage)
         n = _int_arg(text, "mcts", "number of simulations", sims, MAX_SIMULATIONS)
-        k = (
-            _int_arg(text, "mcts", "number of root moves", considered, MAX_SIMULATIONS)
-            if slash
-            else 0
-        )
+        k = DEFAULT_CONSIDERED
+        if settings:
+            k = _int_arg(text, "mcts", "number of root moves", settings[0], MAX_SIMULATIONS)
+        c = DEFAULT_VALUE_SCALE
+        if len(settings) == 2:
+            try:
+                c = float(settings[1])
+            except ValueError:
+                raise _bad(text, usage) from None
+            if not 0 <= c <= MAX_VALUE_SCALE:
+                raise _bad(text, f"the value scale C must be in [0, {MAX_VALUE_SCALE:g}]")
         guide = parse_spec(inner)
         if guide.kind not in ("run", "pretrained"):
             raise _bad(
@@ -169,8 +186,7 @@ def parse_spec(text: str) -> Spec:
                 "the search needs a trained agent's run directory to guide it (or "
                 f"pretrained:<name>), not {inner!r}",
             )
-        # the default is left out of the normal form: mcts:N/16:x is mcts:N:x
-        return Spec("mcts", (n, k) if k and k != DEFAULT_CONSIDERED else (n,), inner=guide)
+        return Spec("mcts", (n, k, c), inner=guide)
     if name == "solve":
         empties, _, inner = rest.partition(":")
         if not inner.strip():
@@ -303,12 +319,13 @@ def make_opponent(text: str, env: Env) -> Policy:
     if spec.kind in ("run", "pretrained"):
         return _agent_policy(spec)
     if spec.kind == "mcts":
-        considered = spec.args[1] if len(spec.args) > 1 else DEFAULT_CONSIDERED
+        n, k, c = spec.args
         return SearchPolicy(
             env,
             _agent_policy(spec.inner),
-            num_simulations=spec.args[0],
-            max_num_considered_actions=considered,
+            num_simulations=n,
+            max_num_considered_actions=k,
+            value_scale=c,
         )
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])

@@ -488,6 +488,11 @@ def test_strength_targets_protocol(ttt_curves, tmp_path):
     assert row["met"] == all(row[f"{s}_score"] >= 0.75 for s in sides)
     assert row["clear"] == all(row[f"{s}_score_low"] >= 0.75 for s in sides)
     assert row["first_score_low"] <= row["first_score"] <= row["first_score_high"]
+    assert strength_targets.Target(True, "engine:4", "score", 0.9).player("a", 64, "8/1") == (
+        "mcts:64/8/1:a"
+    )
+    with pytest.raises(SystemExit):  # settings the spec refuses
+        strength_targets.main(["--agent", f"tic_tac_toe={run}", "--settings", "0", "--out", st])
     anything = strength_targets.Target(True, "random", "score", 0.0)
     assert not strength_targets.check("tic_tac_toe", anything, run, 65, 2, 0)["met"]
     with pytest.raises(SystemExit):
@@ -872,6 +877,10 @@ def test_search_settings_plays_each_setting(ttt_curves, tmp_path):
             assert r[f"{side}_score_low"] <= r[f"{side}_score"] <= r[f"{side}_score_high"]
     table = open(os.path.join(dest, "table.md")).read()
     assert f"`{run}` with 4 simulations per move against `random`" in table
+    assert [r["spec"] for r in rows] == [f"mcts:4/2:{run}", f"mcts:4/2/1.0:{run}"] + [
+        f"mcts:4/9:{run}",
+        f"mcts:4/9/1.0:{run}",
+    ]
     assert len(read_csv(os.path.join(dest, "settings.csv"))) == 4
     with pytest.raises(SystemExit):
         search_settings.main(argv[:-1] + ["0", "--out", dest])  # --games 0

@@ -228,15 +228,22 @@ def test_mcts_opponent_spec(tmp_path, ttt):
     # mcts:N/K: K root moves considered; the default (16) is left out of the normal form
     assert check_spec(f"mcts:8/04:{run}", ttt) == f"mcts:8/4:{run}"
     assert check_spec(f"mcts:8/16:{run}", ttt) == f"mcts:8:{run}"
-    shipped = make_opponent("mcts:8/2:pretrained:tic_tac_toe", ttt)
-    assert (shipped.num_simulations, shipped.max_num_considered_actions) == (8, 2)
-    assert make_opponent("mcts:8:pretrained:tic_tac_toe", ttt).max_num_considered_actions == 16
+    assert check_spec(f"mcts:8/16/0.1:{run}", ttt) == f"mcts:8:{run}"
+    assert check_spec(f"mcts:8/16/1:{run}", ttt) == f"mcts:8/16/1.0:{run}"
+    shipped = make_opponent("mcts:8/2/0.5:pretrained:tic_tac_toe", ttt)
+    settings = (shipped.num_simulations, shipped.max_num_considered_actions, shipped.value_scale)
+    assert settings == (8, 2, 0.5)
+    default = make_opponent("mcts:8:pretrained:tic_tac_toe", ttt)
+    assert (default.max_num_considered_actions, default.value_scale) == (16, 0.1)
     for bad, match in [
         ("mcts:0:" + str(run), "N >= 1"),
         ("mcts:x:" + str(run), "N >= 1"),
         ("mcts:8/0:" + str(run), "K >= 1 root moves"),
         ("mcts:8/:" + str(run), "K >= 1 root moves"),
         ("mcts:/4:" + str(run), "N >= 1"),
+        ("mcts:8/4/-1:" + str(run), r"C must be in \[0, 100\]"),
+        ("mcts:8/4/x:" + str(run), "C >= 0 the scale"),
+        ("mcts:8/4/1/2:" + str(run), "C >= 0 the scale"),
         ("mcts:8", "N >= 1"),
         ("mcts:8:random", "run directory to guide"),
         ("mcts:8:alphabeta:2", "run directory to guide"),
