@@ -31,7 +31,14 @@ from jaxgames.pretrained import (
     shipped_table,
     stage_command,
 )
-from jaxgames.runs import CARD_MD_FILE, PARAMS_FILE, load_agent, read_run_config, save_params
+from jaxgames.runs import (
+    CARD_MD_FILE,
+    PARAMS_FILE,
+    load_agent,
+    machine_description,
+    read_run_config,
+    save_params,
+)
 from jaxgames.specs import check_spec, make_opponent
 
 SHIPPED = pretrained_names()
@@ -266,6 +273,9 @@ def test_export_round_trip(tmp_path, capsys):
     card = read_card(out)
     t = card["training"]
     assert t["chunk"] == a.chunk and t["env_steps"] > 0 and t["wall_clock_seconds"] >= 0
+    # where it trained: the run's config.json records the machine, the card repeats it
+    assert t["machine"] == machine_description()
+    assert f" on {machine_description()} (run `" in open(os.path.join(out, "card.md")).read()
     assert card["params"]["bytes"] == os.path.getsize(os.path.join(out, PARAMS_FILE))
     # the card's command, parsed as the CLI does, gives the run's config
     command = stage_command(t)
