@@ -214,6 +214,30 @@ TARGETS = {
 }
 
 
+def colour_columns(first: Any, second: Any) -> dict[str, Any]:
+    """Each colour's W/D/L, score and 95% Wilson interval of the score, from the
+    :class:`~jaxgames.evaluation.arena.Record` of the games as first and as second player
+    (``first_wdl``, ``first_score``, ``first_score_low``, ``first_score_high``, ``second_...``)."""
+    out: dict[str, Any] = {}
+    for side, r in (("first", first), ("second", second)):
+        low, high = r.ci("score")
+        out.update(
+            {
+                f"{side}_wdl": f"{r.wins}/{r.draws}/{r.losses}",
+                f"{side}_score": r.score,
+                f"{side}_score_low": low,
+                f"{side}_score_high": high,
+            }
+        )
+    return out
+
+
+def colour_cell(row: dict[str, Any], side: str) -> str:
+    """``W/D/L, score [low, high]`` of one colour of a :func:`colour_columns` row."""
+    low, high = row[f"{side}_score_low"], row[f"{side}_score_high"]
+    return f"{row[f'{side}_wdl']}, {row[f'{side}_score']:.1%} [{low:.1%}, {high:.1%}]"
+
+
 def targets_for(game: str, opponent: str) -> list[tuple[str, float]]:
     return TARGETS.get(game, TARGETS["default"]).get(opponent, [])
 

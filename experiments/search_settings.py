@@ -33,6 +33,8 @@ import jax  # noqa: E402
 
 import jaxgames  # noqa: E402
 from experiments.common import (  # noqa: E402
+    colour_cell,
+    colour_columns,
     eval_opening_plies,
     parse_game,
     prepare_out,
@@ -80,16 +82,7 @@ def play_settings(
         row = dict(
             considered=considered, value_scale=value_scale, spec=spec, games_per_colour=games
         )
-        for side, r in (("first", result.as_first), ("second", result.as_second)):
-            low, high = r.ci("score")
-            row.update(
-                {
-                    f"{side}_wdl": f"{r.wins}/{r.draws}/{r.losses}",
-                    f"{side}_score": r.score,
-                    f"{side}_score_low": low,
-                    f"{side}_score_high": high,
-                }
-            )
+        row.update(colour_columns(result.as_first, result.as_second))
         low, high = result.overall.ci("score")
         row.update(score=result.overall.score, score_low=low, score_high=high)
         row["seconds"] = round(time.perf_counter() - t0, 1)
@@ -103,10 +96,6 @@ def play_settings(
 
 
 def markdown(rows: list[dict]) -> str:
-    def colour(row: dict, side: str) -> str:
-        low, high = row[f"{side}_score_low"], row[f"{side}_score_high"]
-        return f"{row[f'{side}_wdl']}, {row[f'{side}_score']:.1%} [{low:.1%}, {high:.1%}]"
-
     lines = [
         "| considered | c_scale | player | as first: W/D/L, score | as second: W/D/L, score "
         "| score |",
@@ -114,9 +103,9 @@ def markdown(rows: list[dict]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"| {r['considered']} | {r['value_scale']:g} | `{r['spec']}` | {colour(r, 'first')} | "
-            f"{colour(r, 'second')} | {r['score']:.1%} [{r['score_low']:.1%}, "
-            f"{r['score_high']:.1%}] |"
+            f"| {r['considered']} | {r['value_scale']:g} | `{r['spec']}` "
+            f"| {colour_cell(r, 'first')} | {colour_cell(r, 'second')} "
+            f"| {r['score']:.1%} [{r['score_low']:.1%}, {r['score_high']:.1%}] |"
         )
     return "\n".join(lines) + "\n"
 

@@ -43,6 +43,8 @@ import jax  # noqa: E402
 import jaxgames  # noqa: E402
 from experiments import reversi6_perfect_result  # noqa: E402
 from experiments.common import (  # noqa: E402
+    colour_cell,
+    colour_columns,
     eval_opening_plies,
     prepare_out,
     write_csv,
@@ -179,26 +181,13 @@ def check(
         "met": bool(met) and allowed,
         "clear": bool(clear) and allowed,
     }
-    for side, r in zip(("first", "second"), sides):
-        low, high = r.ci("score")
-        row.update(
-            {
-                f"{side}_wdl": f"{r.wins}/{r.draws}/{r.losses}",
-                f"{side}_score": r.score,
-                f"{side}_score_low": low,
-                f"{side}_score_high": high,
-            }
-        )
+    row.update(colour_columns(*sides))
     row["seconds"] = time.perf_counter() - t0
     return row
 
 
 def markdown(rows: list[dict]) -> str:
     """The rows as a markdown table (W/D/L and score with its interval per colour)."""
-
-    def colour(row: dict, side: str) -> str:
-        low, high = row[f"{side}_score_low"], row[f"{side}_score_high"]
-        return f"{row[f'{side}_wdl']}, {row[f'{side}_score']:.1%} [{low:.1%}, {high:.1%}]"
 
     lines = [
         "| game | target | player | as first: W/D/L, score | as second: W/D/L, score "
@@ -207,8 +196,8 @@ def markdown(rows: list[dict]) -> str:
     ]
     for row in rows:
         lines.append(
-            f"| {row['game']} | {row['target']} | `{row['player']}` | {colour(row, 'first')} "
-            f"| {colour(row, 'second')} | {row['measure']} | {'yes' if row['met'] else 'no'} "
+            f"| {row['game']} | {row['target']} | `{row['player']}` | {colour_cell(row, 'first')} "
+            f"| {colour_cell(row, 'second')} | {row['measure']} | {'yes' if row['met'] else 'no'} "
             f"| {'yes' if row['clear'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
