@@ -120,8 +120,11 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--opponent", required=True, help="a player spec, e.g. engine:3")
     ap.add_argument("--games", type=int, default=200, help="games per colour")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="10 games per colour (a smoke run)")
     ap.add_argument("--out", default="runs/search_settings")
     a = ap.parse_args(argv)
+    if a.quick:
+        a.games = 10
     if a.games < 1:
         ap.error(f"--games must be >= 1, got {a.games}")
     name, options, _ = parse_game(a.game)
