@@ -5,8 +5,9 @@
 #
 #   bash experiments/gpu_session.sh <out-dir> [train-seconds] [starting-agent]
 #
-# docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` at
-# commit 5f8ef5f (that reversi8: params sha256 d694617c56286212...) on one H200.
+# docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` with
+# the code of commit 67fffaa on one H200, pretrained:reversi8 then being the agent with params
+# sha256 d694617c56286212... (steps 2 and 3 ran in an earlier call of the same session).
 #
 # 1. reversi 8x8 AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run
 #    directory, saved on any device, works too) trained on with 32 simulations
@@ -17,7 +18,7 @@
 # 2. the AlphaZero, search and symmetry tests on the GPU
 # 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
 set -u
-out=${1:?usage: gpu_session.sh <out-dir> [train-seconds]}
+out=${1:?usage: gpu_session.sh <out-dir> [train-seconds] [starting-agent]}
 train_s=${2:-300}
 start=${3:-pretrained:reversi8}
 mkdir -p "$out"
