@@ -40,7 +40,6 @@ from experiments.common import (  # noqa: E402
     prepare_out,
     write_csv,
 )
-from jaxgames.agents.search import SearchPolicy  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import arena  # noqa: E402
 from jaxgames.specs import make_opponent, parse_spec  # noqa: E402
@@ -59,26 +58,20 @@ def play_settings(
     """One row per (considered, value_scale) of ``settings``: ``agent`` searching ``sims``
     simulations per move with it against ``opponent``, ``games`` games per colour from the
     ladder openings, the same games (key ``seed``) for every setting."""
-    guide, rival = make_opponent(agent, env), make_opponent(opponent, env)
+    rival = make_opponent(opponent, env)
     rows = []
     for considered, value_scale in settings:
         t0 = time.perf_counter()
-        player = SearchPolicy(
-            env,
-            guide,
-            num_simulations=sims,
-            max_num_considered_actions=considered,
-            value_scale=value_scale,
-        )
+        # the player is the one its spec names (mcts:N/K/C:<agent>), built by the spec layer
+        spec = str(parse_spec(f"mcts:{sims}/{considered}/{value_scale!r}:{agent}"))
         result = arena(
-            player,
+            make_opponent(spec, env),
             rival,
             env,
             2 * games,
             jax.random.PRNGKey(seed),
             opening_plies=eval_opening_plies(env),
         )
-        spec = str(parse_spec(f"mcts:{sims}/{considered}/{value_scale!r}:{agent}"))
         row = dict(
             considered=considered, value_scale=value_scale, spec=spec, games_per_colour=games
         )
