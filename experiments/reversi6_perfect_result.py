@@ -19,6 +19,13 @@ opponent's, most common first: a win short of 20-16 as white shows here) and how
 different final boards the games ended on (deterministic players repeat games; the interval
 treats games as independent, so it is only as wide as the variety of games allows);
 ``--json FILE`` writes them too.
+
+``--trace E`` shows *where* a white game loses the margin: the agent plays white once after
+each of the four first moves, and every position from E empties on is solved exactly
+(:func:`jaxgames.evaluation.reversi_engine.solve_endgame`, perfect play by both sides); each
+line prints white's exact margin at the first solved position and every move after which it
+changed (the agent's moves that lose discs, the opponent's that give them). A line already
+below +4 at E empties lost the perfect-play margin before the exact endgame.
 Games run in parallel in one jitted loop, the two colours paired on the same random numbers
 (:func:`jaxgames.evaluation.arena.play_from` with ``paired=True``).
 """
@@ -41,6 +48,7 @@ import jaxgames  # noqa: E402
 from experiments.common import write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record, play_from, wilson_interval  # noqa: E402
+from jaxgames.evaluation.reversi_engine import solve_endgame  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 #: discs of each colour under perfect play on 6x6 (black, white)
@@ -97,6 +105,74 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
     return out
 
 
+def trace(agent: str, opponent: str, exact_empties: int, seed: int) -> list[dict]:
+    """The agent as white after each of the four first moves, every position with at most
+    ``exact_empties`` empty squares solved exactly: one dict per line with white's exact margin
+    at the first solved position and the moves that changed it (ply, mover, empties, action,
+    margin before -> after), all played and solved in one jitted program."""
+    env = jaxgames.make("reversi", size=6)
+    policies = (make_opponent(opponent, env), make_opponent(agent, env))  # black, white
+    start = env.init(jax.random.PRNGKey(0))
+    firsts = jnp.flatnonzero(start.legal_action_mask, size=4)
+    lines = len(firsts)
+    max_plies = 2 * env.num_actions  # every ply places a disc or passes, never two passes
+
+    def white_margin(states):  # white's final margin of a finished game (mover's view -> white's)
+        m = jnp.sum(jax.lax.population_count(states.mover), -1) - jnp.sum(
+            jax.lax.population_count(states.opponent), -1
+        )
+        return jnp.where(states.current_player == 1, m, -m).astype(jnp.int32)
+
+    @jax.jit
+    def run(key):
+        states = jax.vmap(env.step)(jax.tree.map(lambda x: jnp.stack([x] * lines), start), firsts)
+
+        def ply(states, k):
+            keys = jax.random.split(k, lines)
+            moves = [jax.vmap(p)(keys, states) for p in policies]
+            action = jnp.where(states.current_player == 1, moves[1], moves[0])
+            return jax.vmap(env.step)(states, action), (states, action)
+
+        final, (seen, actions) = jax.lax.scan(ply, states, jax.random.split(key, max_plies))
+        flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), seen)
+        exact, _ = jax.vmap(lambda s: solve_endgame(env, s, exact_empties))(flat)
+        exact = exact.reshape(max_plies, lines)
+        exact = jnp.where(seen.current_player == 1, exact, -exact)
+        exact = jnp.where(seen.terminated, white_margin(seen), exact)
+        empties = (
+            env.num_actions - 1 - jnp.sum(jax.lax.population_count(seen.mover | seen.opponent), -1)
+        )
+        return seen.current_player, seen.terminated, empties, actions, exact, white_margin(final)
+
+    mover, over, empties, actions, exact, final = jax.device_get(run(jax.random.PRNGKey(seed)))
+    out = []
+    for line in range(lines):
+        solved = [t for t in range(max_plies) if empties[t, line] <= exact_empties]
+        first = solved[0] if solved else None
+        changes = [
+            {
+                "ply": t + 1,  # the random first move is ply 0
+                "mover": ("black", "white")[int(mover[t, line])],
+                "empties": int(empties[t, line]),
+                "action": int(actions[t, line]),
+                "before": int(exact[t, line]),
+                "after": int(exact[t + 1, line]),
+            }
+            for t in solved[:-1]
+            if not over[t, line] and exact[t + 1, line] != exact[t, line]
+        ]
+        out.append(
+            {
+                "first_move": int(firsts[line]),
+                "first_solved_empties": None if first is None else int(empties[first, line]),
+                "white_exact_margin": None if first is None else int(exact[first, line]),
+                "changes": changes,
+                "white_final_margin": int(final[line]),
+            }
+        )
+    return out
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--agent", default="mcts:64:pretrained:reversi6", help="the agent's spec")
@@ -104,9 +180,40 @@ def main(argv=None) -> dict:
     ap.add_argument("--games", type=int, default=200, help="games per colour (default 200)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the result to this JSON file")
+    ap.add_argument(
+        "--trace",
+        type=int,
+        metavar="E",
+        help="instead: where each white line changes its exact margin from E empties on (4 games)",
+    )
     args = ap.parse_args(argv)
     if args.games < 1:
         ap.error(f"--games must be >= 1, got {args.games}")
+    if args.trace is not None:
+        if not 1 <= args.trace <= 20:
+            ap.error(f"--trace must be between 1 and 20 empties, got {args.trace}")
+        lines = trace(args.agent, args.opponent, args.trace, args.seed)
+        head = f"reversi 6x6: {args.agent} as white vs {args.opponent}"
+        print(f"{head}, exact from {args.trace} empties")
+        for ln in lines:
+            if ln["white_exact_margin"] is None:  # over before E empties (a wipe-out)
+                print(f"first move {ln['first_move']:2d}: final {ln['white_final_margin']:+d}")
+                continue
+            print(
+                f"first move {ln['first_move']:2d}: white's exact margin "
+                f"{ln['white_exact_margin']:+d} at {ln['first_solved_empties']} empties, "
+                f"final {ln['white_final_margin']:+d}"
+            )
+            for c in ln["changes"]:
+                print(
+                    f"    ply {c['ply']:2d} {c['mover']:5s} ({c['empties']:2d} empties) plays "
+                    f"{c['action']:2d}: {c['before']:+d} -> {c['after']:+d}"
+                )
+        out = {"agent": args.agent, "opponent": args.opponent, "exact_empties": args.trace}
+        out["lines"] = lines
+        if args.json:
+            print(f"wrote {write_json(args.json, out)}")
+        return out
     out = play(args.agent, args.opponent, args.games, args.seed)
     print(
         f"reversi 6x6: {args.agent} vs {args.opponent}, {args.games} games per colour, seed "

@@ -854,6 +854,28 @@ def test_reversi6_perfect_result(tmp_path):
     assert json.load(open(tmp_path / "r.json"))["white"] == out["white"]
 
 
+def test_reversi6_perfect_result_trace(tmp_path):
+    """--trace E: one white line per first move; the exact margins of the solved positions
+    chain from the first one through every change to the game's final margin, and a white
+    player perfect in the solved positions loses nothing there: every change is a gift of
+    the random black player."""
+    from experiments import reversi6_perfect_result as script
+
+    argv = ["--agent", "solve:6:greedy", "--opponent", "random", "--trace", "6"]
+    out = script.main(argv + ["--json", str(tmp_path / "t.json")])
+    lines = out["lines"]
+    assert len(lines) == 4 and len({ln["first_move"] for ln in lines}) == 4
+    for ln in lines:
+        assert ln["first_solved_empties"] <= 6
+        margin = ln["white_exact_margin"]
+        for change in ln["changes"]:
+            assert change["before"] == margin and change["empties"] <= 6
+            assert change["mover"] == "black" and change["after"] > margin
+            margin = change["after"]
+        assert margin == ln["white_final_margin"]
+    assert json.load(open(tmp_path / "t.json"))["lines"] == lines
+
+
 def test_search_settings_plays_each_setting(ttt_curves, tmp_path):
     """One row per (considered, c_scale), each with --games games per colour, the same games
     (seed) for every setting; the table names the agent, simulations and opponent."""
