@@ -876,6 +876,28 @@ def test_reversi6_perfect_result_trace(tmp_path):
     assert json.load(open(tmp_path / "t.json"))["lines"] == lines
 
 
+def test_reversi_endings_counts_every_game_once(tmp_path):
+    """Every game of each colour is a win, draw or loss, every win and loss ends in exactly
+    one way, and a wipe-out's margin is all the winner's discs (the loser has none)."""
+    from experiments import reversi_endings
+
+    argv = ["--size", "4", "--a", "greedy", "--b", "random", "--games", "12"]
+    out = reversi_endings.main(argv + ["--json", str(tmp_path / "e.json")])
+    for colour in ("black", "white"):
+        c = out[colour]
+        assert c["wins"] + c["draws"] + c["losses"] == 12
+        for result, n in (("won", c["wins"]), ("lost", c["losses"])):
+            ends = [c[f"{result}: {how}"] for how in reversi_endings.ENDINGS]
+            assert sum(e["games"] for e in ends) == n
+            for e in ends:
+                if e["games"]:
+                    assert (e["mean_margin"] > 0) == (result == "won") and e["mean_plies"] > 0
+            wiped = c[f"{result}: wiped out"]
+            if wiped["games"]:  # 4x4: at most 16 discs, all the winner's
+                assert 0 < abs(wiped["mean_margin"]) <= 16
+    assert json.load(open(tmp_path / "e.json"))["white"] == out["white"]
+
+
 def test_search_settings_plays_each_setting(ttt_curves, tmp_path):
     """One row per (considered, c_scale), each with --games games per colour, the same games
     (seed) for every setting; the table names the agent, simulations and opponent."""
