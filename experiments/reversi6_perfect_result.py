@@ -118,10 +118,9 @@ def trace(agent: str, opponent: str, exact_empties: int, seed: int) -> list[dict
     max_plies = 2 * env.num_actions  # every ply places a disc or passes, never two passes
 
     def white_margin(states):  # white's final margin of a finished game (mover's view -> white's)
-        m = jnp.sum(jax.lax.population_count(states.mover), -1) - jnp.sum(
-            jax.lax.population_count(states.opponent), -1
-        )
-        return jnp.where(states.current_player == 1, m, -m).astype(jnp.int32)
+        discs = lambda b: jnp.sum(jax.lax.population_count(b), -1).astype(jnp.int32)  # noqa: E731
+        m = discs(states.mover) - discs(states.opponent)
+        return jnp.where(states.current_player == 1, m, -m)
 
     @jax.jit
     def run(key):
