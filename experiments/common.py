@@ -214,6 +214,15 @@ TARGETS = {
 }
 
 
+def reversi_discs(states: Any, player: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """int32[...] discs of ``player`` and of the other side in batched reversi ``states``
+    (bitboards ``mover`` / ``opponent`` over the last axis, from the side to move's view)."""
+    mover = jnp.sum(jax.lax.population_count(states.mover), axis=-1).astype(jnp.int32)
+    other = jnp.sum(jax.lax.population_count(states.opponent), axis=-1).astype(jnp.int32)
+    to_move = states.current_player == player
+    return jnp.where(to_move, mover, other), jnp.where(to_move, other, mover)
+
+
 def colour_columns(first: Any, second: Any) -> dict[str, Any]:
     """Each colour's W/D/L, score and 95% Wilson interval of the score, from the
     :class:`~jaxgames.evaluation.arena.Record` of the games as first and as second player

@@ -45,7 +45,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
-from experiments.common import write_json  # noqa: E402
+from experiments.common import reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record, play_from, wilson_interval  # noqa: E402
 from jaxgames.evaluation.reversi_engine import solve_endgame  # noqa: E402
@@ -68,13 +68,10 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
         final, total = play_from(
             policy_a, policy_b, env, states, a_player, key, opening_plies=1, paired=True
         )
-        mover_discs = jnp.sum(jax.lax.population_count(final.mover), axis=-1)
-        other_discs = jnp.sum(jax.lax.population_count(final.opponent), axis=-1)
         agent_moves = final.current_player == a_player
         boards = jnp.where(agent_moves[:, None], final.mover, final.opponent)  # agent's discs
         boards = jnp.concatenate([boards, final.mover | final.opponent], axis=-1)
-        discs = jnp.where(agent_moves, mover_discs, other_discs)
-        return total, discs, jnp.where(agent_moves, other_discs, mover_discs), boards
+        return (total, *reversi_discs(final, a_player), boards)
 
     t0 = time.perf_counter()
     total, discs, their_discs, boards = jax.device_get(run(key_play))
@@ -117,11 +114,6 @@ def trace(agent: str, opponent: str, exact_empties: int, seed: int) -> list[dict
     lines = len(firsts)
     max_plies = 2 * env.num_actions  # every ply places a disc or passes, never two passes
 
-    def white_margin(states):  # white's final margin of a finished game (mover's view -> white's)
-        discs = lambda b: jnp.sum(jax.lax.population_count(b), -1).astype(jnp.int32)  # noqa: E731
-        m = discs(states.mover) - discs(states.opponent)
-        return jnp.where(states.current_player == 1, m, -m)
-
     @jax.jit
     def run(key):
         states = jax.vmap(env.step)(jax.tree.map(lambda x: jnp.stack([x] * lines), start), firsts)
@@ -137,11 +129,18 @@ def trace(agent: str, opponent: str, exact_empties: int, seed: int) -> list[dict
         exact, _ = jax.vmap(lambda s: solve_endgame(env, s, exact_empties))(flat)
         exact = exact.reshape(max_plies, lines)
         exact = jnp.where(seen.current_player == 1, exact, -exact)
-        exact = jnp.where(seen.terminated, white_margin(seen), exact)
-        empties = (
-            env.num_actions - 1 - jnp.sum(jax.lax.population_count(seen.mover | seen.opponent), -1)
+        white, black = reversi_discs(seen, 1)
+        exact = jnp.where(seen.terminated, white - black, exact)  # a finished game: its margin
+        empties = env.num_actions - 1 - white - black  # the last action is the pass
+        final_white, final_black = reversi_discs(final, 1)
+        return (
+            seen.current_player,
+            seen.terminated,
+            empties,
+            actions,
+            exact,
+            final_white - final_black,
         )
-        return seen.current_player, seen.terminated, empties, actions, exact, white_margin(final)
 
     mover, over, empties, actions, exact, final = jax.device_get(run(jax.random.PRNGKey(seed)))
     out = []

@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
-from experiments.common import write_json  # noqa: E402
+from experiments.common import reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import play_from  # noqa: E402
 from jaxgames.evaluation.rating import openings  # noqa: E402
@@ -50,10 +50,7 @@ def play(a: str, b: str, size: int, games: int, opening_plies: int, seed: int) -
     @jax.jit
     def run(key):
         final, total = play_from(policy_a, policy_b, env, states, a_player, key, paired=True)
-        mover = jnp.sum(jax.lax.population_count(final.mover), axis=-1).astype(jnp.int32)
-        other = jnp.sum(jax.lax.population_count(final.opponent), axis=-1).astype(jnp.int32)
-        a_moves = final.current_player == a_player
-        return total, jnp.where(a_moves, mover, other), jnp.where(a_moves, other, mover), final
+        return (total, *reversi_discs(final, a_player), final)
 
     t0 = time.perf_counter()
     total, mine, theirs, final = jax.device_get(run(jax.random.PRNGKey(seed)))
