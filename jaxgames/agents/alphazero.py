@@ -296,8 +296,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
         # 256x6 66.8% at 45 min but drew 18/400 vs random alone; trained 18M plies (~94 min)
         # it beats 256x6 68.8% without those draws; 15M more plies from there (init_from,
         # learning rate 2.5e-4, 79 min) beat it 59.8%; 9M more with num_simulations=16 (74
-        # min) beat that 53.6% and lift it against the engines: the shipped animal_shogi
-        # (docs/results.md)
+        # min) beat that 53.6% and 9M more again (2e-4, 136 min) 65.2%: the shipped
+        # animal_shogi, 75%+ alone vs engine:2 as either colour (docs/results.md)
         net={"hidden": 128, "layers": 6},
         # the network reads each side's attackers of every square beside the pieces: at equal
         # plies (2.5M, 128x6, 1.07x the time per ply) it beat the bare observation 66.3%
