@@ -10,13 +10,16 @@
 #
 # docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` with
 # the code of commit 67fffaa on one H200, pretrained:reversi8 then being the agent with params
-# sha256 d694617c56286212... (steps 2 and 3 ran in an earlier call of the same session).
+# sha256 d694617c56286212... (steps 2 and 3 ran in an earlier call of the same session); the
+# stage after it (the shipped reversi8, params sha256 82aa786ec2d01172...): `bash
+# experiments/gpu_session.sh $OUT 400 runs/cpu8_s32/reversi8x8_alphazero/seed0 gpu8b 1` with
+# the code of commit 0d007b3 on one H200, that CPU run's folder carried to the machine.
 #
 # 1. reversi 8x8 AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run
 #    directory, saved on any device, works too) trained on with 32 simulations
 #    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
 #    each gradient step is still 512 positions and there are as many per ply as on the CPU);
-#    <out>/gpu8.tar.gz holds the curves, the run's config and metrics and the agent exported
+#    <out>/<run-name>.tar.gz holds the curves, the run's config and metrics and the agent exported
 #    from it (parameters and card; the checkpoint, with its replay buffer, stays there)
 # 2. the AlphaZero, search and symmetry tests on the GPU
 # 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
