@@ -4,9 +4,13 @@
 # script goes on past a failed step, so one call gives whatever it can.
 #
 #   bash experiments/gpu_session.sh <out-dir> [train-seconds] [starting-agent] [run-name] [steps]
+#                                   [game] [key=value ...]
 #
 # steps: which of the three below to run (default "123"; "1" trains only). The run is written
-# to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz.
+# to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz. game: reversi:8
+# (default) or animal_shogi; key=value settings after it replace the game's, e.g.
+# `bash experiments/gpu_session.sh $OUT 400 pretrained:animal_shogi gpu_shogi 1 animal_shogi
+# anneal_lr=true total_steps=36000000` anneals over the ~36M plies that 400 s give.
 #
 # docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` with
 # the code of commit 67fffaa on one H200, pretrained:reversi8 then being the agent with params
@@ -15,20 +19,45 @@
 # experiments/gpu_session.sh $OUT 400 runs/cpu8_s32/reversi8x8_alphazero/seed0 gpu8b 1` with
 # the code of commit 0d007b3 on one H200, that CPU run's folder carried to the machine.
 #
-# 1. reversi 8x8 AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run
-#    directory, saved on any device, works too) trained on with 32 simulations
-#    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
-#    each gradient step is still 512 positions and there are as many per ply as on the CPU);
-#    <out>/<run-name>.tar.gz holds the curves, the run's config and metrics and the agent exported
-#    from it (parameters and card; the checkpoint, with its replay buffer, stays there)
+# 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
+#    saved on any device, works too) trained on with the settings of the game's last CPU stage
+#    (reversi 8x8: 32 simulations; animal shogi: 16) and 32x the games at once (num_envs
+#    4096; replay and minibatch count scaled with it, so each gradient step is still 512
+#    positions and there are as many per ply as on the CPU); <out>/<run-name>.tar.gz holds the
+#    curves, the run's config and metrics and the agent exported from it (parameters and card;
+#    the checkpoint, with its replay buffer, stays there)
 # 2. the AlphaZero, search and symmetry tests on the GPU
 # 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
 set -u
-out=${1:?usage: gpu_session.sh <out-dir> [train-seconds] [starting-agent] [run-name] [steps]}
+out=${1:?usage: gpu_session.sh <out-dir> [train-seconds] [starting-agent] [run-name] [steps] [game] [key=value ...]}
 train_s=${2:-300}
 start=${3:-pretrained:reversi8}
 run=${4:-gpu8}
 steps=${5:-123}
+game=${6:-reversi:8}
+# each game's CPU stage settings, 32x the games at once (replay and minibatch count scaled
+# with them: each gradient step is still 512 positions, as many per ply as on the CPU)
+case $game in
+reversi:8)
+    settings=(net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001
+              replay_size=262144)
+    label=reversi8x8_alphazero name=reversi8 opponent=greedy eval_games=64 evals=40 ;;
+animal_shogi)
+    settings=(net.hidden=512 net.layers=6 features=observation num_simulations=16
+              learning_rate=0.0002 replay_size=1048576)
+    label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 evals=200 ;;
+*) echo "gpu_session.sh: unknown game '$game' (reversi:8 or animal_shogi)" >&2; exit 2 ;;
+esac
+# what follows the game: key=value settings that replace the above (anneal_lr=true, say);
+# total_steps=N sets the run's length, over which the learning rate anneals
+total_steps=60000000 extra=()
+for kv in "${@:7}"; do
+    case $kv in
+    total_steps=*) total_steps=${kv#total_steps=} ;;
+    *=*) extra+=("$kv") ;;
+    *) echo "gpu_session.sh: '$kv' is not key=value" >&2; exit 2 ;;
+    esac
+done
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 python3 - <<'EOF' || exit 1
@@ -39,22 +68,21 @@ EOF
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
 if [[ $steps == *1* ]]; then
-echo "== 1. reversi8 AlphaZero on the GPU (${train_s} s of training)"
+echo "== 1. $game AlphaZero on the GPU (${train_s} s of training)"
 budget=$(python3 -c "print($train_s / 60)")
-# the budget is checked after each chunk (~1.5M plies, ~1 min here): the timeout leaves time
-# for one chunk past it, the compile and the export below
-timeout $((train_s + 130)) python3 experiments/learning_curves.py --games reversi:8 \
-    --algos alphazero --seeds 1 --budget-minutes "$budget" --evals 40 \
-    --total-steps 60000000 --opponents greedy --eval-games 64 --out "runs/$run" \
-    --set net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001 \
-    anneal_lr=false num_envs=4096 replay_size=262144 num_minibatches=128 \
-    init_from="$start"
+# the budget is checked after each chunk (~1 min here, evals spread over the 60M plies): the
+# timeout leaves time for one chunk past it, the compile and the export below
+timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$game" \
+    --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
+    --total-steps "$total_steps" --opponents "$opponent" --eval-games "$eval_games" \
+    --out "runs/$run" --set "${settings[@]}" anneal_lr=false num_envs=4096 \
+    num_minibatches=128 init_from="$start" "${extra[@]}"
 # the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
 # state are ~100x larger); the card's training facts are read here, where the run is
-python3 -m jaxgames.cli export "runs/$run/reversi8x8_alphazero/seed0" "runs/${run}_export" \
-    --name reversi8 --force
-tar czf "$out/$run.tar.gz" "runs/$run"/reversi8x8_alphazero/*.* "runs/${run}_export" \
-    "runs/$run"/reversi8x8_alphazero/seed0/*.* 2>/dev/null
+python3 -m jaxgames.cli export "runs/$run/$label/seed0" "runs/${run}_export" \
+    --name "$name" --force
+tar czf "$out/$run.tar.gz" "runs/$run/$label"/*.* "runs/${run}_export" \
+    "runs/$run/$label"/seed0/*.* 2>/dev/null
 fi
 
 if [[ $steps == *2* ]]; then
