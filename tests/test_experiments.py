@@ -928,3 +928,20 @@ def test_search_settings_plays_each_setting(ttt_curves, tmp_path):
     assert len(read_csv(os.path.join(dest, "settings.csv"))) == 4
     with pytest.raises(SystemExit):
         search_settings.main(argv[:-1] + ["0", "--out", dest])  # --games 0
+
+
+def test_lost_games_counts_every_loss_once(tmp_path):
+    """Each colour's lost games, by length, add up to its losses; a game is longer than its
+    random opening; the JSON holds the same numbers."""
+    from experiments import lost_games
+
+    argv = ["--game", "reversi:4", "--a", "random", "--b", "greedy", "--games", "16"]
+    out = lost_games.main(argv + ["--json", str(tmp_path / "l.json")])
+    assert out["opening_plies"] >= 0
+    for colour in ("first", "second"):
+        c = out[colour]
+        assert c["wins"] + c["draws"] + c["losses"] == 16
+        assert sum(c["lost_at_plies"].values()) == c["losses"]
+        assert all(n > out["opening_plies"] for n in c["lost_at_plies"])
+    assert out["first"]["losses"] + out["second"]["losses"] > 0  # random loses to greedy
+    assert json.load(open(tmp_path / "l.json"))["second"]["losses"] == out["second"]["losses"]
