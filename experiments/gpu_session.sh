@@ -70,8 +70,8 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if [[ $steps == *1* ]]; then
 echo "== 1. $game AlphaZero on the GPU (${train_s} s of training)"
 budget=$(python3 -c "print($train_s / 60)")
-# the budget is checked after each chunk (~1 min here, evals spread over the 60M plies): the
-# timeout leaves time for one chunk past it, the compile and the export below
+# the budget is checked after each chunk (total_steps / evals plies: at most ~1 min here):
+# the timeout leaves time for one chunk past it, the compile and the export below
 timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$game" \
     --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
     --total-steps "$total_steps" --opponents "$opponent" --eval-games "$eval_games" \
