@@ -17,6 +17,9 @@
                         the Gumbel top-K; default 16: fewer moves get more visits each) and C
                         the scale of the searched values (c_scale, default 0.1: how far they
                         move a move's prior; both defaults mctx's)
+    mcts:N[/K[/C]]/w:<agent>  the same with one ply of exact lookahead at every node the
+                        search expands: a position whose mover can win at once is worth +1
+                        (SearchPolicy's win_check; A more env steps per node)
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
                         play (the engine's exact endgame), e.g. solve:10:mcts:64:pretrained:reversi8
 
@@ -56,7 +59,7 @@ VALID_SPECS = (
     "perfect",
     "<run directory>",
     "pretrained:<name>",
-    "mcts:N[/K[/C]]:<run directory or pretrained:name>",
+    "mcts:N[/K[/C]][/w]:<run directory or pretrained:name>",
     "solve:E:<player>",
 )
 
@@ -99,8 +102,8 @@ MAX_MINIMAX_LEAVES = 2_000_000
 class Spec:
     """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
     agent's folder), ``"pretrained"`` (``name``: a shipped agent), ``"mcts"`` (``args`` =
-    (simulations, root moves considered, value scale), ``inner`` = the guiding agent's
-    spec) or ``"solve"`` (``args`` =
+    (simulations, root moves considered, value scale, win check 0 or 1), ``inner`` = the
+    guiding agent's spec) or ``"solve"`` (``args`` =
     (endgame empties,), ``inner`` = the midgame player's spec). ``str(spec)`` is the normal
     form."""
 
@@ -116,11 +119,11 @@ class Spec:
         if self.kind == "pretrained":
             return f"pretrained:{self.name}"
         if self.kind == "mcts":  # the settings at their defaults are left out
-            n, k, c = self.args
+            n, k, c, w = self.args
             search = f"{n}/{k}/{c!r}" if c != DEFAULT_VALUE_SCALE else f"{n}/{k}"
             if search == f"{n}/{DEFAULT_CONSIDERED}":
                 search = f"{n}"
-            return f"mcts:{search}:{self.inner}"
+            return f"mcts:{search}{'/w' if w else ''}:{self.inner}"
         parts = [self.kind, *map(str, self.args)] + ([str(self.inner)] if self.inner else [])
         return ":".join(parts)
 
@@ -157,10 +160,13 @@ def parse_spec(text: str) -> Spec:
     if name == "mcts":
         field, _, inner = rest.partition(":")
         sims, *settings = field.split("/")
+        w = int(bool(settings) and settings[-1] == "w")  # the one-ply win check
+        settings = settings[:-1] if w else settings
         usage = (
             "use 'mcts:N:<run directory>' or 'mcts:N:pretrained:<name>' with N >= 1 "
             "simulations (or 'mcts:N/K:...', 'mcts:N/K/C:...' with K >= 1 root moves "
-            "considered and C >= 0 the scale of the searched values), e.g. 'mcts:16:runs/r6'"
+            "considered and C >= 0 the scale of the searched values, and '/w' after them "
+            "for the one-ply win check), e.g. 'mcts:16:runs/r6'"
         )
         numbers = [sims] + settings[:1]
         if not inner or len(settings) > 2:
@@ -186,7 +192,7 @@ def parse_spec(text: str) -> Spec:
                 "the search needs a trained agent's run directory to guide it (or "
                 f"pretrained:<name>), not {inner!r}",
             )
-        return Spec("mcts", (n, k, c), inner=guide)
+        return Spec("mcts", (n, k, c, w), inner=guide)
     if name == "solve":
         empties, _, inner = rest.partition(":")
         if not inner.strip():
@@ -319,13 +325,14 @@ def make_opponent(text: str, env: Env) -> Policy:
     if spec.kind in ("run", "pretrained"):
         return _agent_policy(spec)
     if spec.kind == "mcts":
-        n, k, c = spec.args
+        n, k, c, w = spec.args
         return SearchPolicy(
             env,
             _agent_policy(spec.inner),
             num_simulations=n,
             max_num_considered_actions=k,
             value_scale=c,
+            win_check=bool(w),
         )
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])

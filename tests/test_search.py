@@ -15,9 +15,11 @@ from jaxgames.agents.networks import make_network
 from jaxgames.agents.search import (
     SearchPolicy,
     guide_outputs,
+    immediate_wins,
     make_recurrent_fn,
     noisy_prior,
     search_batch,
+    with_win_check,
 )
 from jaxgames.evaluation import arena
 from jaxgames.specs import check_spec, make_opponent
@@ -32,6 +34,89 @@ def untrained_policy(env, key=jax.random.PRNGKey(0)) -> Policy:
 
 def batch(*states):
     return jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
+
+
+class FixedGuide:
+    """A guide with the same prior logits everywhere (``favourite`` +3, the rest 0) and value
+    0: what a network that has never seen a position's danger tells the search."""
+
+    def __init__(self, num_actions: int, favourite: int):
+        self.logits = jnp.zeros(num_actions).at[favourite].set(3.0)
+
+    def search_outputs(self, state):
+        return self.logits, jnp.zeros(())
+
+
+# reversi 8x8, X to move (from a game the shipped reversi8 with 64 simulations lost to greedy):
+# d6 lets O take every X disc at once, b2 does not
+WIPE_OUT_TRAP = "----O------O-O--OOOOOOO---OOOOO---OOO-----O-OX----O------------- X"
+
+
+def wiped_out_by_a_reply(env, state, action) -> bool:
+    """Reference without the terminal flags or rewards: after ``action``, can the opponent
+    leave the mover with no disc? (counts the discs of the text notation)"""
+    after = env.step(state, action)
+    mine = "X" if int(state.current_player) == 0 else "O"
+    return any(
+        mine not in env.to_text(env.step(after, int(b))).split()[0]
+        for b in np.flatnonzero(np.asarray(after.legal_action_mask))
+    )
+
+
+def test_immediate_wins_are_the_moves_that_end_the_game_won(ttt):
+    """Tic-tac-toe: the squares that complete the mover's line (not the opponent's); reversi:
+    exactly the replies that wipe the other side out, against a disc-counting reference; a
+    finished game has none."""
+    x_wins = ttt.from_text("XX.OO.... X")  # X completes row 0 at 2; O's 5 is not X's win
+    o_wins = ttt.from_text("XX.OO.X.. O")  # O completes row 1 at 5; X's 2 is not O's win
+    over = ttt.step(x_wins, 2)
+    got = np.asarray(immediate_wins(ttt, batch(x_wins, o_wins, over)))
+    assert [list(np.flatnonzero(row)) for row in got] == [[2], [5], []]
+    env = jaxgames.make("reversi", size=8)
+    trap = env.from_text(WIPE_OUT_TRAP)
+    legal = [int(a) for a in np.flatnonzero(np.asarray(trap.legal_action_mask))]
+    afters = batch(*[env.step(trap, a) for a in legal])
+    can_wipe = np.asarray(immediate_wins(env, afters)).any(-1)
+    reference = [wiped_out_by_a_reply(env, trap, a) for a in legal]
+    assert list(can_wipe) == reference and any(reference) and not all(reference)
+
+
+def test_win_check_makes_a_won_position_worth_one_and_plays_the_win(ttt):
+    """with_win_check: where the mover can win at once, value +1 and a prior on the winning
+    moves only; elsewhere the guide's outputs unchanged. The search then takes the win even
+    when the guide prefers another move."""
+    win, quiet = ttt.from_text("XX.OO.... X"), ttt.from_text("X...O.... X")
+    prior = jnp.full((2, 9), 0.5)
+    value = jnp.array([-0.3, -0.3])
+    states = batch(win, quiet)
+    prior = jnp.where(states.legal_action_mask, prior, MASK_MIN)
+    new_prior, new_value = with_win_check(ttt, states, prior, value)
+    np.testing.assert_allclose(np.asarray(new_value), [1.0, -0.3])
+    assert list(np.flatnonzero(np.asarray(new_prior[0]) > MASK_MIN)) == [2]
+    np.testing.assert_array_equal(np.asarray(new_prior[1]), np.asarray(prior[1]))
+    guide = FixedGuide(9, favourite=8)
+    for w in (False, True):
+        play = SearchPolicy(ttt, guide, num_simulations=1, win_check=w)
+        assert int(play(jax.random.PRNGKey(0), win)) == (2 if w else 8)
+
+
+def test_win_check_search_avoids_a_move_that_loses_at_once():
+    """Reversi 8x8, the wipe-out trap: a guide that favours the losing move d6 and never
+    rates danger leads plain search (one visit to each move) into it; with the win check the
+    reply's wipe-out is seen on d6's first visit and the search plays the safe b2. Then, with
+    O to move after d6, the win-check search takes the wipe-out the guide does not favour."""
+    env = jaxgames.make("reversi", size=8)
+    trap = env.from_text(WIPE_OUT_TRAP)
+    d6, b2 = env.text_to_action(trap, "d6"), env.text_to_action(trap, "b2")
+    guide = FixedGuide(env.num_actions, favourite=d6)
+    for w, expected in ((False, d6), (True, b2)):
+        play = jax.jit(SearchPolicy(env, guide, num_simulations=2, win_check=w))
+        assert int(play(jax.random.PRNGKey(0), trap)) == expected
+    after = env.step(trap, d6)
+    wipe = np.flatnonzero(np.asarray(immediate_wins(env, batch(after))[0]))
+    assert len(wipe) >= 1
+    play = jax.jit(SearchPolicy(env, guide, num_simulations=8, win_check=True))
+    assert int(play(jax.random.PRNGKey(0), after)) in set(wipe.tolist())
 
 
 def test_recurrent_fn_rewards_and_discounts_are_from_the_movers_view(ttt):
@@ -230,11 +315,22 @@ def test_mcts_opponent_spec(tmp_path, ttt):
     assert check_spec(f"mcts:8/16:{run}", ttt) == f"mcts:8:{run}"
     assert check_spec(f"mcts:8/16/0.1:{run}", ttt) == f"mcts:8:{run}"
     assert check_spec(f"mcts:8/16/1:{run}", ttt) == f"mcts:8/16/1.0:{run}"
+    # '/w' after the numbers: the one-ply win check, kept in the normal form
+    assert check_spec(f"mcts:8/w:{run}", ttt) == f"mcts:8/w:{run}"
+    assert check_spec(f"mcts:8/16/0.1/w:{run}", ttt) == f"mcts:8/w:{run}"
+    assert check_spec(f"mcts:8/4/1/w:{run}", ttt) == f"mcts:8/4/1.0/w:{run}"
+    checked = make_opponent("mcts:8/2/0.5/w:pretrained:tic_tac_toe", ttt)
+    assert (checked.max_num_considered_actions, checked.value_scale, checked.win_check) == (
+        2,
+        0.5,
+        True,
+    )
     shipped = make_opponent("mcts:8/2/0.5:pretrained:tic_tac_toe", ttt)
     settings = (shipped.num_simulations, shipped.max_num_considered_actions, shipped.value_scale)
     assert settings == (8, 2, 0.5)
     default = make_opponent("mcts:8:pretrained:tic_tac_toe", ttt)
     assert (default.max_num_considered_actions, default.value_scale) == (16, 0.1)
+    assert not default.win_check
     for bad, match in [
         ("mcts:0:" + str(run), "N >= 1"),
         ("mcts:x:" + str(run), "N >= 1"),
@@ -244,6 +340,9 @@ def test_mcts_opponent_spec(tmp_path, ttt):
         ("mcts:8/4/-1:" + str(run), r"C must be in \[0, 100\]"),
         ("mcts:8/4/x:" + str(run), "C >= 0 the scale"),
         ("mcts:8/4/1/2:" + str(run), "C >= 0 the scale"),
+        ("mcts:8/w/4:" + str(run), "'/w' after them"),
+        ("mcts:w:" + str(run), "N >= 1"),
+        ("mcts:8/4/1/w/w:" + str(run), "'/w' after them"),
         ("mcts:8", "N >= 1"),
         ("mcts:8:random", "run directory to guide"),
         ("mcts:8:alphabeta:2", "run directory to guide"),
