@@ -5,6 +5,7 @@ interval, met or not.
     python experiments/strength_targets.py                              # the shipped agents
     python experiments/strength_targets.py --agents reversi8 --sims 64
     python experiments/strength_targets.py --agents reversi8 --settings 8/1   # mcts:64/8/1:...
+    python experiments/strength_targets.py --agents reversi8 --settings 8/1/w # + win check
     python experiments/strength_targets.py --agents reversi8 --opponents engine:4 engine:2
     python experiments/strength_targets.py --agent animal_shogi=runs/X/animal_shogi_alphazero/seed0
     python experiments/strength_targets.py --agent tic_tac_toe=runs/ttt-az --agents tic_tac_toe
@@ -241,9 +242,9 @@ def main(argv=None) -> list[dict]:
     ap.add_argument(
         "--settings",
         default=None,
-        metavar="K[/C]",
+        metavar="K[/C][/w]",
         help="the search's root moves considered and value scale (mcts:N/K/C:<agent>; "
-        "default: the spec's, 16 and 0.1)",
+        "default: the spec's, 16 and 0.1), '/w' for the one-ply win check (or 'w' alone)",
     )
     ap.add_argument("--games", type=int, default=200, help="games per colour (default 200)")
     ap.add_argument("--seed", type=int, default=0)
