@@ -15,9 +15,12 @@
 # docs/results.md's numbers: `bash experiments/gpu_session.sh $OUT 300 pretrained:reversi8` with
 # the code of commit 67fffaa on one H200, pretrained:reversi8 then being the agent with params
 # sha256 d694617c56286212... (steps 2 and 3 ran in an earlier call of the same session); the
-# stage after it (the shipped reversi8, params sha256 82aa786ec2d01172...): `bash
-# experiments/gpu_session.sh $OUT 400 runs/cpu8_s32/reversi8x8_alphazero/seed0 gpu8b 1` with
-# the code of commit 0d007b3 on one H200, that CPU run's folder carried to the machine.
+# sixth stage (params sha256 82aa786ec2d01172...): `bash experiments/gpu_session.sh $OUT 400
+# runs/cpu8_s32/reversi8x8_alphazero/seed0 gpu8b 1` with the code of commit 0d007b3 on one
+# H200, that CPU run's folder carried to the machine; the seventh (the shipped reversi8, params
+# sha256 b678b877b8f9be0b...), from the sixth: `bash experiments/gpu_session.sh $OUT 470
+# pretrained:reversi8 gpu8c 1 reversi:8 anneal_lr=true total_steps=11500000` with the code of
+# commit 3605be6 on one H200 (44 chunks of 262,144 plies, as this script now sizes them).
 #
 # 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
 #    saved on any device, works too) trained on with the settings of the game's last CPU stage
@@ -41,11 +44,11 @@ case $game in
 reversi:8)
     settings=(net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001
               replay_size=262144)
-    label=reversi8x8_alphazero name=reversi8 opponent=greedy eval_games=64 evals=40 ;;
+    label=reversi8x8_alphazero name=reversi8 opponent=greedy eval_games=64 chunk=262144 ;;
 animal_shogi)
     settings=(net.hidden=512 net.layers=6 features=observation num_simulations=16
               learning_rate=0.0002 replay_size=1048576)
-    label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 evals=200 ;;
+    label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 chunk=1048576 ;;
 *) echo "gpu_session.sh: unknown game '$game' (reversi:8 or animal_shogi)" >&2; exit 2 ;;
 esac
 # what follows the game: key=value settings that replace the above (anneal_lr=true, say);
@@ -58,6 +61,9 @@ for kv in "${@:7}"; do
     *) echo "gpu_session.sh: '$kv' is not key=value" >&2; exit 2 ;;
     esac
 done
+# one chunk (an evaluation and a checkpoint with the replay buffer) per ~10 s of H200 training:
+# chunks of a fixed number of plies, however long the run; short chunks spend the time saving
+evals=$(( (total_steps + chunk - 1) / chunk ))
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 python3 - <<'EOF' || exit 1
@@ -70,7 +76,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if [[ $steps == *1* ]]; then
 echo "== 1. $game AlphaZero on the GPU (${train_s} s of training)"
 budget=$(python3 -c "print($train_s / 60)")
-# the budget is checked after each chunk (total_steps / evals plies: at most ~1 min here):
+# the budget is checked after each chunk (~10 s here):
 # the timeout leaves time for one chunk past it, the compile and the export below
 timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$game" \
     --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
