@@ -31,10 +31,10 @@ The guide never has to learn a win it can see: a move that lets the opponent win
 backs up -1 on its first visit (whether that outweighs the guide's prior for the move is
 the root's usual sigma(q) trade-off: at few simulations and c_scale 0.1 a strongly preferred
 move can still be played). Why: a network trained in self-play can rate such positions
-wrongly when self-play never reaches them (reversi 8x8 against the disc-grabbing ``greedy``:
-every one of the agent's wipe-out losses was a move that allowed an immediate wipe-out beside
-one that did not, with 64 simulations too). Cost: A extra ``env.step`` calls per expansion
-(A = the game's number of actions), no network call.
+wrongly when self-play never reaches them, and then its prior hides the opponent's winning
+reply from the tree (reversi 8x8 against the disc-grabbing ``greedy``:
+``experiments/reversi_endings.py`` counts the wipe-outs with and without it). Cost: A extra
+``env.step`` calls per expansion (A = the game's number of actions), no network call.
 
 Why mctx: a well-tested, batched, jittable implementation of the Gumbel MuZero root search
 (sequential halving over Gumbel-perturbed candidates) and of its interior action selection.
