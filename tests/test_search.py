@@ -81,6 +81,36 @@ def test_immediate_wins_are_the_moves_that_end_the_game_won(ttt):
     assert list(can_wipe) == reference and any(reference) and not all(reference)
 
 
+@pytest.mark.parametrize("game", ["tic_tac_toe", "reversi", "animal_shogi"])
+def test_immediate_wins_agree_with_env_step_on_random_positions(game):
+    """immediate_wins steps with ``env.step_legal`` and masks out what it leaves unspecified
+    (illegal moves, finished games): on random positions, some of them finished, it marks
+    exactly the legal moves after which ``env.step`` reports a finished game won by the mover."""
+    env = jaxgames.make(game, **({"size": 4} if game == "reversi" else {}))
+    key = jax.random.PRNGKey(5)
+    states = jax.vmap(env.init)(jax.random.split(key, 64))
+    step = jax.jit(jax.vmap(env.step))
+    every = jnp.arange(env.num_actions)
+
+    def reference_wins(state):
+        kids = jax.vmap(env.step, in_axes=(None, 0))(state, every)
+        won = kids.rewards[:, state.current_player] > 0
+        return kids.terminated & won & state.legal_action_mask
+
+    reference = jax.jit(jax.vmap(reference_wins))
+    wins_seen = finished_seen = 0
+    for _ in range(20):  # long enough for games to end (reversi 4x4: at most 12 moves + passes)
+        key, k = jax.random.split(key)
+        got = np.asarray(immediate_wins(env, states))
+        np.testing.assert_array_equal(got, np.asarray(reference(states)))
+        wins_seen += int(got.any(-1).sum())
+        finished_seen += int(np.asarray(states.terminated).sum())
+        logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
+        actions = jax.random.categorical(k, logits).astype(jnp.int32)
+        states = step(states, jnp.where(states.legal_action_mask.any(-1), actions, 0))
+    assert wins_seen > 0 and finished_seen > 0
+
+
 def test_win_check_makes_a_won_position_worth_one_and_plays_the_win(ttt):
     """with_win_check: where the mover can win at once, value +1 and a prior on the winning
     moves only; elsewhere the guide's outputs unchanged. The search then takes the win even

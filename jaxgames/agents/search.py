@@ -34,7 +34,7 @@ move can still be played). Why: a network trained in self-play can rate such pos
 wrongly when self-play never reaches them, and then its prior hides the opponent's winning
 reply from the tree (reversi 8x8 against the disc-grabbing ``greedy``:
 ``experiments/reversi_endings.py`` counts the wipe-outs with and without it). Cost: A extra
-``env.step`` calls per expansion (A = the game's number of actions), no network call.
+``env.step_legal`` calls per expansion (A = the game's number of actions), no network call.
 
 Why mctx: a well-tested, batched, jittable implementation of the Gumbel MuZero root search
 (sequential halving over Gumbel-perturbed candidates) and of its interior action selection.
@@ -84,11 +84,14 @@ def noisy_prior(
 
 def immediate_wins(env: Env, states: Any) -> Array:
     """bool[B, A]: the legal moves of each state (leading axis B) that end the game at once
-    with the mover winning. Every action is stepped (A ``env.step`` calls per state); a
-    finished state has none."""
+    with the mover winning. Every action is stepped (A ``env.step_legal`` calls per state:
+    the children of illegal moves, and all of a finished state, are masked out, so the
+    illegal-move and finished-game handling of ``env.step`` is not paid for); a finished
+    state has none."""
 
     def one(state):
-        children = jax.vmap(env.step, in_axes=(None, 0))(state, jnp.arange(env.num_actions))
+        actions = jnp.arange(env.num_actions, dtype=jnp.int32)
+        children = jax.vmap(env.step_legal, in_axes=(None, 0))(state, actions)
         won = children.rewards[:, state.current_player] > 0
         return state.legal_action_mask & children.terminated & won
 
