@@ -158,6 +158,39 @@ def test_replay_buffer_keeps_the_last_searched_positions(replay_runs):
     np.testing.assert_allclose(fill, [(4 + 8) / 2 / 12, 1.0], rtol=1e-6)
 
 
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+def winning_squares(obs):
+    """Tic-tac-toe, by hand: bool[..., 9] empty squares that complete a line of the mover's."""
+    mine, theirs = (np.asarray(obs)[..., k].reshape(*obs.shape[:-3], 9) > 0 for k in (0, 1))
+    wins = np.zeros(mine.shape, bool)
+    for line in LINES:
+        for sq in line:
+            others = [o for o in line if o != sq]
+            wins[..., sq] |= mine[..., others].all(-1) & ~mine[..., sq] & ~theirs[..., sq]
+    return wins
+
+
+@pytest.mark.parametrize("win_check", [False, True])
+def test_win_check_targets_play_only_wins_in_one(win_check, key):
+    """With ``win_check`` every stored search policy of a position whose mover can complete a
+    line puts all its weight on such moves; the same run without it spreads weight elsewhere
+    (an untrained prior and 4 simulations miss wins)."""
+    cfg = tiny_config(num_envs=32, replay_size=32 * 8, eval_games=0, win_check=win_check)
+    algo = alphazero.make_algorithm(cfg)
+    state, _ = jax.jit(algo.chunk)(algo.init(key))
+    data = jax.tree_util.tree_map(np.asarray, state.buffer.data)
+    wins = winning_squares(data.obs)
+    can_win = wins.any(-1) & data.mask.any(-1)
+    assert can_win.sum() >= 10  # enough positions to tell the two apart
+    off_wins = np.where(wins, 0.0, data.policy).sum(-1)[can_win]
+    if win_check:
+        np.testing.assert_allclose(off_wins, 0.0, atol=1e-6)
+    else:
+        assert off_wins.max() > 0.1
+
+
 def test_replay_samples_written_positions_moved_by_symmetries(replay_runs, key):
     """Minibatches come only from written rows; augmented, each is a symmetry image of a stored
     position (obs, mask and policy moved together)."""
@@ -259,6 +292,7 @@ def test_playout_caps_must_fit_the_rollout():
         ("value_scale", -0.1, "value_scale"),
         ("root_noise", 1.5, "root_noise"),
         ("root_noise_alpha", 0.0, "root_noise_alpha"),
+        ("win_check", 1, "win_check"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):

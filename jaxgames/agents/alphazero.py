@@ -163,6 +163,12 @@ class AlphaZeroConfig(RolloutConfig):
                                 positions fall at varied move numbers. 1 (default): every ply
                                 is a full search (caps off). Must divide num_steps.
     cheap_simulations:          simulations of the plies between full searches
+    win_check:                  one ply of exact lookahead in every training search
+                                (:func:`~jaxgames.agents.search.with_win_check`): a node whose
+                                mover can win at once is worth +1 and keeps only its winning
+                                moves, so the targets never pass up a win in one nor walk
+                                into a loss in one the prior misses. A env steps per expanded
+                                node; off by default (every shipped agent trained without it)
     """
 
     num_simulations: int = 8
@@ -179,6 +185,7 @@ class AlphaZeroConfig(RolloutConfig):
     augment: bool = True
     full_search_every: int = 1
     cheap_simulations: int = 1
+    win_check: bool = False
 
     def validate(self) -> None:
         super().validate()
@@ -196,6 +203,7 @@ class AlphaZeroConfig(RolloutConfig):
         check_bool("augment", self.augment)
         check_int("full_search_every", self.full_search_every)
         check_int("cheap_simulations", self.cheap_simulations)
+        check_bool("win_check", self.win_check)
         if self.num_steps % self.full_search_every:
             fail(
                 "full_search_every",
@@ -491,6 +499,7 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 config.rescale_values,
                 config.root_noise,
                 config.root_noise_alpha,
+                config.win_check,
             )
             root_value = out.search_tree.summary().value
             step = games.step(env_state, out.action, k_reset)
