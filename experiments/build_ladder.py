@@ -6,12 +6,18 @@ fit their Elo (random = 0) with 95% bootstrap intervals, and store it as package
     python experiments/build_ladder.py --game animal_shogi --openings 100
     python experiments/build_ladder.py --all                          # every game's default ladder
     python experiments/build_ladder.py --game reversi --size 6 --quick   # small, into runs/ only
+    # new rungs on top of the shipped ladder: only their pairings are played
+    python experiments/build_ladder.py --game reversi --size 8 --extend engine:5 engine:6
 
 The rungs of each game (weakest first) are in :data:`LADDERS`; each rung plays the next
 ``--span`` rungs up (default 2, see :func:`jaxgames.evaluation.rating.build_ladder`). The
 ladder file records the games of every pairing, the opening set, the command, machine and
 date, so ``jaxgames rate`` can place any player on it and the fit can be redone from the file.
 A summary table is also written to ``runs/ladders/<game>.md``.
+
+``--extend`` keeps the shipped ladder's pairings and plays only those of the added rungs: the
+games a full rebuild with the longer rung list would play (same openings, same random keys:
+see :func:`jaxgames.evaluation.rating.build_ladder`), at the cost of the new pairings alone.
 """
 
 from __future__ import annotations
@@ -116,6 +122,23 @@ def build(key: str, args) -> None:
     if args.rungs:
         rungs = args.rungs
     n_openings = args.openings or (8 if args.quick else n_openings)
+    played = []
+    if args.extend:
+        shipped = load_ladder(key)
+        if (shipped.n_openings, shipped.plies, shipped.opening_seed) != (
+            n_openings,
+            plies,
+            args.seed,
+        ):
+            raise ValueError(
+                f"--extend: the shipped {key} ladder has {shipped.n_openings} openings of "
+                f"{shipped.plies} plies, seed {shipped.opening_seed}; this build "
+                f"{n_openings}, {plies}, {args.seed}"
+            )
+        known = [s for s in args.extend if s in shipped.specs]
+        if known:
+            raise ValueError(f"--extend: {known} are rungs of the shipped {key} ladder already")
+        rungs, played = shipped.specs + list(args.extend), shipped.pairings
     command = "python experiments/build_ladder.py " + " ".join(map(shlex.quote, sys.argv[1:]))
     t0 = time.time()
     ladder = build_ladder(
@@ -127,6 +150,7 @@ def build(key: str, args) -> None:
         seed=args.seed,
         span=args.span or None,
         command=command,
+        played=played,
     )
     seconds = time.time() - t0
     print(ladder)
@@ -144,6 +168,13 @@ def main(argv=None) -> None:
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--all", action="store_true", help="every game's default ladder")
     p.add_argument("--rungs", nargs="+", help="override the rungs (weakest first)")
+    p.add_argument(
+        "--extend",
+        nargs="+",
+        metavar="RUNG",
+        help="rungs to add on top of the shipped ladder (weakest first); only their pairings "
+        "are played",
+    )
     p.add_argument("--openings", type=int, default=None, help="openings (2 games each)")
     p.add_argument("--span", type=int, default=2, help="pairings per rung upwards (0: all)")
     p.add_argument("--seed", type=int, default=0)
@@ -157,6 +188,8 @@ def main(argv=None) -> None:
         keys = [game_key(jaxgames.make(args.game, **opts))]
     else:
         p.error("give --game (and --size) or --all")
+    if args.extend and (len(keys) != 1 or args.rungs or args.quick):
+        p.error("--extend takes one --game, without --all, --rungs or --quick")
     for key in keys:
         build(key, args)
 

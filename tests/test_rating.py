@@ -304,6 +304,31 @@ def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
         Ladder.from_json(dict(loaded.to_json(), format=99))
 
 
+def test_extending_a_ladder_plays_only_the_new_pairings(ttt):
+    """Rungs added on top keep the stored pairings as they are and play the new ones with the
+    keys a full build gives them: the extended ladder has the full build's games."""
+
+    def build(rungs, **kw):
+        return build_ladder(ttt, rungs, RUNGS.__getitem__, N_OPEN, 1, n_boot=50, **kw)
+
+    full = build(list(RUNGS), log=None)
+    short = build(["random", "first"], log=None)
+    lines = []
+    extended = build(list(RUNGS), log=lines.append, played=short.pairings)
+    assert extended.pairings[0] is short.pairings[0] and "stored" in lines[0]
+    assert len(lines) == 3 and "stored" not in lines[1] + lines[2]
+
+    def games(p):
+        return (p.a, p.b, p.units, p.as_first, p.as_second)
+
+    assert [games(p) for p in extended.pairings] == [games(p) for p in full.pairings]
+    assert extended.elos == pytest.approx(full.elos)
+    with pytest.raises(ValueError, match="was pairing 0, here it is 2"):  # not a prefix
+        build(["first", "random", "last"], log=None, played=[full.pairings[1]])
+    with pytest.raises(ValueError, match="not among"):
+        build(["random", "last"], log=None, played=short.pairings)
+
+
 def test_packaged_ladders_are_consistent():
     """Every shipped ladder: its rungs are valid specs for its game, its openings are the ones
     its parameters give, and refitting its stored games gives its stored ratings."""

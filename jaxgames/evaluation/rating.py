@@ -1044,6 +1044,7 @@ def build_ladder(
     command: str | None = None,
     notes: str = "",
     log: Callable[[str], None] | None = print,
+    played: Sequence[Pairing] = (),
 ) -> Ladder:
     """Play the ladder's pairings and fit the rungs' ratings.
 
@@ -1055,6 +1056,13 @@ def build_ladder(
     scores are informative (whitewashes between distant rungs say little), and the second
     neighbour gives every rung two independent links and checks transitivity, so the slowest
     engines play few pairings. ``log``: progress lines (None for silence).
+
+    ``played``: pairings of a ladder built before with the same openings, seed and span,
+    whose rungs are the first rungs of ``rung_specs`` (``build_ladder.py --extend``). Pairing
+    k draws its games with ``fold_in(PRNGKey(seed), k)`` and :func:`ladder_pairs` lists the
+    pairs of the first R rungs first, in the same order, so rungs added on top leave the
+    earlier pairings' indices and games as they were: a stored pairing is taken as it is
+    (``ValueError`` if its index here differs) and only the new ones are played.
     """
     specs = list(rung_specs)
     if len(set(specs)) != len(specs):
@@ -1071,9 +1079,21 @@ def build_ladder(
         return policies[spec]
 
     base = jax.random.PRNGKey(seed)
+    reuse = {(p.a, p.b): (k, p) for k, p in enumerate(played)}
     pairings = []
     for k, (i, j) in enumerate(pairs):
         a, b = specs[i], specs[j]
+        if (a, b) in reuse:
+            index, stored = reuse.pop((a, b))
+            if index != k:
+                raise ValueError(
+                    f"the stored pairing {a} vs {b} was pairing {index}, here it is {k}: "
+                    "new rungs go on top of the stored ones, with the same span"
+                )
+            pairings.append(stored)
+            if log is not None:
+                log(f"[{k + 1}/{len(pairs)}] {a} vs {b}: stored, score {stored.score:.1%}")
+            continue
         t0 = time.perf_counter()
         m = play_match(policy(a), policy(b), env, states, jax.random.fold_in(base, k))
         dt = time.perf_counter() - t0
@@ -1088,6 +1108,8 @@ def build_ladder(
                 f"[{k + 1}/{len(pairs)}] {a} vs {b}: score {p.score:.1%} [{lo:.1%}, {hi:.1%}], "
                 f"first {_wdl(p.as_first)}, second {_wdl(p.as_second)}, {dt:.1f} s{note}"
             )
+    if reuse:
+        raise ValueError(f"stored pairings not among this ladder's pairs: {sorted(reuse)}")
     fit = fit_ladder(pairings, anchor, prior, n_boot, 0, 0.95, names=specs)
     ratings = fit.ratings()
     ladder = Ladder(
