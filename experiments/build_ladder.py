@@ -47,7 +47,18 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "reversi6": (
         "reversi",
         {"size": 6},
-        ["random", "greedy", "uct:100", "engine:1", "engine:2", "engine:3", "engine:4"],
+        # engine:5 and engine:6 added on top (--extend), as on 8x8
+        [
+            "random",
+            "greedy",
+            "uct:100",
+            "engine:1",
+            "engine:2",
+            "engine:3",
+            "engine:4",
+            "engine:5",
+            "engine:6",
+        ],
         50,
         4,
     ),
@@ -55,8 +66,20 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
         "reversi",
         {"size": 8},
         # the order the shipped ladder was built with (its pairings); measured strength puts
-        # uct:1000 (88% vs uct:100) below engine:1 (62% vs uct:1000)
-        ["random", "greedy", "uct:100", "engine:1", "uct:1000", "engine:2", "engine:3", "engine:4"],
+        # uct:1000 (88% vs uct:100) below engine:1 (62% vs uct:1000). engine:5 and engine:6
+        # were added on top (--extend) when the agents with search outscored engine:4
+        [
+            "random",
+            "greedy",
+            "uct:100",
+            "engine:1",
+            "uct:1000",
+            "engine:2",
+            "engine:3",
+            "engine:4",
+            "engine:5",
+            "engine:6",
+        ],
         50,
         4,
     ),
