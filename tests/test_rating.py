@@ -323,10 +323,10 @@ def test_extending_a_ladder_plays_only_the_new_pairings(ttt):
 
     assert [games(p) for p in extended.pairings] == [games(p) for p in full.pairings]
     assert extended.elos == pytest.approx(full.elos)
-    with pytest.raises(ValueError, match="was pairing 0, here it is 2"):  # not a prefix
-        build(["first", "random", "last"], log=None, played=[full.pairings[1]])
+    with pytest.raises(ValueError, match="random vs last. is first vs random here"):
+        build(["first", "random", "last"], log=None, played=[full.pairings[1]])  # not a prefix
     with pytest.raises(ValueError, match="not among"):
-        build(["random", "last"], log=None, played=short.pairings)
+        build(["random", "first"], log=None, played=full.pairings)
 
 
 def test_packaged_ladders_are_consistent():

@@ -1061,8 +1061,9 @@ def build_ladder(
     whose rungs are the first rungs of ``rung_specs`` (``build_ladder.py --extend``). Pairing
     k draws its games with ``fold_in(PRNGKey(seed), k)`` and :func:`ladder_pairs` lists the
     pairs of the first R rungs first, in the same order, so rungs added on top leave the
-    earlier pairings' indices and games as they were: a stored pairing is taken as it is
-    (``ValueError`` if its index here differs) and only the new ones are played.
+    earlier pairings' indices and games as they were: stored pairing k is taken as it is
+    (``ValueError``, before any game, if pairing k here is another pair) and only the new ones
+    are played.
     """
     specs = list(rung_specs)
     if len(set(specs)) != len(specs):
@@ -1078,21 +1079,22 @@ def build_ladder(
             policies[spec] = make_rung(spec)
         return policies[spec]
 
+    for k, p in enumerate(played):  # checked before any game is played
+        here = (specs[pairs[k][0]], specs[pairs[k][1]]) if k < len(pairs) else None
+        if (p.a, p.b) != here:
+            raise ValueError(
+                f"stored pairing {k} ({p.a} vs {p.b}) is "
+                + (f"{here[0]} vs {here[1]} here" if here else "not among this ladder's pairs")
+                + ": new rungs go on top of the stored ones, with the same span"
+            )
     base = jax.random.PRNGKey(seed)
-    reuse = {(p.a, p.b): (k, p) for k, p in enumerate(played)}
     pairings = []
     for k, (i, j) in enumerate(pairs):
         a, b = specs[i], specs[j]
-        if (a, b) in reuse:
-            index, stored = reuse.pop((a, b))
-            if index != k:
-                raise ValueError(
-                    f"the stored pairing {a} vs {b} was pairing {index}, here it is {k}: "
-                    "new rungs go on top of the stored ones, with the same span"
-                )
-            pairings.append(stored)
+        if k < len(played):
+            pairings.append(played[k])
             if log is not None:
-                log(f"[{k + 1}/{len(pairs)}] {a} vs {b}: stored, score {stored.score:.1%}")
+                log(f"[{k + 1}/{len(pairs)}] {a} vs {b}: stored, score {played[k].score:.1%}")
             continue
         t0 = time.perf_counter()
         m = play_match(policy(a), policy(b), env, states, jax.random.fold_in(base, k))
@@ -1108,8 +1110,6 @@ def build_ladder(
                 f"[{k + 1}/{len(pairs)}] {a} vs {b}: score {p.score:.1%} [{lo:.1%}, {hi:.1%}], "
                 f"first {_wdl(p.as_first)}, second {_wdl(p.as_second)}, {dt:.1f} s{note}"
             )
-    if reuse:
-        raise ValueError(f"stored pairings not among this ladder's pairs: {sorted(reuse)}")
     fit = fit_ladder(pairings, anchor, prior, n_boot, 0, 0.95, names=specs)
     ratings = fit.ratings()
     ladder = Ladder(
