@@ -86,7 +86,18 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "animal_shogi": (
         "animal_shogi",
         {},
-        ["random", "greedy", "uct:100", "engine:1", "engine:2", "engine:3", "engine:4"],
+        # engine:5 and engine:6 added on top (--extend), as on reversi
+        [
+            "random",
+            "greedy",
+            "uct:100",
+            "engine:1",
+            "engine:2",
+            "engine:3",
+            "engine:4",
+            "engine:5",
+            "engine:6",
+        ],
         50,
         4,  # 2 random plies reach only 13 distinct positions
     ),
