@@ -41,24 +41,17 @@ from jaxgames.evaluation.rating import (  # noqa: E402
 )
 from jaxgames.specs import make_opponent  # noqa: E402
 
+#: the reversi 6x6 and animal-shogi rungs, weakest first (engine:5 and engine:6 were added on
+#: top with --extend when the agents with search outscored engine:4)
+ENGINE_RUNGS = ["random", "greedy", "uct:100"] + [f"engine:{d}" for d in range(1, 7)]
+
 #: game key -> (make options, rungs weakest first, openings, random opening plies)
 LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "tic_tac_toe": ("tic_tac_toe", {}, ["random", "greedy", "uct:30", "uct:300", "perfect"], 36, 2),
     "reversi6": (
         "reversi",
         {"size": 6},
-        # engine:5 and engine:6 added on top (--extend), as on 8x8
-        [
-            "random",
-            "greedy",
-            "uct:100",
-            "engine:1",
-            "engine:2",
-            "engine:3",
-            "engine:4",
-            "engine:5",
-            "engine:6",
-        ],
+        ENGINE_RUNGS,
         50,
         4,
     ),
@@ -86,18 +79,7 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "animal_shogi": (
         "animal_shogi",
         {},
-        # engine:5 and engine:6 added on top (--extend), as on reversi
-        [
-            "random",
-            "greedy",
-            "uct:100",
-            "engine:1",
-            "engine:2",
-            "engine:3",
-            "engine:4",
-            "engine:5",
-            "engine:6",
-        ],
+        ENGINE_RUNGS,
         50,
         4,  # 2 random plies reach only 13 distinct positions
     ),
