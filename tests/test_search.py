@@ -21,6 +21,7 @@ from jaxgames.agents.search import (
     search_batch,
     with_win_check,
 )
+from jaxgames.core import random_action
 from jaxgames.evaluation import arena
 from jaxgames.specs import check_spec, make_opponent
 
@@ -105,9 +106,7 @@ def test_immediate_wins_agree_with_env_step_on_random_positions(game):
         np.testing.assert_array_equal(got, np.asarray(reference(states)))
         wins_seen += int(got.any(-1).sum())
         finished_seen += int(np.asarray(states.terminated).sum())
-        logits = jnp.where(states.legal_action_mask, 0.0, -jnp.inf)
-        actions = jax.random.categorical(k, logits).astype(jnp.int32)
-        states = step(states, jnp.where(states.legal_action_mask.any(-1), actions, 0))
+        states = step(states, random_action(k, states.legal_action_mask))  # 0 where finished
     assert wins_seen > 0 and finished_seen > 0
 
 
