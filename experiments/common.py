@@ -43,7 +43,7 @@ from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record, machine_description  # noqa: E402
 from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
-from jaxgames.training.driver import initial_params  # noqa: E402
+from jaxgames.training.driver import fit_params, initial_params, needs_widening  # noqa: E402
 from jaxgames.training.metrics import MetricsLog, chunk_record  # noqa: E402
 
 # the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
@@ -475,8 +475,10 @@ def train_seeds(
     # docs/known_issues/jit_vmap_init_hang.py); op by op they run one at a time
     state = jax.block_until_ready(jax.vmap(algo.init)(keys))
     if config.init_from:  # every seed starts from the same trained network
-        params = initial_params(algo)
-        state = jax.vmap(algo.start_from, in_axes=(0, None))(state, params)
+        params, fresh = initial_params(algo), algo.params(state)  # fresh: one per seed
+        if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh)):
+            echo(f"  [{algorithm} {config.game}] widening its network to {config.net}")
+        state = jax.vmap(lambda s, f: algo.start_from(s, fit_params(params, f)))(state, fresh)
         echo(f"  [{algorithm} {config.game}] starting from the parameters of {config.init_from}")
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0

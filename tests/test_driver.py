@@ -221,6 +221,30 @@ def test_init_from_starts_a_run_from_an_agents_parameters(full_run, tmp_path):
     assert not leaves_equal(whole.state.params, ref.state.params)  # and it trained
 
 
+def test_init_from_a_narrower_mlp_widens_it(full_run, tmp_path):
+    """A 16-wide agent starts a 24-wide run: the same policy and value at the start (the new
+    units' outgoing weights are zero), the run's own seed draws the new units, and a network
+    of another depth is still refused."""
+    ref_dir, ref = full_run
+    cfg = dataclasses.replace(CFG, init_from=ref_dir, net={"hidden": 24, "layers": 1}, seed=1)
+    msgs = []
+    start = run_training(
+        "ppo", cfg, str(tmp_path / "wide"), progress=False, max_chunks=0, echo=msgs.append
+    )
+    assert msgs == [
+        "widening its network to {'hidden': 24, 'layers': 1} (it computes the same function)",
+        f"starting from the parameters of {ref_dir}",
+    ]
+    assert start.state.params["params"]["Dense_0"]["kernel"].shape[1] == 24
+    narrow, wide = ppo.make_algorithm(CFG).agent, ppo.make_algorithm(cfg).agent
+    obs = jax.random.uniform(jax.random.PRNGKey(0), (16, *wide.observation_shape))
+    for got, want in zip(wide.apply(start.state.params, obs), narrow.apply(ref.state.params, obs)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    deeper = dataclasses.replace(cfg, net={"hidden": 24, "layers": 2})
+    with pytest.raises(ValueError, match="does not fit this run's"):
+        run_training("ppo", deeper, str(tmp_path / "deep"), progress=False)
+
+
 def test_dqn_starts_both_networks_from_the_agent():
     from jaxgames.agents import dqn
 
@@ -239,12 +263,12 @@ def test_dqn_starts_both_networks_from_the_agent():
         ("mcts:8:pretrained:tic_tac_toe", "must be a run directory"),
         ("pretrained:nope", "unknown pretrained agent"),
         ("runs/does-not-exist", "does not exist"),
-        ("NET", "does not fit this run's (mlp {'hidden': 32, 'layers': 1})"),
+        ("NET", "does not fit this run's (mlp {'hidden': 8, 'layers': 1})"),  # narrower
     ],
 )
 def test_init_from_errors_write_nothing(full_run, tmp_path, init_from, why):
     init_from = full_run[0] if init_from == "NET" else init_from
-    cfg = dataclasses.replace(CFG, init_from=init_from, net={"hidden": 32, "layers": 1})
+    cfg = dataclasses.replace(CFG, init_from=init_from, net={"hidden": 8, "layers": 1})
     run_dir = str(tmp_path / "bad")
     with pytest.raises(
         ValueError, match=re.escape(f"invalid init_from={init_from!r}: ") + f".*{re.escape(why)}"

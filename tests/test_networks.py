@@ -5,7 +5,13 @@ import jax.numpy as jnp
 import pytest
 
 import jaxgames
-from jaxgames.agents.networks import NETWORKS, make_network, network_options
+from jaxgames.agents.networks import (
+    NETWORKS,
+    can_widen,
+    make_network,
+    network_options,
+    widen_params,
+)
 
 SMALL = {
     "mlp": {"hidden": 16, "layers": 2},
@@ -90,3 +96,42 @@ def test_patch_conv_equals_xla_conv(k, key):
     np_y1 = pc.apply({"params": {"Dense_0": p}}, x)
     np_y2 = nn.Conv(6, (k, k), padding="SAME").apply(conv, x)
     assert float(jnp.max(jnp.abs(np_y1 - np_y2))) < 1e-5
+
+
+def test_widened_mlp_computes_the_same_function_and_its_new_units_learn(key):
+    """widen_params: a 16-wide MLP's parameters in a 40-wide one give the same logits and
+    values on random inputs; the new units differ between fresh initialisations (they are
+    the run's own), and one gradient step moves the outputs (the zero rows get gradients)."""
+    narrow_net = make_network("mlp", 9, hidden=16, layers=2)
+    wide_net = make_network("mlp", 9, hidden=40, layers=2)
+    x = jax.random.normal(key, (32, 27))
+    narrow = narrow_net.init(jax.random.PRNGKey(1), x)
+    fresh_a, fresh_b = (wide_net.init(jax.random.PRNGKey(s), x) for s in (2, 3))
+    wide_a, wide_b = widen_params(narrow, fresh_a), widen_params(narrow, fresh_b)
+    want = narrow_net.apply(narrow, x)
+    for wide in (wide_a, wide_b):
+        got = wide_net.apply(wide, x)
+        assert all(jnp.allclose(g, w, atol=1e-6) for g, w in zip(got, want))
+    k_a, k_b = (w["params"]["Dense_1"]["kernel"] for w in (wide_a, wide_b))
+    assert k_a.shape == (40, 40) and not jnp.allclose(k_a[:, 16:], k_b[:, 16:])
+    assert jnp.all(k_a[16:, :16] == 0)  # old units read no new unit
+    assert jnp.all(wide_a["params"]["Heads_0"]["value"]["kernel"][16:] == 0)
+
+    def loss(p):
+        logits, value = wide_net.apply(p, x)
+        return jnp.mean(value**2) + jnp.mean(logits**2)
+
+    grads = jax.grad(loss)(wide_a)
+    assert jnp.any(grads["params"]["Heads_0"]["value"]["kernel"][16:] != 0)  # the new rows learn
+
+
+def test_widening_rules():
+    assert can_widen("mlp", {"hidden": 16, "layers": 2}, {"hidden": 32, "layers": 2})
+    assert can_widen("mlp", {"hidden": 64}, {})  # defaults filled in: 64 < 128
+    assert not can_widen("mlp", {"hidden": 32, "layers": 2}, {"hidden": 16, "layers": 2})
+    assert not can_widen("mlp", {"hidden": 16, "layers": 2}, {"hidden": 16, "layers": 2})
+    assert not can_widen("mlp", {"hidden": 16, "layers": 2}, {"hidden": 32, "layers": 3})
+    assert not can_widen("mlp", {"hidden": 16}, {"hidden": 32, "activation": "tanh"})
+    assert not can_widen("cnn", {}, {})
+    with pytest.raises(ValueError, match=r"cannot widen a parameter of shape \(4, 8\) to \(4, 6\)"):
+        widen_params({"k": jnp.zeros((4, 8))}, {"k": jnp.zeros((4, 6))})

@@ -288,6 +288,52 @@ def check_network(name: str, options: dict[str, Any]) -> None:
         )
 
 
+def can_widen(name: str, narrow: dict[str, Any], wide: dict[str, Any]) -> bool:
+    """Whether :func:`widen_params` takes network ``name`` with options ``narrow`` to ``wide``:
+    both MLPs of the same depth and activations, ``wide`` at least as wide and not the same."""
+    if name != "mlp":
+        return False
+    a, b = {**network_options(name), **narrow}, {**network_options(name), **wide}
+    others = [k for k in a if k != "hidden"]
+    return all(a[k] == b[k] for k in others) and a["hidden"] < b["hidden"]
+
+
+def widen_params(narrow: Any, fresh: Any) -> Any:
+    """The parameters of a wider MLP that computes exactly what ``narrow`` computes.
+
+    ``fresh`` is an initialisation of the wider network (same depth, ``hidden`` H' >= H), the
+    Net2WiderNet step of Chen et al. (2016) with zero outgoing weights instead of split
+    copies, so the new units start distinct (copies would get equal gradients forever).
+    Per dense layer with kernel float32[I', O'] (narrow: [I, O]) and bias float32[O']:
+
+        kernel[:I, :O] = narrow kernel     the old units read the old units as before
+        kernel[I:, :O] = 0                 ...and nothing of the new units: their outputs,
+                                           and so the heads' logits and value, are unchanged
+        kernel[:, O:], bias[O:] = fresh    the new units read everything; they feed only
+                                           new units, whose outgoing rows are zero next layer
+
+    The heads have O' = O, so their new input rows are zero. Training then moves the zero
+    rows first (their gradients are the new units' activations times the upstream ones).
+    """
+
+    def grow(old, new):
+        old, new = jnp.asarray(old), jnp.asarray(new)
+        if old.shape == new.shape:
+            return old
+        if (
+            old.ndim != new.ndim
+            or old.ndim not in (1, 2)
+            or any(a > b for a, b in zip(old.shape, new.shape))
+        ):
+            raise ValueError(f"cannot widen a parameter of shape {old.shape} to {new.shape}")
+        if old.ndim == 1:
+            return new.at[: old.shape[0]].set(old)
+        rows, cols = old.shape
+        return new.at[:rows, :cols].set(old).at[rows:, :cols].set(0.0)
+
+    return jax.tree_util.tree_map(grow, narrow, fresh)
+
+
 def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
     """Build network ``name`` ("mlp", "cnn", "resnet") with a policy head of ``num_actions``.
 

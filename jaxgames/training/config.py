@@ -91,8 +91,10 @@ class TrainConfig:
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
     init_from:            start from the network parameters of a trained agent (a run
-                          directory or ``pretrained:<name>`` of the same game and network)
-                          instead of a random initialisation; optimiser, replay and games
+                          directory or ``pretrained:<name>`` of the same game and network,
+                          or of a narrower MLP of the same depth, which is widened to this
+                          run's width computing the same function) instead of a random
+                          initialisation; optimiser, replay and games
                           start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
                           first update. "" (default): random initialisation. Read once, when
                           the run starts (:func:`jaxgames.training.driver.initial_params`);

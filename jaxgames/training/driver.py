@@ -55,6 +55,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from jaxgames import distributed
+from jaxgames.agents.networks import can_widen, widen_params
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
@@ -113,12 +114,20 @@ def make_evaluator(
     return jax.jit(evaluate)
 
 
+def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
+    """A parameter tree's structure and its leaves' shapes and dtypes."""
+    return jax.tree_util.tree_structure(tree), [
+        (x.shape, x.dtype) for x in jax.tree_util.tree_leaves(tree)
+    ]
+
+
 def initial_params(algo: Algorithm) -> Any:
     """The network parameters of the trained agent ``algo.config.init_from`` names (a run
     directory: its newest readable checkpoint; ``pretrained:<name>``: the shipped agent), to
     start ``algo``'s run from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that
     is no trained agent, one that cannot be read, an agent of another game, or parameters of
-    another network shape."""
+    another network shape. A narrower MLP of the same depth is accepted: the run widens it
+    (:func:`jaxgames.agents.networks.widen_params`, the same function with more units)."""
     config = algo.config
     text = config.init_from
 
@@ -146,17 +155,30 @@ def initial_params(algo: Algorithm) -> Any:
         )
     want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
 
-    def shapes(tree):
-        return jax.tree_util.tree_structure(tree), [
-            (x.shape, x.dtype) for x in jax.tree_util.tree_leaves(tree)
-        ]
-
-    if shapes(want) != shapes(loaded.params):
+    widens = (
+        loaded.config.network == config.network
+        and can_widen(config.network, loaded.config.net, config.net)
+        and _shapes(want)[0] == _shapes(loaded.params)[0]
+    )
+    if _shapes(want) != _shapes(loaded.params) and not widens:
         raise bad(
             f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
             f"({config.network} {config.net})"
         )
     return loaded.params
+
+
+def needs_widening(params: Any, fresh: Any) -> bool:
+    """Whether ``params`` from :func:`initial_params` are a narrower network than ``fresh``
+    (an initialisation of the run's own network)."""
+    return _shapes(params) != _shapes(fresh)
+
+
+def fit_params(params: Any, fresh: Any) -> Any:
+    """``params`` from :func:`initial_params` as parameters of the run's network: as they are,
+    or a narrower MLP widened with ``fresh``'s new units (:func:`widen_params`), so the run
+    starts from the same function either way and its seed decides the new units."""
+    return widen_params(params, fresh) if needs_widening(params, fresh) else params
 
 
 def make_finite_check(algo: Algorithm) -> Callable[[Any], jax.Array]:
@@ -323,7 +345,11 @@ def run_training(
             start, state = 0, compiled.init(key)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                state = jax.device_put(algo.start_from(state, params), compiled.shardings)
+                fresh = algo.params(state)
+                if needs_widening(params, fresh):
+                    echo(f"widening its network to {config.net} (it computes the same function)")
+                state = algo.start_from(state, fit_params(params, fresh))
+                state = jax.device_put(state, compiled.shardings)
                 echo(f"starting from the parameters of {config.init_from}")
         else:
             start, state = restored
