@@ -60,7 +60,8 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
         {"size": 8},
         # the order the shipped ladder was built with (its pairings); measured strength puts
         # uct:1000 (88% vs uct:100) below engine:1 (62% vs uct:1000). engine:5 and engine:6
-        # were added on top (--extend) when the agents with search outscored engine:4
+        # were added on top (--extend) when the agents with search outscored engine:4, and
+        # engine:7 when the win-check agent outscored engine:6
         [
             "random",
             "greedy",
@@ -72,6 +73,7 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
             "engine:4",
             "engine:5",
             "engine:6",
+            "engine:7",
         ],
         50,
         4,
