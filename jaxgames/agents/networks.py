@@ -290,7 +290,7 @@ def check_network(name: str, options: dict[str, Any]) -> None:
 
 def can_widen(name: str, narrow: dict[str, Any], wide: dict[str, Any]) -> bool:
     """Whether :func:`widen_params` takes network ``name`` with options ``narrow`` to ``wide``:
-    both MLPs of the same depth and activations, ``wide`` at least as wide and not the same."""
+    both MLPs of the same depth and activations, ``wide`` wider."""
     if name != "mlp":
         return False
     a, b = {**network_options(name), **narrow}, {**network_options(name), **wide}
@@ -309,8 +309,8 @@ def widen_params(narrow: Any, fresh: Any) -> Any:
         kernel[:I, :O] = narrow kernel     the old units read the old units as before
         kernel[I:, :O] = 0                 ...and nothing of the new units: their outputs,
                                            and so the heads' logits and value, are unchanged
-        kernel[:, O:], bias[O:] = fresh    the new units read everything; they feed only
-                                           new units, whose outgoing rows are zero next layer
+        kernel[:, O:], bias[O:] = fresh    the new units read everything; the next layer's
+                                           old units read them with the zero rows above
 
     The heads have O' = O, so their new input rows are zero. Training then moves the zero
     rows first (their gradients are the new units' activations times the upstream ones).
