@@ -101,7 +101,7 @@ def test_patch_conv_equals_xla_conv(k, key):
 def test_widened_mlp_computes_the_same_function_and_its_new_units_learn(key):
     """widen_params: a 16-wide MLP's parameters in a 40-wide one give the same logits and
     values on random inputs; the new units differ between fresh initialisations (they are
-    the run's own), and one gradient step moves the outputs (the zero rows get gradients)."""
+    the run's own), and the zero rows of the heads get nonzero gradients (they learn)."""
     narrow_net = make_network("mlp", 9, hidden=16, layers=2)
     wide_net = make_network("mlp", 9, hidden=40, layers=2)
     x = jax.random.normal(key, (32, 27))

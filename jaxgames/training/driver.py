@@ -155,12 +155,13 @@ def initial_params(algo: Algorithm) -> Any:
         )
     want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
 
+    ours_shapes, theirs_shapes = _shapes(want), _shapes(loaded.params)
     widens = (
         loaded.config.network == config.network
         and can_widen(config.network, loaded.config.net, config.net)
-        and _shapes(want)[0] == _shapes(loaded.params)[0]
+        and ours_shapes[0] == theirs_shapes[0]  # the same tree: only widths differ
     )
-    if _shapes(want) != _shapes(loaded.params) and not widens:
+    if ours_shapes != theirs_shapes and not widens:
         raise bad(
             f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
             f"({config.network} {config.net})"
