@@ -8,7 +8,8 @@
 #
 # steps: which of the three below to run (default "123"; "1" trains only). The run is written
 # to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz. game: reversi:8
-# (default) or animal_shogi; key=value settings after it replace the game's, e.g.
+# (default), reversi:6 (the 1024x3 network on mobility features: start from a widened agent)
+# or animal_shogi; key=value settings after it replace the game's, e.g.
 # `bash experiments/gpu_session.sh $OUT 400 pretrained:animal_shogi gpu_shogi 1 animal_shogi
 # anneal_lr=true total_steps=36000000` anneals over the ~36M plies that 400 s give.
 #
@@ -24,7 +25,8 @@
 #
 # 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
 #    saved on any device, works too) trained on with the settings of the game's last CPU stage
-#    (reversi 8x8: 32 simulations; animal shogi: 16) and 32x the games at once (num_envs
+#    (reversi 8x8: 32 simulations; reversi 6x6: 16, twice its CPU stage's; animal shogi: 16)
+#    and 32x the games at once (num_envs
 #    4096; replay and minibatch count scaled with it, so each gradient step is still 512
 #    positions and there are as many per ply as on the CPU); <out>/<run-name>.tar.gz holds the
 #    curves, the run's config and metrics and the agent exported from it (parameters and card;
@@ -45,11 +47,15 @@ reversi:8)
     settings=(net.hidden=512 features=mobility num_simulations=32 learning_rate=0.0001
               replay_size=262144)
     label=reversi8x8_alphazero name=reversi8 opponent=greedy eval_games=64 chunk=262144 ;;
+reversi:6)
+    settings=(net.hidden=1024 features=mobility num_simulations=16 learning_rate=0.0003
+              replay_size=262144)
+    label=reversi6x6_alphazero name=reversi6 opponent=greedy eval_games=64 chunk=1048576 ;;
 animal_shogi)
     settings=(net.hidden=512 net.layers=6 features=observation num_simulations=16
               learning_rate=0.0002 replay_size=1048576)
     label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 chunk=1048576 ;;
-*) echo "gpu_session.sh: unknown game '$game' (reversi:8 or animal_shogi)" >&2; exit 2 ;;
+*) echo "gpu_session.sh: unknown game '$game' (reversi:8, reversi:6 or animal_shogi)" >&2; exit 2 ;;
 esac
 # what follows the game: key=value settings that replace the above (anneal_lr=true, say);
 # total_steps=N sets the run's length, over which the learning rate anneals
