@@ -21,16 +21,22 @@
 # H200, that CPU run's folder carried to the machine; the seventh (the shipped reversi8, params
 # sha256 b678b877b8f9be0b...), from the sixth: `bash experiments/gpu_session.sh $OUT 470
 # pretrained:reversi8 gpu8c 1 reversi:8 anneal_lr=true total_steps=11500000` with the code of
-# commit 3605be6 on one H200 (44 chunks of 262,144 plies, as this script now sizes them).
+# commit 3605be6 on one H200 (44 chunks of 262,144 plies, as this script now sizes them). The
+# shipped reversi6 (params sha256 44266b6b21ed5f90...): `bash experiments/gpu_session.sh $OUT
+# 410 runs/widen6_export gpu6 1 reversi:6 anneal_lr=true total_steps=32000000`, the widened
+# CPU stage (`jaxgames export runs/widen6/reversi6x6_alphazero/seed0 runs/widen6_export`)
+# carried to the machine; the shipped animal_shogi (params
+# sha256 3920cc7ece877aca...): `bash experiments/gpu_session.sh $OUT 280 pretrained:animal_shogi
+# gpu_shogi2 1 animal_shogi anneal_lr=true total_steps=27000000`; both with the code of commit
+# 3131d87 on one H200.
 #
 # 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
 #    saved on any device, works too) trained on with the settings of the game's last CPU stage
 #    (reversi 8x8: 32 simulations; reversi 6x6: 16, twice its CPU stage's; animal shogi: 16)
-#    and 32x the games at once (num_envs
-#    4096; replay and minibatch count scaled with it, so each gradient step is still 512
-#    positions and there are as many per ply as on the CPU); <out>/<run-name>.tar.gz holds the
-#    curves, the run's config and metrics and the agent exported from it (parameters and card;
-#    the checkpoint, with its replay buffer, stays there)
+#    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
+#    each gradient step is still 512 positions and there are as many per ply as on the CPU);
+#    <out>/<run-name>.tar.gz holds the curves, the run's config and metrics and the agent
+#    exported from it (parameters and card; the checkpoint, with its replay buffer, stays there)
 # 2. the AlphaZero, search and symmetry tests on the GPU
 # 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
 set -u
