@@ -30,6 +30,10 @@
 # gpu_shogi2 1 animal_shogi anneal_lr=true total_steps=27000000`; both with the code of commit
 # 3131d87 on one H200.
 #
+# Run one session at a time on a GPU: two trainings at once (two processes, each with
+# XLA_PYTHON_CLIENT_MEM_FRACTION=0.45) ran at a fifth and a third of their rates alone
+# (docs/results.md, "Further GPU stages that end level").
+#
 # 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
 #    saved on any device, works too) trained on with the settings of the game's last CPU stage
 #    (reversi 8x8: 32 simulations; reversi 6x6: 16, twice its CPU stage's; animal shogi: 16)

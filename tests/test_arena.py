@@ -86,3 +86,33 @@ def test_unhashable_policy_objects(ttt):
 
     r = arena(Unhashable(), make_opponent("perfect", ttt), ttt, 64, jax.random.PRNGKey(4))
     assert r.overall.wins == 0 and r.overall.games == 64
+
+
+def test_snapshot_keeps_each_games_first_matching_state_and_changes_no_game(ttt):
+    """play_games(snapshot=...) plays the same games as without it and returns, per game, the
+    first state where the predicate holds (or the final state of a game where it never does)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxgames.evaluation.arena import arena_layout, play_games
+
+    rand = make_opponent("random", ttt)
+    a_player, ids = arena_layout(64)
+    key = jax.random.PRNGKey(7)
+    play = jax.jit(lambda k: play_games(rand, rand, ttt, a_player, k, 2, None, ids))
+    total, plies = play(key)
+    seventh = jax.jit(
+        lambda k: play_games(
+            rand, rand, ttt, a_player, k, 2, None, ids, snapshot=lambda s: s.step_count >= 7
+        )
+    )
+    total_s, plies_s, snaps = seventh(key)
+    assert np.array_equal(total, total_s) and np.array_equal(plies, plies_s)
+    plies, at = np.asarray(plies), np.asarray(snaps.step_count)
+    assert np.all(at == np.minimum(plies, 7))  # a game over before ply 7 keeps its last state
+    assert np.all(np.asarray(snaps.terminated) == (plies <= 7))
+    assert 0 < np.sum(plies < 7) < 64 and np.sum(plies > 7) > 0  # both kinds occur
+    marks = np.asarray(
+        jnp.sum(snaps.observation != 0, axis=tuple(range(1, snaps.observation.ndim)))
+    )
+    assert np.all(marks[plies >= 7] == 7)  # seven marks on the board at ply 7

@@ -945,3 +945,48 @@ def test_lost_games_counts_every_loss_once(tmp_path):
         assert all(n > out["opening_plies"] for n in c["lost_at_plies"])
     assert out["first"]["losses"] + out["second"]["losses"] > 0  # random loses to greedy
     assert json.load(open(tmp_path / "l.json"))["second"]["losses"] == out["second"]["losses"]
+
+
+def test_lost_games_matches_the_arena_and_exact_split_is_perfect_play():
+    """The script's games are arena()'s (same W/D/L, snapshot or not); with --exact, players
+    that both play perfectly from E empties (engines whose exact endgame covers it) end every
+    game with the result solved at E empties (after the opening); random play throws some."""
+    import jaxgames
+    from experiments import lost_games
+    from jaxgames.evaluation.arena import arena
+    from jaxgames.specs import make_opponent
+
+    env = jaxgames.make("reversi", size=4)
+    games = 16
+    ref = arena(
+        make_opponent("random", env),
+        make_opponent("greedy", env),
+        env,
+        2 * games,
+        jax.random.PRNGKey(3),
+        opening_plies=4,
+    )
+    base = ["--game", "reversi:4", "--games", str(games), "--seed", "3"]
+    out = lost_games.main(base + ["--a", "random", "--b", "greedy", "--exact", "8"])
+    for colour, record in (("first", ref.as_first), ("second", ref.as_second)):
+        c = out[colour]
+        assert (c["wins"], c["draws"], c["losses"]) == (record.wins, record.draws, record.losses)
+        e = c["at_exact"]
+        assert e["wins"] + e["draws"] + e["losses"] == games
+        assert [sum(row) for row in e["table"]] == [e["wins"], e["draws"], e["losses"]]
+        assert [sum(col) for col in zip(*e["table"])] == [c["wins"], c["draws"], c["losses"]]
+    thrown = sum(
+        out[c]["at_exact"]["table"][i][j]
+        for c in ("first", "second")
+        for i in range(3)
+        for j in range(3)
+        if i != j
+    )
+    assert thrown > 0  # random and greedy both throw results away in the last 8 empties
+    # both engines solve exactly from 10 empties (after the 4-ply opening: <= 8)
+    perfect = lost_games.main(base + ["--a", "engine:1", "--b", "engine:2", "--exact", "8"])
+    for colour in ("first", "second"):
+        table = perfect[colour]["at_exact"]["table"]
+        assert all(table[i][j] == 0 for i in range(3) for j in range(3) if i != j), table
+    with pytest.raises(ValueError, match="reversi"):
+        lost_games.play("tic_tac_toe", "random", "random", 2, 0, exact=4)

@@ -21,12 +21,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, random_action
+from jaxgames.core import Env, GameState, random_action
 from jaxgames.evaluation.opponents import Policy
 
 
@@ -178,6 +179,7 @@ def play_from(
     max_plies: int | None = None,
     game_ids: jax.Array | None = None,
     paired: bool = False,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
 ):
     """Play the batch of games ``states`` (leading axis G) on to the end, in parallel (jit this;
     no Python loop over plies). The one game loop behind :func:`arena` and
@@ -241,13 +243,21 @@ def play_from(
         clash = live[:h] & live[h:] & (a_moves[:h] == a_moves[h:])
         return jax.lax.cond(jnp.any(clash), full, split_pairs, states, k_pol)
 
+    def keep(snaps, taken, states):
+        """(snaps, taken) with each game's state kept the first time ``snapshot`` holds."""
+        if snapshot is None:  # nothing carried: the loop is the plain one
+            return snaps, taken
+        take = ~taken & jax.vmap(snapshot)(states)
+        sel = lambda x, y: jnp.where(take.reshape((g,) + (1,) * (x.ndim - 1)), y, x)  # noqa: E731
+        return jax.tree_util.tree_map(sel, snaps, states), taken | take
+
     def cond(c):
-        states, _, t = c
+        states, _, t, _ = c
         live = jnp.any(~(states.terminated | states.truncated))
         return live if max_plies is None else live & (t < max_plies)
 
     def body(c):
-        states, total, t = c
+        states, total, t, (snaps, taken) = c
         k_t = jax.random.fold_in(key, t)
         keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
         k_pol, k_rand = keys[:, 0], keys[:, 1]
@@ -255,11 +265,16 @@ def play_from(
         act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
         action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
         states = jax.vmap(env.step)(states, action)
-        return states, total + states.rewards, t + 1
+        return states, total + states.rewards, t + 1, keep(snaps, taken, states)
 
     zeros = jnp.zeros((g, env.num_players), jnp.float32)
-    states, total, _ = jax.lax.while_loop(cond, body, (states, zeros, jnp.int32(0)))
-    return states, total
+    snapped = keep(states, jnp.zeros(g, bool), states) if snapshot is not None else ((), ())
+    init = (states, zeros, jnp.int32(0), snapped)
+    states, total, _, (snaps, taken) = jax.lax.while_loop(cond, body, init)
+    if snapshot is None:
+        return states, total
+    final = lambda x, y: jnp.where(taken.reshape((g,) + (1,) * (x.ndim - 1)), x, y)  # noqa: E731
+    return states, total, jax.tree_util.tree_map(final, snaps, states)
 
 
 def play_games(
@@ -271,6 +286,7 @@ def play_games(
     opening_plies: int | jax.Array = 0,
     max_plies: int | None = None,
     game_ids: jax.Array | None = None,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
 ):
     """Play ``len(a_player)`` games in parallel from the start position (jit this).
 
@@ -278,16 +294,26 @@ def play_games(
     each game's randomness: at ply t the mover's policy gets a key derived from (key, t, id),
     whichever policy it is, so games with equal ids share their random numbers. Returns
     (final rewards float32[G, 2], plies int32[G]). Stops when all games are over or after
-    ``max_plies`` (if given). The loop is :func:`play_from`.
+    ``max_plies`` (if given). The loop is :func:`play_from`; with ``snapshot`` its snapshots
+    come third.
     """
     g = a_player.shape[0]
     ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
     key_init, key_play = jax.random.split(key)
     states = jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids))
-    states, total = play_from(
-        policy_a, policy_b, env, states, a_player, key_play, opening_plies, max_plies, ids
+    out = play_from(
+        policy_a,
+        policy_b,
+        env,
+        states,
+        a_player,
+        key_play,
+        opening_plies,
+        max_plies,
+        ids,
+        snapshot=snapshot,
     )
-    return total, states.step_count
+    return (out[1], out[0].step_count) + tuple(out[2:])
 
 
 def _compiled(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
@@ -304,11 +330,17 @@ def _compiled_cached(policy_a, policy_b, env, n_games, max_plies):
     return _build(policy_a, policy_b, env, n_games, max_plies)
 
 
-def _build(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
+def arena_layout(n_games: int) -> tuple[jax.Array, jax.Array]:
+    """(a_player, game_ids), int32[n_games] each: how :func:`arena` lays out its games (A first
+    in the first half, rounded up; game k of each half shares its random numbers), so that a
+    :func:`play_games` call with them and ``arena``'s key plays ``arena``'s games."""
     first = (n_games + 1) // 2
     i = jnp.arange(n_games, dtype=jnp.int32)
-    a_player = jnp.where(i < first, 0, 1).astype(jnp.int32)
-    game_ids = jnp.where(i < first, i, i - first)  # game k of each half shares random numbers
+    return jnp.where(i < first, 0, 1).astype(jnp.int32), jnp.where(i < first, i, i - first)
+
+
+def _build(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
+    a_player, game_ids = arena_layout(n_games)
     return jax.jit(
         lambda k, o: play_games(policy_a, policy_b, env, a_player, k, o, max_plies, game_ids)
     )
@@ -333,7 +365,7 @@ def arena(
         raise ValueError(f"n_games must be >= 1, got {n_games}")
     if opening_plies < 0:
         raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
-    a_player = jnp.where(jnp.arange(n_games) < (n_games + 1) // 2, 0, 1).astype(jnp.int32)
+    a_player = arena_layout(n_games)[0]
     run = _compiled(policy_a, policy_b, env, n_games, max_plies)
     total, plies = run(key, jnp.int32(opening_plies))
     total, a_np = np.asarray(total), np.asarray(a_player)
