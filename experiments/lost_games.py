@@ -20,8 +20,11 @@ the result perfect play by both sides from there would give, per colour, beside 
 the game had. A game lost but won or drawn at E empties was thrown away in its last E plies;
 one already lost there was lost before. The games are still the targets' (the snapshot is
 taken inside the same game loop, :func:`jaxgames.evaluation.arena.play_from`); a game over
-before E empties counts with its own result. Solving costs ~0.05 s per position at 12
-empties on 6x6 and ~1 s at 14 on the 2-core CPU (~3 s at 16), more on 8x8.
+before E empties counts with its own result. For a network agent (or a search over one) it
+also scores A's value estimates at those positions against the exact results: how often the
+value head (and the searched value) has the sign of the result, and its mean absolute error.
+Solving costs ~0.05 s per position at 12 empties on 6x6 and ~1 s at 14 on the 2-core CPU (~3 s
+at 16), more on 8x8.
 
 Prints, per colour of A: W/D/L and the number of lost games at each length (plies, the
 opening's included); ``--json FILE`` writes the same numbers.
@@ -80,6 +83,8 @@ def play(game: str, a: str, b: str, games: int, seed: int, exact: int | None = N
     if exact is not None:
         out["exact_empties"] = exact
         at_e = exact_outcomes(env, snaps[0], side, exact)
+        live = ~np.asarray(snaps[0].terminated)
+        estimates = value_estimates(pa, snaps[0], side)
     for player, colour in ((0, "first"), (1, "second")):
         sel = side == player
         o = outcome[sel]
@@ -102,9 +107,39 @@ def play(game: str, a: str, b: str, games: int, seed: int, exact: int | None = N
                 score_ci=[low, high],
                 # [result at E empties][final result], each W / D / L
                 table=[[int(np.sum((e == x) & (o == y))) for y in (1, 0, -1)] for x in (1, 0, -1)],
+                values={k: value_accuracy(v[sel], e, live[sel]) for k, v in estimates.items()},
             )
     out["seconds"] = time.perf_counter() - t0
     return out
+
+
+def value_estimates(policy, snaps, a_player: np.ndarray) -> dict[str, np.ndarray]:
+    """A's value estimates (A's view, in [-1, 1]) at the snapshots: a network's value head
+    (``network``); for a search agent its searched value (``search``) and its guide's
+    (``network``). Empty for a player without values (an engine)."""
+    heads = {}
+    if hasattr(policy, "guide"):  # a SearchPolicy
+        heads = {"search": policy.value, "network": policy.guide.value}
+    elif hasattr(policy, "value"):
+        heads = {"network": policy.value}
+    to_move = np.asarray(snaps.current_player) == a_player
+    return {
+        k: np.where(to_move, 1.0, -1.0) * np.asarray(jax.jit(jax.vmap(f))(snaps))
+        for k, f in heads.items()
+    }
+
+
+def value_accuracy(value: np.ndarray, exact: np.ndarray, live: np.ndarray) -> dict:
+    """How well values predict exact results (1 / 0 / -1) at the live snapshots: the share of
+    decided positions (exact result not a draw) whose value has the result's sign, and the
+    mean absolute error over all of them."""
+    decided = live & (exact != 0)
+    agree = np.sign(value[decided]) == exact[decided]
+    return dict(
+        positions=int(np.sum(live)),
+        sign_agreement=float(np.mean(agree)) if agree.size else float("nan"),
+        mean_abs_error=float(np.mean(np.abs(value[live] - exact[live]))) if live.any() else 0.0,
+    )
 
 
 def exact_outcomes(env, snaps, a_player: np.ndarray, empties: int, chunk: int = 50) -> np.ndarray:
@@ -162,6 +197,12 @@ def main(argv=None) -> dict:
             )
             for row, (w, d, lo) in zip(("won", "drawn", "lost"), e["table"]):
                 print(f"    {row:5s} at {args.exact} empties -> ended W {w} D {d} L {lo}")
+            for head, acc in e["values"].items():
+                print(
+                    f"    A's {head} value there: sign of the exact result in "
+                    f"{acc['sign_agreement']:.1%} of the decided positions, mean |error| "
+                    f"{acc['mean_abs_error']:.2f} ({acc['positions']} positions)"
+                )
     if args.json:
         print(f"wrote {write_json(args.json, out)}")
     return out

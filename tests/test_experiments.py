@@ -990,3 +990,33 @@ def test_lost_games_matches_the_arena_and_exact_split_is_perfect_play():
         assert all(table[i][j] == 0 for i in range(3) for j in range(3) if i != j), table
     with pytest.raises(ValueError, match="reversi"):
         lost_games.play("tic_tac_toe", "random", "random", 2, 0, exact=4)
+
+
+def test_lost_games_scores_value_estimates_against_exact_results():
+    """value_accuracy: sign agreement over decided live positions, mean |error| over live
+    ones; value_estimates turns a policy's mover's-view values into A's view."""
+    import types
+    from typing import NamedTuple
+
+    import jax.numpy as jnp
+
+    from experiments.lost_games import value_accuracy, value_estimates
+
+    class Snap(NamedTuple):
+        current_player: jax.Array
+        v: jax.Array
+
+    value = np.array([0.5, -0.2, 0.9, -0.7, 0.1])
+    exact = np.array([1, 1, 0, -1, -1])
+    live = np.array([True, True, True, True, False])
+    acc = value_accuracy(value, exact, live)
+    assert acc["positions"] == 4
+    assert acc["sign_agreement"] == pytest.approx(2 / 3)  # +0.5 / +1 and -0.7 / -1 agree
+    assert acc["mean_abs_error"] == pytest.approx((0.5 + 1.2 + 0.9 + 0.3) / 4)
+    snaps = Snap(jnp.array([0, 1, 0]), jnp.array([0.5, 0.5, -1.0]))
+    net = types.SimpleNamespace(value=lambda s: s.v)
+    got = value_estimates(net, snaps, np.array([0, 0, 1]))
+    assert list(got) == ["network"] and np.allclose(got["network"], [0.5, -0.5, 1.0])
+    search = types.SimpleNamespace(value=lambda s: 2 * s.v, guide=net)
+    assert set(value_estimates(search, snaps, np.array([0, 0, 1]))) == {"search", "network"}
+    assert value_estimates(object(), snaps, np.array([0, 0, 1])) == {}
