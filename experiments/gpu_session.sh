@@ -9,7 +9,9 @@
 # steps: which of the three below to run (default "123"; "1" trains only). The run is written
 # to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz. game: reversi:8
 # (default), reversi:6 (the 1024x3 network on mobility features: start from a widened agent)
-# or animal_shogi; key=value settings after it replace the game's, e.g.
+# or animal_shogi, or reversi:6:resnet (a 6-block, 64-channel ResNet on the same features,
+# 1.8 MB of parameters: start it from none, a fresh network); key=value settings after it
+# replace the game's, e.g.
 # `bash experiments/gpu_session.sh $OUT 400 pretrained:animal_shogi gpu_shogi 1 animal_shogi
 # anneal_lr=true total_steps=36000000` anneals over the ~36M plies that 400 s give.
 #
@@ -50,6 +52,7 @@ start=${3:-pretrained:reversi8}
 run=${4:-gpu8}
 steps=${5:-123}
 game=${6:-reversi:8}
+board=$game  # the game learning_curves.py plays
 # each game's CPU stage settings, 32x the games at once (replay and minibatch count scaled
 # with them: each gradient step is still 512 positions, as many per ply as on the CPU)
 case $game in
@@ -61,11 +64,17 @@ reversi:6)
     settings=(net.hidden=1024 features=mobility num_simulations=16 learning_rate=0.0003
               replay_size=262144)
     label=reversi6x6_alphazero name=reversi6 opponent=greedy eval_games=64 chunk=1048576 ;;
+reversi:6:resnet)  # capacity within the 20 MB cap on shipped parameters (the MLP's 9.6 MB)
+    board=reversi:6
+    settings=(network=resnet net.blocks=6 net.channels=64 features=mobility num_simulations=16
+              learning_rate=0.0003 replay_size=262144)
+    label=reversi6x6_alphazero name=reversi6 opponent=greedy eval_games=64 chunk=1048576 ;;
 animal_shogi)
     settings=(net.hidden=512 net.layers=6 features=observation num_simulations=16
               learning_rate=0.0002 replay_size=1048576)
     label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 chunk=1048576 ;;
-*) echo "gpu_session.sh: unknown game '$game' (reversi:8, reversi:6 or animal_shogi)" >&2; exit 2 ;;
+*) echo "gpu_session.sh: unknown game '$game' (reversi:8, reversi:6, reversi:6:resnet or animal_shogi)" >&2
+   exit 2 ;;
 esac
 # what follows the game: key=value settings that replace the above (anneal_lr=true, say);
 # total_steps=N sets the run's length, over which the learning rate anneals
@@ -94,11 +103,11 @@ echo "== 1. $game AlphaZero on the GPU (${train_s} s of training)"
 budget=$(python3 -c "print($train_s / 60)")
 # the budget is checked after each chunk (~10 s here):
 # the timeout leaves time for one chunk past it, the compile and the export below
-timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$game" \
+timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$board" \
     --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
     --total-steps "$total_steps" --opponents "$opponent" --eval-games "$eval_games" \
     --out "runs/$run" --set "${settings[@]}" anneal_lr=false num_envs=4096 \
-    num_minibatches=128 init_from="$start" "${extra[@]}"
+    num_minibatches=128 init_from="${start#none}" "${extra[@]}"
 # the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
 # state are ~100x larger); the card's training facts are read here, where the run is
 python3 -m jaxgames.cli export "runs/$run/$label/seed0" "runs/${run}_export" \
