@@ -248,8 +248,7 @@ def play_from(
         if snapshot is None:  # nothing carried: the loop is the plain one
             return snaps, taken
         take = ~taken & jax.vmap(snapshot)(states)
-        sel = lambda x, y: jnp.where(take.reshape((g,) + (1,) * (x.ndim - 1)), y, x)  # noqa: E731
-        return jax.tree_util.tree_map(sel, snaps, states), taken | take
+        return _where_games(take, states, snaps), taken | take
 
     def cond(c):
         states, _, t, _ = c
@@ -273,8 +272,13 @@ def play_from(
     states, total, _, (snaps, taken) = jax.lax.while_loop(cond, body, init)
     if snapshot is None:
         return states, total
-    final = lambda x, y: jnp.where(taken.reshape((g,) + (1,) * (x.ndim - 1)), x, y)  # noqa: E731
-    return states, total, jax.tree_util.tree_map(final, snaps, states)
+    return states, total, _where_games(taken, snaps, states)
+
+
+def _where_games(mask: jax.Array, a, b):
+    """Per game (leading axis G of every leaf): ``a``'s where ``mask`` bool[G], else ``b``'s."""
+    pick = lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), x, y)  # noqa: E731
+    return jax.tree_util.tree_map(pick, a, b)
 
 
 def play_games(
