@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jaxgames  # noqa: E402
 from experiments.common import eval_opening_plies, parse_game, reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import arena_layout, play_games, wilson_interval  # noqa: E402
+from jaxgames.evaluation.arena import ArenaResult, Record, arena_layout, play_games  # noqa: E402
 from jaxgames.evaluation.reversi_engine import solve_endgame  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
@@ -64,7 +64,7 @@ def play(game: str, a: str, b: str, games: int, seed: int, exact: int | None = N
     cells = env.num_actions - 1  # the last action is the pass
 
     def late(state):  # a live position with at most `exact` empty squares
-        discs = sum(jax.lax.population_count(w).sum() for w in (state.mover, state.opponent))
+        discs = sum(reversi_discs(state, state.current_player))
         return ~state.terminated & (cells - discs <= exact)
 
     pa, pb = make_opponent(a, env), make_opponent(b, env)
@@ -76,35 +76,33 @@ def play(game: str, a: str, b: str, games: int, seed: int, exact: int | None = N
         )
     )
     total, plies, *snaps = jax.device_get(run(jax.random.PRNGKey(seed)))
-    side = np.asarray(a_player)
-    idx = np.arange(2 * games)
-    outcome = np.sign(total[idx, side] - total[idx, 1 - side]).astype(int)
+    result = ArenaResult.of(total, plies, a_player)
+    side, outcome = result.a_player, result.outcomes
     out = dict(game=game, a=a, b=b, games_per_colour=games, seed=seed, opening_plies=opening)
     if exact is not None:
         out["exact_empties"] = exact
         at_e = exact_outcomes(env, snaps[0], side, exact)
         live = ~np.asarray(snaps[0].terminated)
         estimates = value_estimates(pa, snaps[0], side)
-    for player, colour in ((0, "first"), (1, "second")):
+    for player, colour, record in ((0, "first", result.as_first), (1, "second", result.as_second)):
         sel = side == player
         o = outcome[sel]
-        lengths, counts = np.unique(plies[sel & (outcome < 0)], return_counts=True)
+        lengths, counts = np.unique(result.plies[sel & (outcome < 0)], return_counts=True)
         out[colour] = dict(
-            wins=int(np.sum(o > 0)),
-            draws=int(np.sum(o == 0)),
-            losses=int(np.sum(o < 0)),
+            wins=record.wins,
+            draws=record.draws,
+            losses=record.losses,
             lost_at_plies={int(n): int(c) for n, c in zip(lengths, counts)},
         )
         if exact is not None:
             e = at_e[sel]
-            score = float(np.mean((e + 1) / 2))
-            low, high = wilson_interval(float(np.sum((e + 1) / 2)), len(e))
+            perfect = Record.of(e)
             out[colour]["at_exact"] = dict(
-                wins=int(np.sum(e > 0)),
-                draws=int(np.sum(e == 0)),
-                losses=int(np.sum(e < 0)),
-                score=score,
-                score_ci=[low, high],
+                wins=perfect.wins,
+                draws=perfect.draws,
+                losses=perfect.losses,
+                score=perfect.score,
+                score_ci=list(perfect.ci("score")),
                 # [result at E empties][final result], each W / D / L
                 table=[[int(np.sum((e == x) & (o == y))) for y in (1, 0, -1)] for x in (1, 0, -1)],
                 values={k: value_accuracy(v[sel], e, live[sel]) for k, v in estimates.items()},
@@ -156,7 +154,7 @@ def exact_outcomes(env, snaps, a_player: np.ndarray, empties: int, chunk: int = 
         to_move = np.asarray(snaps.current_player)[part] == a_player[part]
         margin[part] = np.where(to_move, m, -m)
     done = np.asarray(snaps.terminated)
-    mine, theirs = (np.asarray(x) for x in reversi_discs(snaps, jax.numpy.asarray(a_player)))
+    mine, theirs = (np.asarray(x) for x in reversi_discs(snaps, a_player))
     margin[done] = (mine - theirs)[done]
     return np.sign(margin)
 

@@ -56,6 +56,12 @@ class Record:
     draws: int
     losses: int
 
+    @classmethod
+    def of(cls, outcomes: np.ndarray) -> "Record":
+        """The record of game outcomes (+1 A won, 0 draw, -1 A lost)."""
+        o = np.asarray(outcomes)
+        return cls(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
+
     @property
     def games(self) -> int:
         return self.wins + self.draws + self.losses
@@ -120,6 +126,22 @@ class ArenaResult:
     outcomes: np.ndarray
     a_player: np.ndarray
     plies: np.ndarray
+
+    @classmethod
+    def of(cls, total: np.ndarray, plies: np.ndarray, a_player: np.ndarray) -> "ArenaResult":
+        """From a :func:`play_games` call's (rewards float32[G, 2], plies int32[G]) and A's
+        player id per game, int[G]."""
+        total, a_np = np.asarray(total), np.asarray(a_player)
+        games = np.arange(len(a_np))
+        outcomes = np.sign(total[games, a_np] - total[games, 1 - a_np]).astype(np.int8)
+        return cls(
+            Record.of(outcomes),
+            Record.of(outcomes[a_np == 0]),
+            Record.of(outcomes[a_np == 1]),
+            outcomes,
+            a_np,
+            np.asarray(plies),
+        )
 
     @property
     def score(self) -> float:
@@ -305,7 +327,7 @@ def play_games(
     ids = jnp.arange(g, dtype=jnp.int32) if game_ids is None else game_ids
     key_init, key_play = jax.random.split(key)
     states = jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids))
-    out = play_from(
+    states, total, *snaps = play_from(
         policy_a,
         policy_b,
         env,
@@ -317,7 +339,7 @@ def play_games(
         ids,
         snapshot=snapshot,
     )
-    return (out[1], out[0].step_count) + tuple(out[2:])
+    return (total, states.step_count, *snaps)
 
 
 def _compiled(policy_a: Policy, policy_b: Policy, env: Env, n_games: int, max_plies: int | None):
@@ -372,23 +394,7 @@ def arena(
     a_player = arena_layout(n_games)[0]
     run = _compiled(policy_a, policy_b, env, n_games, max_plies)
     total, plies = run(key, jnp.int32(opening_plies))
-    total, a_np = np.asarray(total), np.asarray(a_player)
-    mine = total[np.arange(n_games), a_np]
-    theirs = total[np.arange(n_games), 1 - a_np]
-    outcomes = np.sign(mine - theirs).astype(np.int8)
-
-    def record(sel: np.ndarray) -> Record:
-        o = outcomes[sel]
-        return Record(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
-
-    return ArenaResult(
-        record(np.ones(n_games, bool)),
-        record(a_np == 0),
-        record(a_np == 1),
-        outcomes,
-        a_np,
-        np.asarray(plies),
-    )
+    return ArenaResult.of(total, plies, a_player)
 
 
 def evaluate_vs(
