@@ -10,7 +10,8 @@
 # to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz. game: reversi:8
 # (default), reversi:6 (the 1024x3 network on mobility features: start from a widened agent)
 # or animal_shogi, or reversi:6:resnet (a 6-block, 64-channel ResNet on the same features,
-# 1.8 MB of parameters: start it from none, a fresh network); key=value settings after it
+# 1.8 MB of parameters: start it from none, a fresh network; it learned per ply as the MLP did
+# and levelled off lower, docs/results.md); key=value settings after it
 # replace the game's, e.g.
 # `bash experiments/gpu_session.sh $OUT 400 pretrained:animal_shogi gpu_shogi 1 animal_shogi
 # anneal_lr=true total_steps=36000000` anneals over the ~36M plies that 400 s give.
