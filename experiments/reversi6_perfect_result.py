@@ -80,8 +80,7 @@ def play(agent: str, opponent: str, games: int, seed: int) -> dict:
     out = {"agent": agent, "opponent": opponent, "games_per_colour": games, "seed": seed}
     for colour, name in enumerate(("black", "white")):
         sel = np.asarray(a_player) == colour
-        r = mine[sel]
-        record = Record(int(np.sum(r > 0)), int(np.sum(r == 0)), int(np.sum(r < 0)))
+        record = Record.of(mine[sel])
         reached = int(np.sum(discs[sel] >= PERFECT_DISCS[colour]))
         low, high = wilson_interval(reached, games)
         scores = Counter(f"{a}-{b}" for a, b in zip(discs[sel], their_discs[sel]))

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jaxgames  # noqa: E402
 from experiments.common import reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import play_from  # noqa: E402
+from jaxgames.evaluation.arena import Record, game_outcomes, play_from  # noqa: E402
 from jaxgames.evaluation.rating import openings  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
@@ -55,14 +55,14 @@ def play(a: str, b: str, size: int, games: int, opening_plies: int, seed: int) -
     t0 = time.perf_counter()
     total, mine, theirs, final = jax.device_get(run(jax.random.PRNGKey(seed)))
     seconds = time.perf_counter() - t0
-    outcome = np.sign(total[np.arange(2 * games), np.asarray(a_player)])
+    outcome = game_outcomes(total, a_player)
     plies = np.asarray(final.step_count) - np.asarray(states.step_count)  # after the opening
     ending = np.where((mine == 0) | (theirs == 0), 2, np.where(mine + theirs == size * size, 0, 1))
     out = {"a": a, "b": b, "size": size, "games_per_colour": games, "seed": seed}
     for colour, name in enumerate(("black", "white")):
         sel = np.asarray(a_player) == colour
-        row = {"wins": int(np.sum(outcome[sel] > 0)), "draws": int(np.sum(outcome[sel] == 0))}
-        row["losses"] = int(np.sum(outcome[sel] < 0))
+        record = Record.of(outcome[sel])
+        row = {"wins": record.wins, "draws": record.draws, "losses": record.losses}
         for result, sign in (("won", 1), ("lost", -1)):
             for k, how in enumerate(ENDINGS):
                 pick = sel & (outcome == sign) & (ending == k)

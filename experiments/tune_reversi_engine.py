@@ -28,7 +28,7 @@ import jaxgames
 from jaxgames.cli import report_errors
 from jaxgames.core import random_action
 from jaxgames.evaluation import reversi_engine as eng
-from jaxgames.evaluation.arena import wilson_interval
+from jaxgames.evaluation.arena import Record, wilson_interval
 
 
 def make_match(size: int, games: int, depth: int, endgame: int, opening: int):
@@ -91,7 +91,8 @@ def main(argv=None) -> None:
         t = time.time()
         w = parse(spec, base)
         mine = np.asarray(run(jnp.asarray(w), jnp.asarray(base), jax.random.PRNGKey(args.seed)))
-        wins, draws, losses = int(np.sum(mine > 0)), int(np.sum(mine == 0)), int(np.sum(mine < 0))
+        record = Record.of(mine)
+        wins, draws, losses = record.wins, record.draws, record.losses
         score = wins + draws / 2
         lo, hi = wilson_interval(score, args.games)
         print(

@@ -111,6 +111,14 @@ class Record:
         )
 
 
+def game_outcomes(total: np.ndarray, a_player: np.ndarray) -> np.ndarray:
+    """int8[G] from A's side (+1 won, 0 draw, -1 lost): the sign of A's summed reward minus
+    B's, from rewards float32[G, 2] and A's player id per game, int[G]."""
+    total, a_np = np.asarray(total), np.asarray(a_player)
+    games = np.arange(len(a_np))
+    return np.sign(total[games, a_np] - total[games, 1 - a_np]).astype(np.int8)
+
+
 @dataclasses.dataclass(frozen=True)
 class ArenaResult:
     """Outcome of :func:`arena`, from policy A's side.
@@ -131,9 +139,8 @@ class ArenaResult:
     def of(cls, total: np.ndarray, plies: np.ndarray, a_player: np.ndarray) -> "ArenaResult":
         """From a :func:`play_games` call's (rewards float32[G, 2], plies int32[G]) and A's
         player id per game, int[G]."""
-        total, a_np = np.asarray(total), np.asarray(a_player)
-        games = np.arange(len(a_np))
-        outcomes = np.sign(total[games, a_np] - total[games, 1 - a_np]).astype(np.int8)
+        a_np = np.asarray(a_player)
+        outcomes = game_outcomes(total, a_np)
         return cls(
             Record.of(outcomes),
             Record.of(outcomes[a_np == 0]),

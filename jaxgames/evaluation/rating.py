@@ -91,7 +91,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, random_action
-from jaxgames.evaluation.arena import Record, play_from, wilson_interval
+from jaxgames.evaluation.arena import Record, game_outcomes, play_from, wilson_interval
 from jaxgames.evaluation.opponents import Policy
 from jaxgames.runs import machine_description
 
@@ -236,8 +236,7 @@ class MatchResult:
     margin: np.ndarray | None = None
 
     def _record(self, sel) -> Record:
-        o = self.outcomes[sel]
-        return Record(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
+        return Record.of(self.outcomes[sel])
 
     @property
     def overall(self) -> Record:
@@ -355,8 +354,7 @@ def play_match(
     total, plies, m0 = run(states, key)
     total = np.asarray(total)
     a_np = np.repeat(np.array([0, 1], np.int32), n)
-    g = np.arange(2 * n)
-    outcomes = np.sign(total[g, a_np] - total[g, 1 - a_np]).astype(np.int8)
+    outcomes = game_outcomes(total, a_np)
     margin = None
     if m0 is not None:
         m0 = np.asarray(m0, np.float32)
