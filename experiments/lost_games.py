@@ -12,7 +12,8 @@ The games are those of ``experiments/strength_targets.py`` (and of ``jaxgames ev
 plies on reversi and animal shogi). A game lost at the ply right after the opening as second
 player was lost before the agent moved: the random plies left the first player a winning move.
 Those games bound what any agent can score at that protocol (animal shogi: docs/results.md,
-"Openings that decide animal-shogi games").
+"Openings that decide animal-shogi games"; every opening lost whatever is played, not only at
+the first move: ``experiments/forced_openings.py``).
 
 ``--exact E`` (reversi) splits the same games at the first position with at most E empty
 squares, which is solved exactly (:func:`jaxgames.evaluation.reversi_engine.solve_endgame`):

@@ -1020,3 +1020,38 @@ def test_lost_games_scores_value_estimates_against_exact_results():
     search = types.SimpleNamespace(value=lambda s: 2 * s.v, guide=net)
     assert set(value_estimates(search, snaps, np.array([0, 0, 1]))) == {"search", "network"}
     assert value_estimates(object(), snaps, np.array([0, 0, 1])) == {}
+
+
+def test_forced_openings_are_lost_whatever_is_played():
+    """The openings forced_openings says engine:N wins whatever is played are lost by the
+    defenders tried (random, in the targets' games and with other keys), for both colours;
+    they are among the openings won by force, and not every opening is decided."""
+    import jax.numpy as jnp
+
+    import jaxgames
+    from experiments import forced_openings
+    from jaxgames.evaluation.arena import play_from
+    from jaxgames.specs import make_opponent
+
+    games = 60
+    out = forced_openings.analyse(games, seed=0, depth=3, engine=2, levels=1, agent="random")
+    first_conv, second_conv = out["engine_as_first_converts"], out["engine_as_second_converts"]
+    assert set(first_conv) <= set(out["first_player_forced_win"])
+    assert set(second_conv) <= set(out["second_player_forced_win"])
+    assert set(out["engine_proves_at_first_move"]) <= set(first_conv)
+    assert 0 < len(first_conv) < games  # not vacuous, not everything
+    assert out["ceiling_vs_engine"]["second"] == 1 - len(first_conv) / games
+    for colour, lost in (("first", second_conv), ("second", first_conv)):
+        split = out["agent_games"][colour]
+        assert split["lost_openings"]["losses"] == len(lost)  # every one of them lost
+        assert sum(sum(r[k] for k in ("wins", "draws", "losses")) for r in split.values()) == games
+
+    env = jaxgames.make("animal_shogi")
+    states, _ = forced_openings.opening_positions(env, games, 0)
+    start = jax.tree.map(lambda x: x[np.asarray(first_conv + second_conv)], states)
+    defender = np.array([1] * len(first_conv) + [0] * len(second_conv), np.int32)
+    rand, engine = make_opponent("random", env), make_opponent("engine:2", env)
+    play = jax.jit(lambda k: play_from(rand, engine, env, start, jnp.asarray(defender), k)[1])
+    for k in range(1, 4):
+        total = np.asarray(play(jax.random.PRNGKey(k)))
+        assert (total[np.arange(len(defender)), defender] < 0).all(), (k, total)
