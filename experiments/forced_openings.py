@@ -239,6 +239,8 @@ def main(argv=None) -> dict:
     for name, low in (("games", 1), ("depth", 1), ("engine", 1), ("levels", 0)):
         if getattr(args, name) < low:
             p.error(f"--{name} must be >= {low}, got {getattr(args, name)}")
+    if args.agent:  # a bad spec fails here, before the analysis
+        make_opponent(args.agent, jaxgames.make("animal_shogi"))
     out = analyse(args.games, args.seed, args.depth, args.engine, args.levels, args.agent)
     n, eng = args.games, out["engine"]
     print(
