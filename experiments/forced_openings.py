@@ -55,11 +55,16 @@ import jaxgames  # noqa: E402
 from experiments.common import eval_opening_plies, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.animal_shogi_engine import WIN, search  # noqa: E402
-from jaxgames.evaluation.arena import ArenaResult, Record, arena_layout, play_games  # noqa: E402
+from jaxgames.evaluation.arena import Record, arena, arena_layout, play_games  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 #: a root value beyond this is a win or loss (evaluations stay below ~1e4)
 DECIDED = WIN // 2
+
+
+def take(states, idx: np.ndarray):
+    """The games ``idx`` of a batched state."""
+    return jax.tree.map(lambda x: x[idx], states)
 
 
 def opening_positions(env, games: int, seed: int):
@@ -74,7 +79,7 @@ def opening_positions(env, games: int, seed: int):
         )
     )
     snaps = run(jax.random.PRNGKey(seed))[2]
-    return jax.tree.map(lambda x: x[:games], snaps), opening
+    return take(snaps, np.arange(games)), opening
 
 
 def batched(fn, chunk: int = 256):
@@ -86,14 +91,10 @@ def batched(fn, chunk: int = 256):
         outs = []
         for lo in range(0, n, chunk):
             idx = np.arange(lo, lo + chunk).clip(max=n - 1)
-            outs.append(np.asarray(f(jax.tree.map(lambda x: x[idx], states)))[: min(chunk, n - lo)])
+            outs.append(np.asarray(f(take(states, idx)))[: min(chunk, n - lo)])
         return np.concatenate(outs) if outs else np.zeros((0,))
 
     return apply
-
-
-def take(states, idx: np.ndarray):
-    return jax.tree.map(lambda x: x[idx], states)
 
 
 def children(env, states, moves: np.ndarray):
@@ -160,14 +161,12 @@ def defended_in_vain(env, engine_values, states, levels: int) -> np.ndarray:
 
 
 def split_games(env, agent: str, engine: int, games: int, seed: int, lost: dict) -> dict:
-    """The targets' games of ``agent`` against engine:N (arena()'s layout and key), per
-    colour: W/D/L and score on the openings ``lost[colour]`` and on the others."""
-    opening = eval_opening_plies(env)
-    a_player, ids = arena_layout(2 * games)
+    """The targets' games of ``agent`` against engine:N (an :func:`arena` call, as
+    ``strength_targets.py`` makes), per colour: W/D/L and score on the openings
+    ``lost[colour]`` and on the others."""
     pa, pb = make_opponent(agent, env), make_opponent(f"engine:{engine}", env)
-    run = jax.jit(lambda k: play_games(pa, pb, env, a_player, k, opening, None, ids))
-    total, plies = jax.device_get(run(jax.random.PRNGKey(seed)))
-    outcomes = ArenaResult.of(total, plies, np.asarray(a_player)).outcomes
+    result = arena(pa, pb, env, 2 * games, jax.random.PRNGKey(seed), eval_opening_plies(env))
+    outcomes = result.outcomes  # A first in games 0 .. games-1, second in the rest
     out = {}
     for colour, half in (("first", outcomes[:games]), ("second", outcomes[games:])):
         decided = np.isin(np.arange(games), lost[colour])
