@@ -185,8 +185,13 @@ class LoadedAgent:
     algorithm: str
     chunk: int
 
-    def policy(self, greedy: bool = True) -> Policy:
-        return self.agent.policy(self.params, greedy)
+    def policy(self, greedy: bool = True, average_symmetries: bool = False) -> Policy:
+        """The agent's policy; ``average_symmetries``: its network averaged over the game's
+        symmetries (:class:`~jaxgames.agents.common.Agent`'s ``symmetries``)."""
+        agent = self.agent
+        if average_symmetries:
+            agent = dataclasses.replace(agent, symmetries=self.env.symmetries)
+        return agent.policy(self.params, greedy)
 
 
 def is_exported(path: str) -> bool:

@@ -12,6 +12,9 @@
     perfect             tic-tac-toe only: optimal play from value iteration
     <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
+    sym:<agent>         that agent's network averaged over the game's symmetries (the 8 of a
+                        reversi or tic-tac-toe board, animal shogi's mirror): K forward
+                        passes per position; also as a search's guide, mcts:N:sym:<agent>
     mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
     mcts:N/K[/C]:<agent>  the same with K root moves considered (sequential halving over
                         the Gumbel top-K; default 16: fewer moves get more visits each) and C
@@ -59,7 +62,8 @@ VALID_SPECS = (
     "perfect",
     "<run directory>",
     "pretrained:<name>",
-    "mcts:N[/K[/C]][/w]:<run directory or pretrained:name>",
+    "sym:<run directory or pretrained:name>",
+    "mcts:N[/K[/C]][/w]:<run directory, pretrained:name or sym:...>",
     "solve:E:<player>",
 )
 
@@ -186,13 +190,22 @@ def parse_spec(text: str) -> Spec:
             if not 0 <= c <= MAX_VALUE_SCALE:
                 raise _bad(text, f"the value scale C must be in [0, {MAX_VALUE_SCALE:g}]")
         guide = parse_spec(inner)
-        if guide.kind not in ("run", "pretrained"):
+        if guide.kind not in ("run", "pretrained", "sym"):
             raise _bad(
                 text,
                 "the search needs a trained agent's run directory to guide it (or "
-                f"pretrained:<name>), not {inner!r}",
+                f"pretrained:<name>, sym:<agent>), not {inner!r}",
             )
         return Spec("mcts", (n, k, c, w), inner=guide)
+    if name == "sym":
+        agent = parse_spec(rest) if rest.strip() else None
+        if agent is None or agent.kind not in ("run", "pretrained"):
+            raise _bad(
+                text,
+                "use 'sym:<run directory>' or 'sym:pretrained:<name>': a trained agent's "
+                "network averaged over the game's symmetries, e.g. 'sym:pretrained:reversi6'",
+            )
+        return Spec("sym", inner=agent)
     if name == "solve":
         empties, _, inner = rest.partition(":")
         if not inner.strip():
@@ -251,6 +264,10 @@ def check_spec(text: str, env: Env) -> str:
 
 def _check_for_game(spec: Spec, env: Env) -> None:
     if spec.kind == "mcts":
+        _check_for_game(spec.inner, env)
+    elif spec.kind == "sym":
+        if env.symmetries.count < 2:
+            raise ValueError(f"sym:<agent>: {env.name} has no symmetry besides the identity")
         _check_for_game(spec.inner, env)
     elif spec.kind == "solve":
         if env.name != "reversi":
@@ -322,7 +339,7 @@ def make_opponent(text: str, env: Env) -> Policy:
     checkpoint."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
-    if spec.kind in ("run", "pretrained"):
+    if spec.kind in ("run", "pretrained", "sym"):
         return _agent_policy(spec)
     if spec.kind == "mcts":
         n, k, c, w = spec.args
@@ -343,11 +360,14 @@ def make_opponent(text: str, env: Env) -> Policy:
 
 
 def _agent_policy(spec: Spec) -> Policy:
-    """A trained agent's greedy policy: a run is read afresh (it may have moved on), a shipped
-    agent once per process (:func:`~jaxgames.pretrained.load_pretrained`)."""
+    """A trained agent's greedy policy (``sym:``: averaged over the game's symmetries): a run
+    is read afresh (it may have moved on), a shipped agent once per process
+    (:func:`~jaxgames.pretrained.load_pretrained`)."""
+    averaged = spec.kind == "sym"
+    spec = spec.inner if averaged else spec
     if spec.kind == "pretrained":
-        return load_pretrained(spec.name)
-    return load_agent(spec.path).policy()
+        return load_pretrained(spec.name, average_symmetries=averaged)
+    return load_agent(spec.path).policy(average_symmetries=averaged)
 
 
 def make_partners(partners: Mapping[str, float], env: Env) -> dict[str, Policy]:

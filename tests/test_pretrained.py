@@ -206,6 +206,43 @@ def test_specs_and_cli(ttt, capsys):
     assert "unknown pretrained agent 'nope'" in capsys.readouterr().err
 
 
+def test_sym_spec_averages_an_agent_over_the_symmetries(ttt, capsys):
+    """``sym:<agent>``: normal form, as a search's guide, the agent found through it, one
+    shipped object per process, one-line errors, and a match on the command line."""
+    from jaxgames.pretrained import pretrained_dir
+    from jaxgames.specs import agent_run
+
+    r6 = jaxgames.make("reversi", size=6)
+    assert check_spec(" sym:pretrained:reversi6", r6) == "sym:pretrained:reversi6"
+    assert check_spec("mcts:4:sym:pretrained:reversi6", r6) == "mcts:4:sym:pretrained:reversi6"
+    assert agent_run("mcts:4:sym:pretrained:reversi6") == pretrained_dir("reversi6")
+    averaged = make_opponent("sym:pretrained:reversi6", r6)
+    assert averaged is make_opponent("sym:pretrained:reversi6", r6)
+    assert (
+        averaged.agent.symmetries.count == 8
+        and averaged.params is load_pretrained("reversi6").params
+    )
+    assert load_pretrained("reversi6").agent.symmetries is None
+    search = make_opponent("mcts:4:sym:pretrained:reversi6", r6)
+    assert isinstance(search, SearchPolicy) and search.guide is averaged
+    for bad, env, match in [
+        ("sym:", r6, "use 'sym:<run directory>'"),
+        ("sym:random", r6, "use 'sym:<run directory>'"),
+        ("sym:mcts:4:pretrained:reversi6", r6, "use 'sym:<run directory>'"),
+        ("sym:sym:pretrained:reversi6", r6, "use 'sym:<run directory>'"),
+        ("sym:pretrained:tic_tac_toe", r6, "was trained on"),
+        ("sym:pretrained:nope", r6, "unknown pretrained agent 'nope'"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            check_spec(bad, env)
+    assert (
+        cli.main(["eval", "--a", "sym:pretrained:tic_tac_toe", "--b", "random", "--games", "20"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "A = sym:pretrained:tic_tac_toe" in out and "L 0 / 20" in out
+
+
 def test_solve_spec_wraps_any_player(ttt, capsys, tmp_path):
     """``solve:E:<player>``: normal form, one-line errors, the agent found through it (the game
     is read from it, its training partners are not rated), and a match on the command line."""

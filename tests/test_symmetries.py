@@ -124,3 +124,55 @@ def test_apply_symmetry_batches_and_keeps_distributions():
     # (colours swap)
     np.testing.assert_array_equal(np.asarray(o2[2]), np.asarray(obs[2]))
     assert not np.array_equal(np.asarray(o2[1]), np.asarray(obs[1]))
+
+
+@pytest.mark.parametrize("variant", VARIANTS[1:2] + VARIANTS[3:], ids=ids)
+def test_symmetry_averaged_network_is_equivariant(variant):
+    """``Agent(symmetries=...)`` averages the network over the game's symmetries: a moved
+    position gets the moved move logits and the same value (the bare network does not: the
+    check can fail), one position or a batch; the identity alone changes nothing. Input
+    features are computed after the move (reversi's mobility, animal shogi's attacks)."""
+    from jaxgames.agents.common import Agent
+    from jaxgames.agents.networks import make_network
+    from jaxgames.core import feature_function, identity_symmetries
+
+    name, options, count = variant
+    env = jaxgames.make(name, **options)
+    features = feature_function(env, next(iter(env.input_features)))  # mobility, attacks
+    plain = Agent(
+        make_network("mlp", env.num_actions, hidden=16, layers=2), env.observation_shape, features
+    )
+    params = plain.init_params(jax.random.PRNGKey(1))
+    averaged = Agent(plain.network, plain.observation_shape, features, env.symmetries)
+    # positions after 0..5 random plies
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(2), 6))
+    step = jax.jit(jax.vmap(env.step))
+    for ply in range(5):
+        keys = jax.random.split(jax.random.PRNGKey(10 + ply), 6)
+        act = jax.vmap(lambda k, m: jax.random.choice(k, m.shape[0], p=m / m.sum()))(
+            keys, state.legal_action_mask.astype(jnp.float32)
+        )
+        state = step(state, act)
+    obs = state.observation
+    logits, value = averaged.apply(params, obs)
+    single = averaged.apply(params, obs[3])
+    np.testing.assert_allclose(np.asarray(single[0]), np.asarray(logits[3]), rtol=1e-5, atol=1e-5)
+    bare_moves = 0
+    for k in range(1, count):
+        ks = jnp.full(obs.shape[0], k, jnp.int32)
+        moved_obs, expected = apply_symmetry(env.symmetries, ks, obs, logits)
+        moved_logits, moved_value = averaged.apply(params, moved_obs)
+        np.testing.assert_allclose(np.asarray(moved_logits), np.asarray(expected), atol=1e-4)
+        np.testing.assert_allclose(np.asarray(moved_value), np.asarray(value), atol=1e-5)
+        bare_logits, _ = plain.apply(params, moved_obs)
+        bare_expected = apply_symmetry(env.symmetries, ks, obs, plain.apply(params, obs)[0])[1]
+        bare_moves += not np.allclose(np.asarray(bare_logits), np.asarray(bare_expected), atol=1e-4)
+    assert bare_moves == count - 1
+    alone = Agent(
+        plain.network,
+        plain.observation_shape,
+        features,
+        identity_symmetries(env.observation_shape, env.num_actions),
+    )
+    for a, b in zip(alone.apply(params, obs), plain.apply(params, obs)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

@@ -15,8 +15,11 @@ import chex
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxgames.core import (
+    Symmetries,
+    apply_symmetry,
     random_policy,  # noqa: F401  (re-exported: agents.random_policy)
     step_autoreset,
 )
@@ -211,11 +214,19 @@ class Agent:
 
     ``features`` (optional, the game's ``input_features[name]``) turns a batch of observations
     into the network's input inside :meth:`apply`, so everything outside the network (replay,
-    symmetry augmentation, search) still handles bare observations."""
+    symmetry augmentation, search) still handles bare observations.
+
+    ``symmetries`` (optional, the game's ``env.symmetries``) makes :meth:`apply` the average
+    of the network over every symmetry of the position (test-time augmentation, as AlphaGo's
+    evaluation averaged over the 8 board symmetries, Silver et al. 2016): each transformed
+    position's logits are mapped back to the original moves, then logits and values are
+    averaged. The result is equivariant (a symmetric position gets the moved outputs) and
+    costs K forward passes. Not part of equality: an agent is compared by its network."""
 
     network: nn.Module
     observation_shape: tuple[int, ...]
     features: Callable[[Array], Array] | None = None
+    symmetries: Symmetries | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def network_input(self, obs: Array) -> Array:
         """float32[B, *observation_shape] -> the network's input float32[B, ...]."""
@@ -231,8 +242,27 @@ class Agent:
         -> (logits float32[(B,) A], value float32[(B,)])."""
         single = obs.ndim == len(self.observation_shape)
         x = obs[None] if single else obs
-        logits, value = self.network.apply(params, self.network_input(x))
+        if self.symmetries is None:
+            logits, value = self.network.apply(params, self.network_input(x))
+        else:
+            logits, value = self._averaged(params, x)
         return (logits[0], value[0]) if single else (logits, value)
+
+    def _averaged(self, params: Any, x: Array) -> tuple[Array, Array]:
+        """x [B, *observation_shape] -> the outputs averaged over the K symmetries."""
+        sym = self.symmetries
+        b, k = x.shape[0], sym.count
+        ks = jnp.broadcast_to(jnp.arange(k, dtype=jnp.int32), (b, k))
+        (moved,) = apply_symmetry(sym, ks, jnp.broadcast_to(x[:, None], (b, k, *x.shape[1:])))
+        logits, value = self.network.apply(
+            params, self.network_input(moved.reshape(b * k, *x.shape[1:]))
+        )
+        # move b of the k-th transform is move actions[k, b] of x: the inverse permutation
+        # brings each transform's logits back onto x's moves
+        back = jnp.asarray(np.argsort(sym.actions, axis=1), jnp.int32)  # int32[K, A]
+        logits = jnp.take_along_axis(logits.reshape(b, k, -1), back[None], axis=-1)
+        chex.assert_shape(logits, (b, k, sym.actions.shape[1]))
+        return logits.mean(axis=1), value.reshape(b, k).mean(axis=1)
 
     def policy(self, params: Any, greedy: bool = True) -> "Policy":
         """A :class:`Policy` playing with ``params`` (greedy argmax or sampling, legal moves

@@ -89,11 +89,12 @@ def load_pretrained_agent(name: str) -> LoadedAgent:
 
 
 @functools.lru_cache(maxsize=None)
-def load_pretrained(name: str, greedy: bool = True) -> Policy:
+def load_pretrained(name: str, greedy: bool = True, average_symmetries: bool = False) -> Policy:
     """``policy(key, state) -> int32[] action`` of the shipped agent ``name``, as
     :func:`jaxgames.runs.load_policy` (legal moves only, ``policy.value(state)``, one state or
-    ``jax.vmap``). The same object on every call, so a jitted arena compiles once."""
-    return load_pretrained_agent(name).policy(greedy)
+    ``jax.vmap``; ``average_symmetries``: as :meth:`~jaxgames.runs.LoadedAgent.policy`). The
+    same object on every call, so a jitted arena compiles once."""
+    return load_pretrained_agent(name).policy(greedy, average_symmetries)
 
 
 # ----------------------------------------------------------------------------- training facts
