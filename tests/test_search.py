@@ -1,6 +1,7 @@
 """Play-time search (jaxgames.agents.search): the mctx tree's sign conventions, legality,
 that search finds what the network misses, and the ``mcts:N:<run>`` opponent spec."""
 
+import dataclasses
 import json
 
 import jax
@@ -326,6 +327,26 @@ def test_q_network_prior_is_sharpened(ttt, key):
         np.asarray(prior), np.asarray(q) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6
     )
     np.testing.assert_allclose(float(value), float(policy.value(state)), rtol=1e-6)
+    # averaged over the symmetries (spec sym:<run>) it stays a Q-network's policy: the prior
+    # is the averaged Q / temperature (at the empty board: each move's orbit, the corners',
+    # the edges', the centre's)
+    # (parameters moved off their initial values, whose Q is the same for every move)
+    leaves, tree = jax.tree.flatten(policy.params)
+    keys = jax.random.split(key, len(leaves))
+    params = jax.tree.unflatten(
+        tree, [x + 0.1 * jax.random.normal(k, x.shape) for x, k in zip(leaves, keys)]
+    )
+    averaged = dataclasses.replace(algo.agent, symmetries=ttt.symmetries).policy(params)
+    assert type(averaged) is type(policy)
+    q, _ = algo.agent.apply(params, state.observation)
+    q_avg, _ = averaged.agent.apply(params, state.observation)
+    prior_avg, _ = averaged.search_outputs(state)
+    np.testing.assert_allclose(
+        np.asarray(prior_avg), np.asarray(q_avg) / dqn.Q_PRIOR_TEMPERATURE, rtol=1e-6
+    )
+    corners = np.asarray(q_avg)[[0, 2, 6, 8]]
+    np.testing.assert_allclose(corners, corners[0], rtol=1e-5)
+    assert not np.allclose(np.asarray(q)[[0, 2, 6, 8]], np.asarray(q)[0], rtol=1e-3)
 
 
 def test_mcts_opponent_spec(tmp_path, ttt):
