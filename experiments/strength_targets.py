@@ -9,6 +9,7 @@ interval, met or not.
     python experiments/strength_targets.py --agents reversi8 --opponents engine:4 engine:2
     python experiments/strength_targets.py --agent animal_shogi=runs/X/animal_shogi_alphazero/seed0
     python experiments/strength_targets.py --agent tic_tac_toe=runs/ttt-az --agents tic_tac_toe
+    python experiments/strength_targets.py --agent reversi6=sym:pretrained:reversi6  # averaged
     python experiments/strength_targets.py --quick       # 10 games per colour: a smoke run
 
 The targets (:data:`TARGETS`) are those of the AlphaZero issue: the agent with ``--sims``
