@@ -160,16 +160,19 @@ def defended_in_vain(env, engine_values, states, levels: int) -> np.ndarray:
     return lost
 
 
-def split_games(env, agent: str, engine: int, games: int, seed: int, lost: dict) -> dict:
+def split_games(
+    env, agent: str, engine: int, games: int, seed: int, lost: dict, among=None
+) -> dict:
     """The targets' games of ``agent`` against engine:N (an :func:`arena` call, as
     ``strength_targets.py`` makes), per colour: W/D/L and score on the openings
-    ``lost[colour]`` and on the others."""
+    ``lost[colour]`` and on the others, of the openings ``among`` (default: all)."""
     pa, pb = make_opponent(agent, env), make_opponent(f"engine:{engine}", env)
     result = arena(pa, pb, env, 2 * games, jax.random.PRNGKey(seed), eval_opening_plies(env))
     outcomes = result.outcomes  # A first in games 0 .. games-1, second in the rest
+    among = np.arange(games) if among is None else np.asarray(among)
     out = {}
-    for colour, half in (("first", outcomes[:games]), ("second", outcomes[games:])):
-        decided = np.isin(np.arange(games), lost[colour])
+    for colour, half in (("first", outcomes[among]), ("second", outcomes[games + among])):
+        decided = np.isin(among, lost[colour])
         out[colour] = {}
         for part, sel in (("lost_openings", decided), ("other_openings", ~decided)):
             r = Record.of(half[sel])

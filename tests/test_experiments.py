@@ -1055,3 +1055,65 @@ def test_forced_openings_are_lost_whatever_is_played():
     for k in range(1, 4):
         total = np.asarray(play(jax.random.PRNGKey(k)))
         assert (total[np.arange(len(defender)), defender] < 0).all(), (k, total)
+
+
+def _near_the_end(env, empties: int, games: int = 48, seed: int = 0):
+    """Live reversi positions with 1..``empties`` empty squares, from random play."""
+    import jax.numpy as jnp
+
+    import jaxgames  # noqa: F401
+
+    step = jax.jit(jax.vmap(env.step))
+    pick = jax.jit(jax.vmap(lambda k, m: jax.random.choice(k, m.shape[0], p=m / m.sum())))
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(seed), games))
+    cells = env.num_actions - 1
+    for ply in range(cells - 4 - empties):
+        keys = jax.random.split(jax.random.PRNGKey(1000 + ply), games)
+        state = step(state, pick(keys, state.legal_action_mask.astype(jnp.float32)))
+    discs = sum(
+        np.unpackbits(np.asarray(w).view(np.uint8), axis=1).sum(1)
+        for w in (state.mover, state.opponent)
+    )
+    keep = np.flatnonzero(~np.asarray(state.terminated) & (cells - discs >= 1))
+    assert len(keep) >= games // 2
+    return jax.tree.map(lambda x: x[keep], state)
+
+
+def test_opening_values_solver_is_exact(tmp_path):
+    """The C solver of opening_values.py gives the JAX engine's exact final margin on random
+    6x6 and 8x8 positions near the end (its narrow window: the sign), and on 4x4, where
+    engine:4 plays perfectly from the opening (8 empties, its exact endgame from 10), every
+    opening it calls lost by force is lost against engine:4, for both colours."""
+    import jaxgames
+    from experiments import opening_values
+    from jaxgames.evaluation.reversi_engine import solve_endgame
+
+    if not (os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler to build the solver")
+    for size, empties in ((6, 9), (8, 8)):
+        env = jaxgames.make("reversi", size=size)
+        states = _near_the_end(env, empties)
+        exact = jax.jit(jax.vmap(lambda s: solve_endgame(env, s, empties)[0]))(states)
+        margin, _ = opening_values.solve_states(env, states, opening_values.BOUND, jobs=1)
+        np.testing.assert_array_equal(margin, np.asarray(exact))
+        assert len(set(margin.tolist())) > 3  # varied positions, not one result
+        sign, _ = opening_values.solve_states(env, states, 1, jobs=2)
+        np.testing.assert_array_equal(sign, np.sign(np.asarray(exact)))
+
+    path = str(tmp_path / "values.json")
+    out = opening_values.main(
+        ["--size", "4", "--games", "30", "--every", "1", "--agent", "random", "--json", path]
+    )
+    value = np.array(out["first_player_value"])
+    assert 0 < (value < 0).sum() < 30 and 0 < (value > 0).sum() < 30  # not vacuous
+    ceiling = out["ceiling_vs_perfect"]
+    assert ceiling["first"]["losses"] == (value < 0).sum()
+    assert ceiling["second"]["score"] == pytest.approx(((1 - value) / 2).mean())
+    for colour, lost in (("first", value < 0), ("second", value > 0)):
+        split = out["agent_games"][colour]
+        assert split["lost_openings"]["losses"] == lost.sum()  # every one of them lost
+        assert sum(split["other_openings"][k] for k in ("wins", "draws", "losses")) == (~lost).sum()
+    with open(path) as f:
+        assert json.load(f)["first_player_value"] == value.tolist()
+    with pytest.raises(SystemExit):
+        opening_values.main(["--every", "0"])

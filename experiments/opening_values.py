@@ -1,0 +1,222 @@
+"""Perfect-play values of the 6x6 reversi targets' openings: which the first player wins, draws
+or loses whatever is played, and so the most any agent can score against a perfect opponent
+at the targets' protocol, per colour.
+
+    python experiments/opening_values.py --every 5                 # 40 of the 200 openings
+    python experiments/opening_values.py --every 5 --agent mcts:64:pretrained:reversi6
+
+The openings are those of ``experiments/strength_targets.py`` and ``jaxgames eval`` (as in
+:mod:`experiments.forced_openings`: ``--games`` laid out and keyed as one ``arena`` call with
+``PRNGKey(--seed)``, 4 random plies, the first player to move; an agent meets opening k once
+as first and once as second player). Each is solved to the end of the game (28 empty squares
+on 6x6) by an exact alpha-beta solver in C (``experiments/reversi_solver.c``, built here with
+the system's C compiler: the JAX engine's exact solve, fine from 14-16 empties, would take
+hours per opening from 28) with the window (-1, 1), which gives win, draw or loss for the side
+to move; tests check it against :func:`jaxgames.evaluation.reversi_engine.solve_endgame`.
+``--size 4`` does the same on 4x4 (8 empties after the opening: every solve instant).
+Solves run in ``--jobs`` processes, from ~2 s to a few minutes each on the 2-core CPU, so
+``--every K`` solves every K-th opening (a systematic sample of independent random openings:
+the ceilings get a 95% Wilson interval for all 200).
+
+An opening the first player wins by force is lost by *any* second player against a perfect
+opponent; the ceiling of a colour is its mean result against perfect play (win 1, draw 1/2).
+Against an imperfect opponent such as ``engine:4`` an agent can do better by exploiting its
+mistakes; the values say how much of a target rests on them. ``--agent SPEC`` plays that
+agent's targets' games against ``engine:--engine`` and splits its W/D/L per colour over the
+solved openings into those it is lost in by force and the others. ``--json FILE`` writes
+everything, the value of each solved opening included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import hashlib
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jaxgames  # noqa: E402
+from experiments.common import write_json  # noqa: E402
+from experiments.forced_openings import opening_positions, split_games, take  # noqa: E402
+from jaxgames.cli import report_errors  # noqa: E402
+from jaxgames.evaluation.arena import Record  # noqa: E402
+from jaxgames.specs import make_opponent  # noqa: E402
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reversi_solver.c")
+#: the final margin lies within +-N*N, so (-BOUND, BOUND) is the full window
+BOUND = 65
+
+
+def build_solver() -> str:
+    """Compile ``reversi_solver.c`` once per source version (into the temp folder); returns the
+    shared library's path. ``RuntimeError`` when no C compiler is found or it fails."""
+    with open(SOURCE, "rb") as f:
+        tag = hashlib.sha256(f.read()).hexdigest()[:12]
+    lib = os.path.join(tempfile.gettempdir(), f"jaxgames_reversi_solver_{tag}.so")
+    if os.path.exists(lib):
+        return lib
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise RuntimeError("no C compiler found (cc or gcc; or set CC) to build the solver")
+    tmp = f"{lib}.{os.getpid()}"
+    cmd = [cc, "-O3", "-shared", "-fPIC", "-o", tmp, SOURCE]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the solver failed: {done.stderr.strip()[:300]}")
+    os.replace(tmp, lib)  # atomic: a concurrent build leaves one whole library
+    return lib
+
+
+def _library(path: str):
+    lib = ctypes.CDLL(path)
+    lib.solve.restype = ctypes.c_longlong
+    lib.solve.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]
+    lib.solve.argtypes += [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    return lib
+
+
+def solve_one(job: tuple) -> tuple[int, int, float]:
+    """(library path, size, mover bits, opponent bits, alpha, beta) -> (value, nodes,
+    seconds); value exact inside (alpha, beta), else a bound of the same side."""
+    path, size, mover, opponent, alpha, beta = job
+    value = ctypes.c_int()
+    t0 = time.perf_counter()
+    nodes = _library(path).solve(size, mover, opponent, alpha, beta, ctypes.byref(value))
+    if nodes < 0:
+        raise MemoryError("the solver could not allocate its transposition table")
+    return value.value, nodes, time.perf_counter() - t0
+
+
+def bitboards(states) -> tuple[list[int], list[int]]:
+    """The mover's and the opponent's discs of each state (batched; boards up to 8x8) as
+    Python ints, bit ``row * N + col``."""
+
+    def join(words: np.ndarray) -> list[int]:
+        words = words.astype(np.uint64)
+        out = words[:, 0].copy()
+        if words.shape[1] > 1:
+            out |= words[:, 1] << np.uint64(32)
+        return [int(x) for x in out]
+
+    return join(np.asarray(states.mover)), join(np.asarray(states.opponent))
+
+
+def solve_states(env, states, window: int = 1, jobs: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Perfect-play values of a batch of live reversi states (side to move's view): with
+    ``window`` 1 the sign of the final margin (win 1, draw 0, loss -1), with :data:`BOUND` the
+    margin itself; and the seconds of each solve."""
+    size = int(env.config["size"])
+    if size > 8:
+        raise ValueError(f"the solver handles boards up to 8x8, not {size}x{size}")
+    path = build_solver()
+    mover, opponent = bitboards(states)
+    work = [(path, size, m, o, -window, window) for m, o in zip(mover, opponent)]
+    if jobs > 1 and len(work) > 1:
+        # spawn, not fork: the parent runs JAX's threads
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            results = pool.map(solve_one, work, chunksize=1)
+    else:
+        results = [solve_one(w) for w in work]
+    values = np.array([r[0] for r in results], np.int64)
+    if window == 1:
+        values = np.sign(values)
+    return values, np.array([r[2] for r in results])
+
+
+def analyse(
+    games: int, seed: int, every: int, jobs: int, engine: int, agent: str | None, size: int = 6
+) -> dict:
+    env = jaxgames.make("reversi", size=size)
+    t0 = time.perf_counter()
+    states, opening = opening_positions(env, games, seed)
+    solved = np.arange(0, games, every)
+    if np.asarray(states.terminated)[solved].any():
+        raise ValueError("an opening ended the game")
+    value, seconds = solve_states(env, take(states, solved), 1, jobs)  # first player's view
+    # a colour's record against perfect play over the solved openings
+    ceilings = {}
+    for colour, sign in (("first", 1), ("second", -1)):
+        rec = Record.of(sign * value)
+        lo, hi = rec.ci("score")
+        ceilings[colour] = dict(
+            wins=rec.wins, draws=rec.draws, losses=rec.losses, score=rec.score, low=lo, high=hi
+        )
+    lost = dict(first=solved[value < 0], second=solved[value > 0])
+    return dict(
+        size=size,
+        games=games,
+        seed=seed,
+        opening_plies=opening,
+        every=every,
+        solved=solved.tolist(),
+        first_player_value=value.tolist(),
+        solve_seconds=seconds.tolist(),
+        ceiling_vs_perfect=ceilings,
+        engine=f"engine:{engine}",
+        agent=agent,
+        agent_games=None
+        if agent is None
+        else split_games(env, agent, engine, games, seed, lost, among=solved),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", type=int, default=200, help="openings (games per colour; 200)")
+    p.add_argument("--size", type=int, default=6, choices=(4, 6), help="board (6; 4: seconds)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--every", type=int, default=5, help="solve every K-th opening (5)")
+    p.add_argument("--jobs", type=int, default=2, help="solver processes (2)")
+    p.add_argument("--engine", type=int, default=4, help="--agent's opponent engine depth (4)")
+    p.add_argument(
+        "--agent",
+        help="also play this agent's targets' games against the engine and split its W/D/L "
+        "over the solved openings into those it is lost in by force and the others",
+    )
+    p.add_argument("--json", help="also write the result to this JSON file")
+    args = p.parse_args(argv)
+    for name in ("games", "every", "jobs", "engine"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.agent:  # a bad spec fails here, before the solves
+        make_opponent(args.agent, jaxgames.make("reversi", size=args.size))
+    build_solver()  # no compiler: one line before any work
+    out = analyse(args.games, args.seed, args.every, args.jobs, args.engine, args.agent, args.size)
+    n = len(out["solved"])
+    v = np.array(out["first_player_value"])
+    fastest, slowest = min(out["solve_seconds"]), max(out["solve_seconds"])
+    print(
+        f"reversi {args.size}x{args.size}: {n} of {args.games} openings "
+        f"({out['opening_plies']} random plies, seed {args.seed}, every {args.every}) solved "
+        f"to the end ({out['seconds']:.0f} s; one solve {fastest:.1f}-{slowest:.0f} s)"
+    )
+    print(f"first player wins {(v > 0).sum()}, draws {(v == 0).sum()}, loses {(v < 0).sum()}")
+    for colour, c in out["ceiling_vs_perfect"].items():
+        print(
+            f"as {colour} player against perfect play: at most {c['score']:.1%} "
+            f"[{c['low']:.1%}, {c['high']:.1%}] (lost by force in {c['losses']} of {n})"
+        )
+    for colour, parts in (out["agent_games"] or {}).items():
+        cells = [
+            f"{part.replace('_', ' ')} W {r['wins']} D {r['draws']} L {r['losses']} "
+            f"({r['score']:.1%})"
+            for part, r in parts.items()
+        ]
+        print(f"{args.agent} vs {out['engine']} as {colour}: " + "; ".join(cells))
+    if args.json:
+        write_json(args.json, out)
+    return out
+
+
+if __name__ == "__main__":
+    report_errors(main)

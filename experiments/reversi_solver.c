@@ -1,0 +1,141 @@
+/* Exact reversi solver for experiments/opening_values.py (built by it with the system's C
+ * compiler; validated against jaxgames.evaluation.reversi_engine.solve_endgame by
+ * tests/test_experiments.py).
+ *
+ * Boards up to 8x8 as uint64 bitboards, bit row * N + col (the env's layout). Negamax with
+ * alpha-beta and principal-variation null windows over the final disc margin (mover's discs
+ * minus the opponent's; empty squares count for nobody, as in the env's rules), a pass when a
+ * side cannot place, the end when neither can. Moves fastest-first (fewest opponent replies,
+ * corners first among equals; the transposition table's best move before all), a
+ * transposition table of bounds above 6 empties. Searched with the window (-1, 1) the result
+ * has the sign of the game's value: win, draw or loss, far cheaper than the exact margin.
+ * One solve at a time per process (the table is global).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+static int N;
+static u64 FULL, NOT_WEST, NOT_EAST;
+static long long nodes;
+static const int DIRS[8][2] = {{0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+
+static inline u64 shift(u64 b, int d) {
+    int dr = DIRS[d][0], dc = DIRS[d][1], s = dr * N + dc;
+    if (dc == 1) b &= NOT_EAST;  /* a step east from the east edge would wrap */
+    else if (dc == -1) b &= NOT_WEST;
+    b = s > 0 ? (b << s) : (b >> -s);
+    return b & FULL;
+}
+
+static u64 moves(u64 p, u64 o) {
+    u64 empty = ~(p | o) & FULL, m = 0;
+    for (int d = 0; d < 8; d++) {
+        u64 t = shift(p, d) & o;
+        for (int i = 0; i < N - 3; i++) t |= shift(t, d) & o;
+        m |= shift(t, d) & empty;
+    }
+    return m;
+}
+
+static u64 flips(u64 p, u64 o, int sq) {
+    u64 f = 0, x = (u64)1 << sq;
+    for (int d = 0; d < 8; d++) {
+        u64 t = 0, c = shift(x, d);
+        while (c & o) { t |= c; c = shift(c, d); }
+        if (c & p) f |= t;
+    }
+    return f;
+}
+
+static inline int count(u64 b) { return __builtin_popcountll(b); }
+
+typedef struct { u64 p, o; signed char lo, hi; unsigned char best, pad; } Entry;
+#define TABLE_BITS 22
+static Entry *table;
+
+static inline u64 hash(u64 p, u64 o) {
+    u64 h = p * 0x9E3779B97F4A7C15ULL ^ (o + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+    return h ^ (h >> 29);
+}
+
+static int is_corner(int s) { return s == 0 || s == N - 1 || s == N * (N - 1) || s == N * N - 1; }
+
+static int search(u64 p, u64 o, int alpha, int beta, int passed) {
+    nodes++;
+    u64 m = moves(p, o);
+    if (!m) {
+        if (passed || !moves(o, p)) return count(p) - count(o);
+        return -search(o, p, -beta, -alpha, 1);
+    }
+    int empties = count(~(p | o) & FULL), hint = -1;
+    Entry *e = 0;
+    if (empties > 6) {
+        e = &table[hash(p, o) & ((1u << TABLE_BITS) - 1)];
+        if (e->p == p && e->o == o) {
+            if (e->lo >= beta) return e->lo;
+            if (e->hi <= alpha) return e->hi;
+            if (e->lo > alpha) alpha = e->lo;
+            if (e->hi < beta) beta = e->hi;
+            hint = e->best;
+        }
+    }
+    int sq[64], key[64], n = 0;
+    for (u64 mm = m; mm; mm &= mm - 1) {
+        int s = __builtin_ctzll(mm);
+        sq[n] = s;
+        key[n] = 0;
+        if (s == hint) key[n] = -1000;
+        else if (empties > 5) {
+            u64 f = flips(p, o, s);
+            key[n] = 4 * count(moves(o & ~f, p | f | ((u64)1 << s))) - 3 * is_corner(s);
+        }
+        n++;
+    }
+    for (int i = 1; i < n; i++) {  /* insertion sort, ascending key */
+        int k = key[i], s = sq[i], j = i - 1;
+        while (j >= 0 && key[j] > k) { key[j + 1] = key[j]; sq[j + 1] = sq[j]; j--; }
+        key[j + 1] = k;
+        sq[j + 1] = s;
+    }
+    int alpha0 = alpha, best = -1000, best_sq = sq[0];
+    for (int i = 0; i < n; i++) {
+        int s = sq[i];
+        u64 f = flips(p, o, s), np = p | f | ((u64)1 << s), no = o & ~f;
+        int v;
+        if (i == 0) v = -search(no, np, -beta, -alpha, 0);
+        else {
+            v = -search(no, np, -alpha - 1, -alpha, 0);
+            if (v > alpha && v < beta) v = -search(no, np, -beta, -v, 0);
+        }
+        if (v > best) { best = v; best_sq = s; }
+        if (v > alpha) alpha = v;
+        if (alpha >= beta) break;
+    }
+    if (e) {
+        e->p = p; e->o = o; e->best = (unsigned char)best_sq;
+        if (best <= alpha0) { e->lo = -127; e->hi = (signed char)best; }
+        else if (best >= beta) { e->lo = (signed char)best; e->hi = 127; }
+        else e->lo = e->hi = (signed char)best;
+    }
+    return best;
+}
+
+/* The value of the position (mover's discs p, opponent's o) on an n x n board within the
+ * window (alpha, beta): exact inside it, a bound outside (fail-soft). Returns the nodes
+ * searched, -1 if the table cannot be allocated. */
+long long solve(int n, u64 p, u64 o, int alpha, int beta, int *value) {
+    if (!table && !(table = calloc((size_t)1 << TABLE_BITS, sizeof(Entry)))) return -1;
+    memset(table, 0, ((size_t)1 << TABLE_BITS) * sizeof(Entry));  /* each solve on its own */
+    N = n;
+    FULL = n * n == 64 ? ~(u64)0 : (((u64)1 << (n * n)) - 1);
+    u64 west = 0, east = 0;
+    for (int r = 0; r < n; r++) { west |= (u64)1 << (r * n); east |= (u64)1 << (r * n + n - 1); }
+    NOT_WEST = FULL & ~west;
+    NOT_EAST = FULL & ~east;
+    nodes = 0;
+    *value = search(p, o, alpha, beta, 0);
+    return nodes;
+}
