@@ -96,6 +96,10 @@ def solve_one(job: tuple) -> tuple[int, int, float]:
     return value.value, nodes, time.perf_counter() - t0
 
 
+def _indexed(item: tuple) -> tuple:
+    return item[0], solve_one(item[1])
+
+
 def bitboards(states) -> tuple[list[int], list[int]]:
     """The mover's and the opponent's discs of each state (batched; boards up to 8x8) as
     Python ints, bit ``row * N + col``."""
@@ -110,22 +114,36 @@ def bitboards(states) -> tuple[list[int], list[int]]:
     return join(np.asarray(states.mover)), join(np.asarray(states.opponent))
 
 
-def solve_states(env, states, window: int = 1, jobs: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def solve_states(
+    env, states, window: int = 1, jobs: int = 2, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Perfect-play values of a batch of live reversi states (side to move's view): with
     ``window`` 1 the sign of the final margin (win 1, draw 0, loss -1), with :data:`BOUND` the
-    margin itself; and the seconds of each solve."""
+    margin itself; and the seconds of each solve. ``progress``: a line per finished solve."""
     size = int(env.config["size"])
     if size > 8:
         raise ValueError(f"the solver handles boards up to 8x8, not {size}x{size}")
     path = build_solver()
     mover, opponent = bitboards(states)
     work = [(path, size, m, o, -window, window) for m, o in zip(mover, opponent)]
+    results: list = [None] * len(work)
+
+    def done(i: int, r: tuple) -> None:
+        results[i] = r
+        if progress:
+            n = sum(x is not None for x in results)
+            print(
+                f"  {n}/{len(work)} solved: position {i}, value {r[0]} ({r[2]:.1f} s)", flush=True
+            )
+
     if jobs > 1 and len(work) > 1:
         # spawn, not fork: the parent runs JAX's threads
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(solve_one, work, chunksize=1)
+            for i, r in pool.imap_unordered(_indexed, enumerate(work), chunksize=1):
+                done(i, r)
     else:
-        results = [solve_one(w) for w in work]
+        for i, w in enumerate(work):
+            done(i, solve_one(w))
     values = np.array([r[0] for r in results], np.int64)
     if window == 1:
         values = np.sign(values)
@@ -141,7 +159,8 @@ def analyse(
     solved = np.arange(0, games, every)
     if np.asarray(states.terminated)[solved].any():
         raise ValueError("an opening ended the game")
-    value, seconds = solve_states(env, take(states, solved), 1, jobs)  # first player's view
+    # the first player is to move at every opening: the values are from its side
+    value, seconds = solve_states(env, take(states, solved), 1, jobs, progress=True)
     # a colour's record against perfect play over the solved openings
     ceilings = {}
     for colour, sign in (("first", 1), ("second", -1)):
