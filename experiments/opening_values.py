@@ -132,9 +132,8 @@ def solve_states(
         results[i] = r
         if progress:
             n = sum(x is not None for x in results)
-            print(
-                f"  {n}/{len(work)} solved: position {i}, value {r[0]} ({r[2]:.1f} s)", flush=True
-            )
+            v = r[0] if window > 1 else int(np.sign(r[0]))
+            print(f"  {n}/{len(work)} solved: position {i}, value {v} ({r[2]:.1f} s)", flush=True)
 
     if jobs > 1 and len(work) > 1:
         # spawn, not fork: the parent runs JAX's threads
