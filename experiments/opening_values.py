@@ -24,7 +24,8 @@ Against an imperfect opponent such as ``engine:4`` an agent can do better by exp
 mistakes; the values say how much of a target rests on them. ``--agent SPEC`` plays that
 agent's targets' games against ``engine:--engine`` and splits its W/D/L per colour over the
 solved openings into those it is lost in by force and the others. ``--json FILE`` writes
-everything, the value of each solved opening included.
+everything, the value of each solved opening included; ``--values FILE`` reads the values back
+(the same openings) to split another agent's games without solving again.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import hashlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -150,16 +152,31 @@ def solve_states(
 
 
 def analyse(
-    games: int, seed: int, every: int, jobs: int, engine: int, agent: str | None, size: int = 6
+    games: int,
+    seed: int,
+    every: int,
+    jobs: int,
+    engine: int,
+    agent: str | None,
+    size: int = 6,
+    known: dict | None = None,
 ) -> dict:
+    """The module docstring's numbers; ``known``: a previous result of the same openings
+    (size, games, seed, every) whose values are reused instead of solved again."""
     env = jaxgames.make("reversi", size=size)
     t0 = time.perf_counter()
     states, opening = opening_positions(env, games, seed)
     solved = np.arange(0, games, every)
     if np.asarray(states.terminated)[solved].any():
         raise ValueError("an opening ended the game")
-    # the first player is to move at every opening: the values are from its side
-    value, seconds = solve_states(env, take(states, solved), 1, jobs, progress=True)
+    if known is not None:
+        same = {k: known.get(k) for k in ("size", "games", "seed", "every")}
+        if same != dict(size=size, games=games, seed=seed, every=every):
+            raise ValueError(f"--values holds other openings ({same}), not these")
+        value, seconds = np.array(known["first_player_value"]), np.array(known["solve_seconds"])
+    else:
+        # the first player is to move at every opening: the values are from its side
+        value, seconds = solve_states(env, take(states, solved), 1, jobs, progress=True)
     # a colour's record against perfect play over the solved openings
     ceilings = {}
     for colour, sign in (("first", 1), ("second", -1)):
@@ -202,14 +219,27 @@ def main(argv=None) -> dict:
         "over the solved openings into those it is lost in by force and the others",
     )
     p.add_argument("--json", help="also write the result to this JSON file")
+    p.add_argument(
+        "--values", metavar="JSON", help="reuse the values of an earlier --json of these openings"
+    )
     args = p.parse_args(argv)
     for name in ("games", "every", "jobs", "engine"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.agent:  # a bad spec fails here, before the solves
         make_opponent(args.agent, jaxgames.make("reversi", size=args.size))
-    build_solver()  # no compiler: one line before any work
-    out = analyse(args.games, args.seed, args.every, args.jobs, args.engine, args.agent, args.size)
+    known = None
+    if args.values:
+        try:
+            with open(args.values) as f:
+                known = json.load(f)
+        except (OSError, ValueError) as e:
+            p.error(f"--values {args.values}: {e}")
+    else:
+        build_solver()  # no compiler: one line before any work
+    out = analyse(
+        args.games, args.seed, args.every, args.jobs, args.engine, args.agent, args.size, known
+    )
     n = len(out["solved"])
     v = np.array(out["first_player_value"])
     fastest, slowest = min(out["solve_seconds"]), max(out["solve_seconds"])

@@ -1115,5 +1115,10 @@ def test_opening_values_solver_is_exact(tmp_path):
         assert sum(split["other_openings"][k] for k in ("wins", "draws", "losses")) == (~lost).sum()
     with open(path) as f:
         assert json.load(f)["first_player_value"] == value.tolist()
+    # --values: the same values back, no solving; other openings are refused
+    again = opening_values.main(["--size", "4", "--games", "30", "--every", "1", "--values", path])
+    assert again["first_player_value"] == value.tolist()
+    with pytest.raises(ValueError, match="other openings"):
+        opening_values.main(["--size", "4", "--games", "20", "--every", "1", "--values", path])
     with pytest.raises(SystemExit):
         opening_values.main(["--every", "0"])
