@@ -218,6 +218,7 @@ def test_sym_spec_averages_an_agent_over_the_symmetries(ttt, capsys):
     assert agent_run("mcts:4:sym:pretrained:reversi6") == pretrained_dir("reversi6")
     averaged = make_opponent("sym:pretrained:reversi6", r6)
     assert averaged is make_opponent("sym:pretrained:reversi6", r6)
+    assert averaged is load_pretrained("reversi6", True, True)  # one object however asked for
     assert (
         averaged.agent.symmetries.count == 8
         and averaged.params is load_pretrained("reversi6").params

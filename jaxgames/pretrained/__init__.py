@@ -88,13 +88,21 @@ def load_pretrained_agent(name: str) -> LoadedAgent:
     return load_agent(pretrained_dir(name))
 
 
-@functools.lru_cache(maxsize=None)
 def load_pretrained(name: str, greedy: bool = True, average_symmetries: bool = False) -> Policy:
     """``policy(key, state) -> int32[] action`` of the shipped agent ``name``, as
     :func:`jaxgames.runs.load_policy` (legal moves only, ``policy.value(state)``, one state or
     ``jax.vmap``; ``average_symmetries``: as :meth:`~jaxgames.runs.LoadedAgent.policy`). The
-    same object on every call, so a jitted arena compiles once."""
+    same object on every call, however the arguments are passed, so a jitted arena compiles
+    once."""
+    return _pretrained_policy(name, bool(greedy), bool(average_symmetries))
+
+
+@functools.lru_cache(maxsize=None)
+def _pretrained_policy(name: str, greedy: bool, average_symmetries: bool) -> Policy:
     return load_pretrained_agent(name).policy(greedy, average_symmetries)
+
+
+load_pretrained.cache_clear = _pretrained_policy.cache_clear  # type: ignore[attr-defined]
 
 
 # ----------------------------------------------------------------------------- training facts
