@@ -180,6 +180,17 @@ def split_games(
     return out
 
 
+def print_split(label: str, agent_games: dict | None) -> None:
+    """One line per colour: :func:`split_games`' W/D/L and scores (nothing for None)."""
+    for colour, parts in (agent_games or {}).items():
+        cells = [
+            f"{part.replace('_', ' ')} W {r['wins']} D {r['draws']} L {r['losses']} "
+            f"({r['score']:.1%})"
+            for part, r in parts.items()
+        ]
+        print(f"{label} as {colour}: " + "; ".join(cells))
+
+
 def analyse(
     games: int, seed: int, depth: int, engine: int, levels: int, agent: str | None = None
 ) -> dict:
@@ -260,13 +271,7 @@ def main(argv=None) -> dict:
             f"{out['ceiling_vs_engine'][colour]:.1%})"
         )
     print(f"{eng} proves a win at its first move in {len(out['engine_proves_at_first_move'])}")
-    for colour, parts in (out["agent_games"] or {}).items():
-        cells = [
-            f"{part.replace('_', ' ')} W {r['wins']} D {r['draws']} L {r['losses']} "
-            f"({r['score']:.1%})"
-            for part, r in parts.items()
-        ]
-        print(f"{args.agent} as {colour}: " + "; ".join(cells))
+    print_split(str(args.agent), out["agent_games"])
     if args.json:
         write_json(args.json, out)
     return out

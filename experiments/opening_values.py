@@ -48,7 +48,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
 from experiments.common import write_json  # noqa: E402
-from experiments.forced_openings import opening_positions, split_games, take  # noqa: E402
+from experiments.forced_openings import (  # noqa: E402
+    opening_positions,
+    print_split,
+    split_games,
+    take,
+)
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.arena import Record  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
@@ -254,13 +259,7 @@ def main(argv=None) -> dict:
             f"as {colour} player against perfect play: at most {c['score']:.1%} "
             f"[{c['low']:.1%}, {c['high']:.1%}] (lost by force in {c['losses']} of {n})"
         )
-    for colour, parts in (out["agent_games"] or {}).items():
-        cells = [
-            f"{part.replace('_', ' ')} W {r['wins']} D {r['draws']} L {r['losses']} "
-            f"({r['score']:.1%})"
-            for part, r in parts.items()
-        ]
-        print(f"{args.agent} vs {out['engine']} as {colour}: " + "; ".join(cells))
+    print_split(f"{args.agent} vs {out['engine']}", out["agent_games"])
     if args.json:
         write_json(args.json, out)
     return out
