@@ -147,25 +147,25 @@ def test_symmetry_averaged_network_is_equivariant(variant):
     # positions after 0..5 random plies
     state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(2), 6))
     step = jax.jit(jax.vmap(env.step))
+    pick = jax.jit(jax.vmap(lambda k, m: jax.random.choice(k, m.shape[0], p=m / m.sum())))
     for ply in range(5):
         keys = jax.random.split(jax.random.PRNGKey(10 + ply), 6)
-        act = jax.vmap(lambda k, m: jax.random.choice(k, m.shape[0], p=m / m.sum()))(
-            keys, state.legal_action_mask.astype(jnp.float32)
-        )
+        act = pick(keys, state.legal_action_mask.astype(jnp.float32))
         state = step(state, act)
     obs = state.observation
-    logits, value = averaged.apply(params, obs)
+    average, bare = jax.jit(averaged.apply), jax.jit(plain.apply)  # called once per symmetry
+    logits, value = average(params, obs)
     single = averaged.apply(params, obs[3])
     np.testing.assert_allclose(np.asarray(single[0]), np.asarray(logits[3]), rtol=1e-5, atol=1e-5)
     bare_moves = 0
     for k in range(1, count):
         ks = jnp.full(obs.shape[0], k, jnp.int32)
         moved_obs, expected = apply_symmetry(env.symmetries, ks, obs, logits)
-        moved_logits, moved_value = averaged.apply(params, moved_obs)
+        moved_logits, moved_value = average(params, moved_obs)
         np.testing.assert_allclose(np.asarray(moved_logits), np.asarray(expected), atol=1e-4)
         np.testing.assert_allclose(np.asarray(moved_value), np.asarray(value), atol=1e-5)
-        bare_logits, _ = plain.apply(params, moved_obs)
-        bare_expected = apply_symmetry(env.symmetries, ks, obs, plain.apply(params, obs)[0])[1]
+        bare_logits, _ = bare(params, moved_obs)
+        bare_expected = apply_symmetry(env.symmetries, ks, obs, bare(params, obs)[0])[1]
         bare_moves += not np.allclose(np.asarray(bare_logits), np.asarray(bare_expected), atol=1e-4)
     assert bare_moves == count - 1
     alone = Agent(
