@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -83,7 +84,8 @@ def build_solver() -> str:
     return lib
 
 
-def _library(path: str):
+@functools.lru_cache(maxsize=None)
+def _library(path: str):  # loaded once per process
     lib = ctypes.CDLL(path)
     lib.solve.restype = ctypes.c_longlong
     lib.solve.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]

@@ -144,15 +144,8 @@ def test_symmetry_averaged_network_is_equivariant(variant):
     )
     params = plain.init_params(jax.random.PRNGKey(1))
     averaged = Agent(plain.network, plain.observation_shape, features, env.symmetries)
-    # positions after 0..5 random plies
-    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(2), 6))
-    step = jax.jit(jax.vmap(env.step))
-    pick = jax.jit(jax.vmap(lambda k, m: jax.random.choice(k, m.shape[0], p=m / m.sum())))
-    for ply in range(5):
-        keys = jax.random.split(jax.random.PRNGKey(10 + ply), 6)
-        act = pick(keys, state.legal_action_mask.astype(jnp.float32))
-        state = step(state, act)
-    obs = state.observation
+    positions = random_positions(env, jax.jit(env.step), 6, seed=2)
+    obs = jnp.stack([state.observation for state in positions])
     average, bare = jax.jit(averaged.apply), jax.jit(plain.apply)  # called once per symmetry
     logits, value = average(params, obs)
     single = averaged.apply(params, obs[3])
