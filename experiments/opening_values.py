@@ -24,8 +24,10 @@ Against an imperfect opponent such as ``engine:4`` an agent can do better by exp
 mistakes; the values say how much of a target rests on them. ``--agent SPEC`` plays that
 agent's targets' games against ``engine:--engine`` and splits its W/D/L per colour over the
 solved openings into those it is lost in by force and the others. ``--json FILE`` writes
-everything, the value of each solved opening included; ``--values FILE`` reads the values back
-(the same openings) to split another agent's games without solving again.
+everything, the value of each solved opening included, and keeps the values in it as each
+solve finishes; ``--values FILE`` reads them back (the same openings, a finished run or an
+interrupted one) and solves only the openings it lacks: to split another agent's games without
+solving again, to resume, or to extend ``--every 5`` to ``--every 1``.
 """
 
 from __future__ import annotations
@@ -64,9 +66,13 @@ SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reversi_solve
 BOUND = 65
 
 
+class SolverUnavailable(RuntimeError):
+    """No C compiler, or building the solver failed."""
+
+
 def build_solver() -> str:
     """Compile ``reversi_solver.c`` once per source version (into the temp folder); returns the
-    shared library's path. ``RuntimeError`` when no C compiler is found or it fails."""
+    shared library's path. :class:`SolverUnavailable` when no C compiler is found or it fails."""
     with open(SOURCE, "rb") as f:
         tag = hashlib.sha256(f.read()).hexdigest()[:12]
     lib = os.path.join(tempfile.gettempdir(), f"jaxgames_reversi_solver_{tag}.so")
@@ -74,12 +80,12 @@ def build_solver() -> str:
         return lib
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        raise RuntimeError("no C compiler found (cc or gcc; or set CC) to build the solver")
+        raise SolverUnavailable("no C compiler found (cc or gcc; or set CC) to build the solver")
     tmp = f"{lib}.{os.getpid()}"
     cmd = [cc, "-O3", "-shared", "-fPIC", "-o", tmp, SOURCE]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"building the solver failed: {done.stderr.strip()[:300]}")
+        raise SolverUnavailable(f"building the solver failed: {done.stderr.strip()[:300]}")
     os.replace(tmp, lib)  # atomic: a concurrent build leaves one whole library
     return lib
 
@@ -124,11 +130,13 @@ def bitboards(states) -> tuple[list[int], list[int]]:
 
 
 def solve_states(
-    env, states, window: int = 1, jobs: int = 2, progress: bool = False
+    env, states, window: int = 1, jobs: int = 2, progress: str = "", on_solved=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Perfect-play values of a batch of live reversi states (side to move's view): with
     ``window`` 1 the sign of the final margin (win 1, draw 0, loss -1), with :data:`BOUND` the
-    margin itself; and the seconds of each solve. ``progress``: a line per finished solve."""
+    margin itself; and the seconds of each solve. ``progress``: a line per finished solve,
+    naming the state by this word and its index; ``on_solved(i, value, seconds)`` is called as
+    each one finishes (to save progress)."""
     size = int(env.config["size"])
     if size > 8:
         raise ValueError(f"the solver handles boards up to 8x8, not {size}x{size}")
@@ -139,10 +147,12 @@ def solve_states(
 
     def done(i: int, r: tuple) -> None:
         results[i] = r
+        v = r[0] if window > 1 else int(np.sign(r[0]))
         if progress:
             n = sum(x is not None for x in results)
-            v = r[0] if window > 1 else int(np.sign(r[0]))
-            print(f"  {n}/{len(work)} solved: position {i}, value {v} ({r[2]:.1f} s)", flush=True)
+            print(f"  {n}/{len(work)} solved: {progress} {i}, value {v} ({r[2]:.1f} s)", flush=True)
+        if on_solved is not None:
+            on_solved(i, v, r[2])
 
     if jobs > 1 and len(work) > 1:
         # spawn, not fork: the parent runs JAX's threads
@@ -167,23 +177,58 @@ def analyse(
     agent: str | None,
     size: int = 6,
     known: dict | None = None,
+    save: str | None = None,
 ) -> dict:
-    """The module docstring's numbers; ``known``: a previous result of the same openings
-    (size, games, seed, every) whose values are reused instead of solved again."""
+    """The module docstring's numbers. ``known``: an earlier result (or saved progress) for the
+    same openings (size, games, seed); the values of the openings it solved are reused, the
+    rest solved. ``save``: a JSON file where the values are written as each solve finishes,
+    so an interrupted run resumes from it as ``known``."""
     env = jaxgames.make("reversi", size=size)
     t0 = time.perf_counter()
     states, opening = opening_positions(env, games, seed)
     solved = np.arange(0, games, every)
     if np.asarray(states.terminated)[solved].any():
         raise ValueError("an opening ended the game")
+    # opening index -> (first player's value, seconds of its solve)
+    values: dict[int, tuple[int, float]] = {}
     if known is not None:
-        same = {k: known.get(k) for k in ("size", "games", "seed", "every")}
-        if same != dict(size=size, games=games, seed=seed, every=every):
+        same = {k: known.get(k) for k in ("size", "games", "seed")}
+        if same != dict(size=size, games=games, seed=seed):
             raise ValueError(f"--values holds other openings ({same}), not these")
-        value, seconds = np.array(known["first_player_value"]), np.array(known["solve_seconds"])
-    else:
+        for i, v, t in zip(known["solved"], known["first_player_value"], known["solve_seconds"]):
+            values[int(i)] = (int(v), float(t))
+
+    def progress_record() -> dict:
+        done = sorted(values)
+        return dict(
+            size=size,
+            games=games,
+            seed=seed,
+            opening_plies=opening,
+            solved=done,
+            first_player_value=[values[i][0] for i in done],
+            solve_seconds=[values[i][1] for i in done],
+        )
+
+    todo = np.array([i for i in solved if int(i) not in values], np.int64)
+    if len(todo):
+
+        def on_solved(j: int, v: int, t: float) -> None:
+            values[int(todo[j])] = (v, t)
+            n = sum(int(i) in values for i in todo)
+            result = ("loses", "draws", "wins")[v + 1]
+            print(
+                f"  {n}/{len(todo)} solved: opening {todo[j]}, the first player {result} "
+                f"({t:.1f} s)",
+                flush=True,
+            )
+            if save:
+                write_json(save, dict(progress_record(), complete=False))
+
         # the first player is to move at every opening: the values are from its side
-        value, seconds = solve_states(env, take(states, solved), 1, jobs, progress=True)
+        solve_states(env, take(states, todo), 1, jobs, on_solved=on_solved)
+    value = np.array([values[int(i)][0] for i in solved], np.int64)
+    seconds = np.array([values[int(i)][1] for i in solved])
     # a colour's record against perfect play over the solved openings
     ceilings = {}
     for colour, sign in (("first", 1), ("second", -1)):
@@ -199,6 +244,7 @@ def analyse(
         seed=seed,
         opening_plies=opening,
         every=every,
+        complete=True,
         solved=solved.tolist(),
         first_player_value=value.tolist(),
         solve_seconds=seconds.tolist(),
@@ -225,9 +271,14 @@ def main(argv=None) -> dict:
         help="also play this agent's targets' games against the engine and split its W/D/L "
         "over the solved openings into those it is lost in by force and the others",
     )
-    p.add_argument("--json", help="also write the result to this JSON file")
     p.add_argument(
-        "--values", metavar="JSON", help="reuse the values of an earlier --json of these openings"
+        "--json", help="also write the result to this JSON file (and the values as they come)"
+    )
+    p.add_argument(
+        "--values",
+        metavar="JSON",
+        help="reuse the values of an earlier --json of these openings (finished or not); "
+        "only the openings it lacks are solved",
     )
     args = p.parse_args(argv)
     for name in ("games", "every", "jobs", "engine"):
@@ -242,11 +293,22 @@ def main(argv=None) -> dict:
                 known = json.load(f)
         except (OSError, ValueError) as e:
             p.error(f"--values {args.values}: {e}")
-    else:
-        build_solver()  # no compiler: one line before any work
-    out = analyse(
-        args.games, args.seed, args.every, args.jobs, args.engine, args.agent, args.size, known
-    )
+    try:
+        if known is None:
+            build_solver()  # no compiler: one line before any work
+        out = analyse(
+            args.games,
+            args.seed,
+            args.every,
+            args.jobs,
+            args.engine,
+            args.agent,
+            args.size,
+            known,
+            save=args.json,
+        )
+    except SolverUnavailable as e:  # with --values, only openings it lacks need the solver
+        p.error(str(e))
     n = len(out["solved"])
     v = np.array(out["first_player_value"])
     fastest, slowest = min(out["solve_seconds"]), max(out["solve_seconds"])

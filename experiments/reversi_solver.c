@@ -2,14 +2,19 @@
  * compiler; validated against jaxgames.evaluation.reversi_engine.solve_endgame by
  * tests/test_experiments.py).
  *
- * Boards up to 8x8 as uint64 bitboards, bit row * N + col (the env's layout). Negamax with
- * alpha-beta and principal-variation null windows over the final disc margin (mover's discs
- * minus the opponent's; empty squares count for nobody, as in the env's rules), a pass when a
- * side cannot place, the end when neither can. Moves fastest-first (fewest opponent replies,
- * corners first among equals; the transposition table's best move before all), a
- * transposition table of bounds above 6 empties. Searched with the window (-1, 1) the result
- * has the sign of the game's value: win, draw or loss, far cheaper than the exact margin.
- * One solve at a time per process (the table is global).
+ * Boards up to 8x8 (even sizes) as uint64 bitboards, bit row * N + col (the env's layout).
+ * Negamax with alpha-beta and principal-variation null windows over the final disc margin
+ * (mover's discs minus the opponent's; empty squares count for nobody, as in the env's rules),
+ * a pass when a side cannot place, the end when neither can. Above 6 empties: a transposition
+ * table of bounds, and moves ordered by the table's best move, then fewest opponent replies
+ * (its corner replies counted twice), fewest empty squares beside the mover's discs (the
+ * opponent's potential mobility) and corners first: the fastest-first and potential-mobility
+ * ordering of endgame solvers (Edax, Zebra), which cut the nodes of the 6x6 openings' solves
+ * by 2-3x over fastest-first alone. At 6 empties and fewer: no table, moves in quadrants with
+ * an odd number of empties first (parity), the last empty square scored without playing it.
+ * Searched with the window (-1, 1) the result has the sign of the game's value: win, draw or
+ * loss, far cheaper than the exact margin. One solve at a time per process (the table is
+ * global).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,29 +23,28 @@
 typedef uint64_t u64;
 
 static int N;
-static u64 FULL, NOT_WEST, NOT_EAST;
+static u64 FULL, CORNERS, QUAD[4];
+static u64 PRE[8];  /* the squares a step in direction d leaves on the board (no wrap) */
+static int SH[8];   /* that step as a bit shift */
 static long long nodes;
 static const int DIRS[8][2] = {{0, 1}, {0, -1}, {1, 0}, {-1, 0}, {1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
 
 static inline u64 shift(u64 b, int d) {
-    int dr = DIRS[d][0], dc = DIRS[d][1], s = dr * N + dc;
-    if (dc == 1) b &= NOT_EAST;  /* a step east from the east edge would wrap */
-    else if (dc == -1) b &= NOT_WEST;
-    b = s > 0 ? (b << s) : (b >> -s);
-    return b & FULL;
+    b &= PRE[d];
+    return SH[d] > 0 ? (b << SH[d]) & FULL : b >> -SH[d];
 }
 
-static u64 moves(u64 p, u64 o) {
+static inline u64 moves(u64 p, u64 o) {
     u64 empty = ~(p | o) & FULL, m = 0;
     for (int d = 0; d < 8; d++) {
         u64 t = shift(p, d) & o;
         for (int i = 0; i < N - 3; i++) t |= shift(t, d) & o;
-        m |= shift(t, d) & empty;
+        m |= shift(t, d);
     }
-    return m;
+    return m & empty;
 }
 
-static u64 flips(u64 p, u64 o, int sq) {
+static inline u64 flips(u64 p, u64 o, int sq) {
     u64 f = 0, x = (u64)1 << sq;
     for (int d = 0; d < 8; d++) {
         u64 t = 0, c = shift(x, d);
@@ -52,6 +56,18 @@ static u64 flips(u64 p, u64 o, int sq) {
 
 static inline int count(u64 b) { return __builtin_popcountll(b); }
 
+/* the last empty square: the final margin without making the move */
+static inline int last1(u64 p, u64 o, int sq) {
+    nodes++;
+    int f = count(flips(p, o, sq));
+    int diff = count(p) - count(o);
+    if (f) return diff + 2 * f + 1;
+    nodes++;
+    f = count(flips(o, p, sq));
+    if (f) return diff - 2 * f - 1;
+    return diff;  /* neither can place: the square stays empty */
+}
+
 typedef struct { u64 p, o; signed char lo, hi; unsigned char best, pad; } Entry;
 #define TABLE_BITS 22
 static Entry *table;
@@ -61,49 +77,82 @@ static inline u64 hash(u64 p, u64 o) {
     return h ^ (h >> 29);
 }
 
-static int is_corner(int s) { return s == 0 || s == N - 1 || s == N * (N - 1) || s == N * N - 1; }
+/* few empties: no table, parity-ordered (odd quadrants first) */
+static int shallow(u64 p, u64 o, int alpha, int beta, int passed) {
+    u64 empty = ~(p | o) & FULL;
+    if (count(empty) == 1) return last1(p, o, __builtin_ctzll(empty));
+    nodes++;
+    u64 m = moves(p, o);
+    if (!m) {
+        if (passed || !moves(o, p)) return count(p) - count(o);
+        return -shallow(o, p, -beta, -alpha, 1);
+    }
+    u64 odd = 0;
+    for (int q = 0; q < 4; q++) if (count(empty & QUAD[q]) & 1) odd |= QUAD[q];
+    int best = -1000;
+    for (int pass = 0; pass < 2; pass++) {
+        u64 mm = m & (pass == 0 ? odd : ~odd);
+        for (; mm; mm &= mm - 1) {
+            int s = __builtin_ctzll(mm);
+            u64 f = flips(p, o, s), np = p | f | ((u64)1 << s), no = o & ~f;
+            int v = -shallow(no, np, -beta, -alpha, 0);
+            if (v > best) best = v;
+            if (v > alpha) alpha = v;
+            if (alpha >= beta) return best;
+        }
+    }
+    return best;
+}
 
 static int search(u64 p, u64 o, int alpha, int beta, int passed) {
+    u64 empty = ~(p | o) & FULL;
+    int empties = count(empty);
+    if (empties <= 6) return shallow(p, o, alpha, beta, passed);
     nodes++;
     u64 m = moves(p, o);
     if (!m) {
         if (passed || !moves(o, p)) return count(p) - count(o);
         return -search(o, p, -beta, -alpha, 1);
     }
-    int empties = count(~(p | o) & FULL), hint = -1;
-    Entry *e = 0;
-    if (empties > 6) {
-        e = &table[hash(p, o) & ((1u << TABLE_BITS) - 1)];
-        if (e->p == p && e->o == o) {
-            if (e->lo >= beta) return e->lo;
-            if (e->hi <= alpha) return e->hi;
-            if (e->lo > alpha) alpha = e->lo;
-            if (e->hi < beta) beta = e->hi;
-            hint = e->best;
-        }
+    int hint = -1;
+    Entry *e = &table[hash(p, o) & ((1u << TABLE_BITS) - 1)];
+    if (e->p == p && e->o == o) {
+        if (e->lo >= beta) return e->lo;
+        if (e->hi <= alpha) return e->hi;
+        if (e->lo > alpha) alpha = e->lo;
+        if (e->hi < beta) beta = e->hi;
+        hint = e->best;
     }
     int sq[64], key[64], n = 0;
+    u64 fl[64];
     for (u64 mm = m; mm; mm &= mm - 1) {
         int s = __builtin_ctzll(mm);
+        u64 f = flips(p, o, s);
         sq[n] = s;
-        key[n] = 0;
+        fl[n] = f;
         if (s == hint) key[n] = -1000;
-        else if (empties > 5) {
-            u64 f = flips(p, o, s);
-            key[n] = 4 * count(moves(o & ~f, p | f | ((u64)1 << s))) - 3 * is_corner(s);
+        else {
+            u64 np = p | f | ((u64)1 << s), no = o & ~f;
+            u64 om = moves(no, np);
+            u64 em = ~(np | no) & FULL, beside = 0;
+            for (int d = 0; d < 8; d++) beside |= shift(np, d);
+            key[n] = 4 * count(om) + 4 * count(om & CORNERS) + count(beside & em)
+                     - 6 * (int)((CORNERS >> s) & 1);
         }
         n++;
     }
     for (int i = 1; i < n; i++) {  /* insertion sort, ascending key */
         int k = key[i], s = sq[i], j = i - 1;
-        while (j >= 0 && key[j] > k) { key[j + 1] = key[j]; sq[j + 1] = sq[j]; j--; }
+        u64 f = fl[i];
+        while (j >= 0 && key[j] > k) { key[j + 1] = key[j]; sq[j + 1] = sq[j]; fl[j + 1] = fl[j]; j--; }
         key[j + 1] = k;
         sq[j + 1] = s;
+        fl[j + 1] = f;
     }
     int alpha0 = alpha, best = -1000, best_sq = sq[0];
     for (int i = 0; i < n; i++) {
         int s = sq[i];
-        u64 f = flips(p, o, s), np = p | f | ((u64)1 << s), no = o & ~f;
+        u64 f = fl[i], np = p | f | ((u64)1 << s), no = o & ~f;
         int v;
         if (i == 0) v = -search(no, np, -beta, -alpha, 0);
         else {
@@ -114,12 +163,10 @@ static int search(u64 p, u64 o, int alpha, int beta, int passed) {
         if (v > alpha) alpha = v;
         if (alpha >= beta) break;
     }
-    if (e) {
-        e->p = p; e->o = o; e->best = (unsigned char)best_sq;
-        if (best <= alpha0) { e->lo = -127; e->hi = (signed char)best; }
-        else if (best >= beta) { e->lo = (signed char)best; e->hi = 127; }
-        else e->lo = e->hi = (signed char)best;
-    }
+    e->p = p; e->o = o; e->best = (unsigned char)best_sq;
+    if (best <= alpha0) { e->lo = -127; e->hi = (signed char)best; }
+    else if (best >= beta) { e->lo = (signed char)best; e->hi = 127; }
+    else e->lo = e->hi = (signed char)best;
     return best;
 }
 
@@ -133,8 +180,20 @@ long long solve(int n, u64 p, u64 o, int alpha, int beta, int *value) {
     FULL = n * n == 64 ? ~(u64)0 : (((u64)1 << (n * n)) - 1);
     u64 west = 0, east = 0;
     for (int r = 0; r < n; r++) { west |= (u64)1 << (r * n); east |= (u64)1 << (r * n + n - 1); }
-    NOT_WEST = FULL & ~west;
-    NOT_EAST = FULL & ~east;
+    for (int d = 0; d < 8; d++) {
+        PRE[d] = FULL;
+        if (DIRS[d][1] == 1) PRE[d] &= ~east;
+        if (DIRS[d][1] == -1) PRE[d] &= ~west;
+        SH[d] = DIRS[d][0] * n + DIRS[d][1];
+    }
+    int h = n / 2;
+    for (int q = 0; q < 4; q++) {
+        QUAD[q] = 0;
+        for (int r = 0; r < h; r++)
+            for (int c = 0; c < h; c++)
+                QUAD[q] |= (u64)1 << ((r + (q / 2) * h) * n + c + (q % 2) * h);
+    }
+    CORNERS = (u64)1 | ((u64)1 << (n - 1)) | ((u64)1 << (n * (n - 1))) | ((u64)1 << (n * n - 1));
     nodes = 0;
     *value = search(p, o, alpha, beta, 0);
     return nodes;

@@ -1077,7 +1077,7 @@ def _near_the_end(env, empties: int, games: int = 48, seed: int = 0):
     return jax.tree.map(lambda x: x[keep], state)
 
 
-def test_opening_values_solver_is_exact(tmp_path):
+def test_opening_values_solver_is_exact(tmp_path, monkeypatch):
     """The C solver of opening_values.py gives the JAX engine's exact final margin on random
     6x6 and 8x8 positions near the end (its narrow window: the sign), and on 4x4, where
     engine:4 plays perfectly from the opening (8 empties, its exact endgame from 10), every
@@ -1116,6 +1116,36 @@ def test_opening_values_solver_is_exact(tmp_path):
     # --values: the same values back, no solving; other openings are refused
     again = opening_values.main(["--size", "4", "--games", "30", "--every", "1", "--values", path])
     assert again["first_player_value"] == value.tolist()
+    # a run stopped after 4 solves has saved them; resumed, it solves only the openings they
+    # lack (one saved value altered shows it is reused, not solved again)
+    part = str(tmp_path / "part.json")
+    solve_states = opening_values.solve_states
+
+    def stopped(env, states, window, jobs, on_solved):
+        def stop_after_4(i, v, t):
+            on_solved(i, v, t)
+            if i == 3:
+                raise KeyboardInterrupt
+
+        return solve_states(env, states, window, 1, on_solved=stop_after_4)
+
+    monkeypatch.setattr(opening_values, "solve_states", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        opening_values.main(["--size", "4", "--games", "30", "--every", "3", "--json", part])
+    monkeypatch.undo()
+    with open(part) as f:
+        saved = json.load(f)
+    assert not saved["complete"] and saved["solved"] == [0, 3, 6, 9]
+    saved["first_player_value"][1] = -saved["first_player_value"][1] or 1
+    with open(part, "w") as f:
+        json.dump(saved, f)
+    grown = str(tmp_path / "grown.json")
+    resumed = opening_values.main(
+        ["--size", "4", "--games", "30", "--every", "1", "--values", part, "--json", grown]
+    )
+    expect = value.copy()
+    expect[3] = saved["first_player_value"][1]
+    assert resumed["first_player_value"] == expect.tolist()
     with pytest.raises(ValueError, match="other openings"):
         opening_values.main(["--size", "4", "--games", "20", "--every", "1", "--values", path])
     with pytest.raises(SystemExit):
