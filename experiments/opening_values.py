@@ -4,6 +4,9 @@ at the targets' protocol, per colour.
 
     python experiments/opening_values.py --every 5                 # 40 of the 200 openings
     python experiments/opening_values.py --every 5 --agent mcts:64:pretrained:reversi6
+    python experiments/opening_values.py --every 1 --json all.json  # all 200 (~1 h; resumable)
+    python experiments/opening_values.py --every 1 --values all.json --agent pretrained:reversi6 \
+        --engine 2                                                   # another split, no solving
 
 The openings are those of ``experiments/strength_targets.py`` and ``jaxgames eval`` (as in
 :mod:`experiments.forced_openings`: ``--games`` laid out and keyed as one ``arena`` call with
@@ -14,9 +17,10 @@ the system's C compiler: the JAX engine's exact solve, fine from 14-16 empties, 
 hours per opening from 28) with the window (-1, 1), which gives win, draw or loss for the side
 to move; tests check it against :func:`jaxgames.evaluation.reversi_engine.solve_endgame`.
 ``--size 4`` does the same on 4x4 (8 empties after the opening: every solve instant).
-Solves run in ``--jobs`` processes, from ~2 s to a few minutes each on the 2-core CPU, so
-``--every K`` solves every K-th opening (a systematic sample of independent random openings:
-the ceilings get a 95% Wilson interval for all 200).
+Solves run in ``--jobs`` processes, from under a second to a few minutes each on the 2-core
+CPU (all 200 openings: about an hour), so ``--every K`` solves every K-th opening, a systematic
+sample of independent random openings whose ceilings get a 95% Wilson interval for all 200;
+``--every 1`` gives the exact ceilings of these openings.
 
 An opening the first player wins by force is lost by *any* second player against a perfect
 opponent; the ceiling of a colour is its mean result against perfect play (win 1, draw 1/2).
@@ -319,9 +323,16 @@ def main(argv=None) -> dict:
     )
     print(f"first player wins {(v > 0).sum()}, draws {(v == 0).sum()}, loses {(v < 0).sum()}")
     for colour, c in out["ceiling_vs_perfect"].items():
+        # all solved: exact for these openings, the interval is for random openings at large
+        ci = f"[{c['low']:.1%}, {c['high']:.1%}]"
+        where = (
+            f"exact here; {ci} for random openings"
+            if n == args.games
+            else f"{ci} for all {args.games}"
+        )
         print(
-            f"as {colour} player against perfect play: at most {c['score']:.1%} "
-            f"[{c['low']:.1%}, {c['high']:.1%}] (lost by force in {c['losses']} of {n})"
+            f"as {colour} player against perfect play: at most {c['score']:.1%} ({where}; "
+            f"lost by force in {c['losses']} of {n})"
         )
     print_split(f"{args.agent} vs {out['engine']}", out["agent_games"])
     if args.json:
