@@ -9,9 +9,10 @@
  * table of bounds, and moves ordered by the table's best move, then fewest opponent replies
  * (its corner replies counted twice), fewest empty squares beside the mover's discs (the
  * opponent's potential mobility) and corners first: the fastest-first and potential-mobility
- * ordering of endgame solvers (Edax, Zebra), which cut the nodes of the 6x6 openings' solves
- * by 2-3x over fastest-first alone. At 6 empties and fewer: no table, moves in quadrants with
- * an odd number of empties first (parity), the last empty square scored without playing it.
+ * ordering of endgame solvers (Edax, Zebra). At 6 empties and fewer: no table, moves in
+ * quadrants with an odd number of empties first (parity), the last empty square scored without
+ * playing it. Together these solve the 40 openings of `opening_values.py --every 5` in 1515 s
+ * against 5577 s with fastest-first alone and no parity (commit f210273), the same values.
  * Searched with the window (-1, 1) the result has the sign of the game's value: win, draw or
  * loss, far cheaper than the exact margin. One solve at a time per process (the table is
  * global).
