@@ -297,6 +297,10 @@ def main(argv=None) -> dict:
                 known = json.load(f)
         except (OSError, ValueError) as e:
             p.error(f"--values {args.values}: {e}")
+        lists = ("solved", "first_player_value", "solve_seconds")
+        if not isinstance(known, dict) or not all(isinstance(known.get(k), list) for k in lists):
+            needs = ", ".join(lists)
+            p.error(f"--values {args.values}: not a --json of this script (needs {needs})")
     try:
         if known is None:
             build_solver()  # no compiler: one line before any work

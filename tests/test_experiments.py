@@ -1150,3 +1150,7 @@ def test_opening_values_solver_is_exact(tmp_path, monkeypatch):
         opening_values.main(["--size", "4", "--games", "20", "--every", "1", "--values", path])
     with pytest.raises(SystemExit):
         opening_values.main(["--every", "0"])
+    with open(part, "w") as f:
+        json.dump({"solved": [0]}, f)
+    with pytest.raises(SystemExit):  # one line naming the file, not a KeyError
+        opening_values.main(["--size", "4", "--games", "30", "--values", part])
