@@ -134,13 +134,12 @@ def bitboards(states) -> tuple[list[int], list[int]]:
 
 
 def solve_states(
-    env, states, window: int = 1, jobs: int = 2, progress: str = "", on_solved=None
+    env, states, window: int = 1, jobs: int = 2, on_solved=None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Perfect-play values of a batch of live reversi states (side to move's view): with
     ``window`` 1 the sign of the final margin (win 1, draw 0, loss -1), with :data:`BOUND` the
-    margin itself; and the seconds of each solve. ``progress``: a line per finished solve,
-    naming the state by this word and its index; ``on_solved(i, value, seconds)`` is called as
-    each one finishes (to save progress)."""
+    margin itself; and the seconds of each solve. ``on_solved(i, value, seconds)`` is called
+    as each one finishes (to report and save progress)."""
     size = int(env.config["size"])
     if size > 8:
         raise ValueError(f"the solver handles boards up to 8x8, not {size}x{size}")
@@ -151,12 +150,8 @@ def solve_states(
 
     def done(i: int, r: tuple) -> None:
         results[i] = r
-        v = r[0] if window > 1 else int(np.sign(r[0]))
-        if progress:
-            n = sum(x is not None for x in results)
-            print(f"  {n}/{len(work)} solved: {progress} {i}, value {v} ({r[2]:.1f} s)", flush=True)
         if on_solved is not None:
-            on_solved(i, v, r[2])
+            on_solved(i, r[0] if window > 1 else int(np.sign(r[0])), r[2])
 
     if jobs > 1 and len(work) > 1:
         # spawn, not fork: the parent runs JAX's threads
@@ -216,10 +211,11 @@ def analyse(
 
     todo = np.array([i for i in solved if int(i) not in values], np.int64)
     if len(todo):
+        reused = len(values)
 
         def on_solved(j: int, v: int, t: float) -> None:
             values[int(todo[j])] = (v, t)
-            n = sum(int(i) in values for i in todo)
+            n = len(values) - reused
             result = ("loses", "draws", "wins")[v + 1]
             print(
                 f"  {n}/{len(todo)} solved: opening {todo[j]}, the first player {result} "
