@@ -41,17 +41,33 @@ def test_default_directory_is_under_the_user_cache(monkeypatch, tmp_path):
 
 
 def test_off_switches(monkeypatch, tmp_path):
-    for value in ("0", "off", "False", "no"):
-        monkeypatch.setenv(compile_cache.ENV_VAR, value)
-        assert compile_cache.enable_compile_cache(str(tmp_path)) is None
-    monkeypatch.setenv(compile_cache.ENV_VAR, "1")
-    assert compile_cache.enable_compile_cache(str(tmp_path), enabled=False) is None
-    assert not jax.config.jax_enable_compilation_cache
-    assert not os.listdir(tmp_path)
+    was_on = jax.config.jax_enable_compilation_cache
+    try:
+        for value in ("0", "off", "False", "no"):
+            monkeypatch.setenv(compile_cache.ENV_VAR, value)
+            assert compile_cache.enable_compile_cache(str(tmp_path)) is None
+        monkeypatch.setenv(compile_cache.ENV_VAR, "1")
+        assert compile_cache.enable_compile_cache(str(tmp_path), enabled=False) is None
+        assert not jax.config.jax_enable_compilation_cache
+        assert not os.listdir(tmp_path)
+    finally:  # the rest of this worker's tests see the setting they had
+        jax.config.update("jax_enable_compilation_cache", was_on)
+
+
+def test_a_directory_set_through_jax_is_kept(monkeypatch, tmp_path):
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax"))
+        monkeypatch.setenv(compile_cache.ENV_VAR, str(tmp_path / "ours"))
+        assert compile_cache.enable_compile_cache() == str(tmp_path / "jax")
+        assert not (tmp_path / "ours").exists()
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
 
 
 def _run(args, cache_setting, tmp_path):
     env = dict(os.environ, JAXGAMES_COMPILE_CACHE=cache_setting)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # one set through JAX would be kept instead
     env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"  # cache even the quick compiles
     env["PYTHONPATH"] = ROOT
     runs = str(tmp_path / "runs")
