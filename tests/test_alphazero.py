@@ -117,8 +117,11 @@ def empty_squares(obs):
     return ~np.asarray(obs).astype(bool).any(-1).reshape(*obs.shape[:-3], 9)
 
 
-# 12 plies x 8 games of replay (rounded down from 101), 4 plies per update, 2 updates per chunk
-REPLAY_CFG = tiny_config(replay_size=8 * 12 + 5, eval_games=0, total_steps=8 * 4 * 4)
+# 12 plies x 8 games of replay (rounded down from 101), 4 plies per update, 2 updates per chunk,
+# 3 stored plies re-searched per update (so the buffer keeps the game states too)
+REPLAY_CFG = tiny_config(
+    replay_size=8 * 12 + 5, eval_games=0, total_steps=8 * 4 * 4, reanalyse_rows=3
+)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +156,7 @@ def test_replay_buffer_keeps_the_last_searched_positions(replay_runs):
     assert not np.array_equal(second.obs[:4], first.obs[:4])  # the 1st one was overwritten
     assert np.array_equal(second.mask, empty_squares(second.obs))
     assert not second.policy[~second.mask].any()
-    assert np.all(np.abs(second.value) <= 1.0)
+    assert np.all(np.abs(second.value) <= 1.0 + 1e-6)  # outcomes (float32 rounding)
     fill = [r["train/replay_fill"] for r in full.records]
     np.testing.assert_allclose(fill, [(4 + 8) / 2 / 12, 1.0], rtol=1e-6)
 
@@ -226,8 +229,9 @@ def test_replay_samples_written_positions_moved_by_symmetries(replay_runs, key):
 
 
 def test_resume_with_replay_buffer_is_bit_exact(replay_runs):
-    """The buffer is part of the checkpointed train state: a run stopped after one chunk and
-    resumed ends bit for bit where the uninterrupted run ends."""
+    """The buffer (with the game states reanalysis searches again) is part of the checkpointed
+    train state: a run stopped after one chunk and resumed ends bit for bit where the
+    uninterrupted run ends."""
     full, part, rest = replay_runs
     assert not part.completed and rest.completed and rest.chunks_run == 1
     assert int(rest.state.buffer.count) == 16  # wrapped, and restored from the checkpoint
@@ -235,6 +239,73 @@ def test_resume_with_replay_buffer_is_bit_exact(replay_runs):
     assert len(la) == len(lb)
     for a, b in zip(la, lb):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_stored_states_are_the_positions_of_the_targets(replay_runs):
+    """With reanalysis the buffer keeps each target's game state: its observation and legal
+    moves are the stored ones."""
+    from jaxgames.agents.common import batch_observation
+
+    data = replay_runs[0].state.buffer.data  # full: every row written
+    states = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data.state)
+    obs = np.asarray(batch_observation(states)).reshape(np.shape(data.obs))
+    np.testing.assert_array_equal(obs, np.asarray(data.obs))
+    np.testing.assert_array_equal(np.asarray(data.state.legal_action_mask), np.asarray(data.mask))
+
+
+def test_reanalysis_replaces_the_policies_of_one_written_window(replay_runs, key):
+    """``reanalyse`` writes the search's policies of a window of consecutive written rows over
+    theirs, every game of those rows, and changes nothing else; rows of the window a filling
+    buffer has not written keep their zeros."""
+    buf = replay_runs[1].state.buffer  # 8 of 12 rows written
+    buffer = make_trajectory_buffer(REPLAY_CFG.replay_rows, REPLAY_CFG.num_envs)
+
+    def uniform(states, k):  # a stand-in search: the uniform policy over the legal moves
+        legal = states.legal_action_mask.astype(jnp.float32)
+        return legal / jnp.maximum(legal.sum(-1, keepdims=True), 1.0)
+
+    before = jax.tree_util.tree_map(np.asarray, buf.data)
+    flat = np.asarray(uniform(jax.tree_util.tree_map(np.asarray, buf.data.state), None))
+    windows = set()
+    for k in range(6):
+        rows = 3 if k < 5 else 10
+        after = alphazero.reanalyse(buffer, buf, jax.random.PRNGKey(k), rows, uniform)
+        after = jax.tree_util.tree_map(np.asarray, after.data)
+        for a, b in zip(
+            *(jax.tree_util.tree_leaves(d._replace(policy=None)) for d in (after, before))
+        ):
+            np.testing.assert_array_equal(a, b)  # obs, mask, value and states untouched
+        changed = np.flatnonzero((after.policy != before.policy).any((1, 2)))
+        refreshed = (after.policy == flat).all((1, 2))[:8]  # of the written rows
+        if rows == 3:
+            assert len(changed) <= 3 and refreshed.sum() == 3, (k, changed)
+            start = np.flatnonzero(refreshed)[0]
+            assert list(np.flatnonzero(refreshed)) == [start, start + 1, start + 2]
+            assert start + 2 < 8  # inside the written rows
+            windows.add(start)
+        else:  # 10 rows of 8 written: all 8 refreshed, rows 8-11 left as they were (zeros)
+            assert refreshed.all() and not after.policy[8:].any()
+    assert len(windows) > 1  # the window is drawn
+
+
+def test_reanalysis_searches_the_stored_rows_again(key):
+    """One update with reanalysis plays the same games as one without (the same key stream up
+    to the rollout's end) and stores the same positions; only the policies of at most
+    ``reanalyse_rows`` rows differ, each a search policy over the legal moves."""
+
+    def first_update(**kw):
+        cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
+        algo = alphazero.make_algorithm(cfg)
+        state, _ = jax.jit(algo.chunk)(algo.init(key))
+        return jax.tree_util.tree_map(np.asarray, state.buffer.data)
+
+    plain, again = first_update(), first_update(reanalyse_rows=2)
+    for name in ("obs", "mask", "value"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(plain, name))
+    changed = (again.policy != plain.policy).any((1, 2))
+    assert 1 <= changed.sum() <= 2
+    np.testing.assert_allclose(again.policy.sum(-1), 1.0, rtol=1e-5)
+    assert not again.policy[~again.mask].any()
 
 
 def test_without_replay_the_state_is_the_rollout_state(key):
@@ -293,11 +364,20 @@ def test_playout_caps_must_fit_the_rollout():
         ("root_noise", 1.5, "root_noise"),
         ("root_noise_alpha", 0.0, "root_noise_alpha"),
         ("win_check", 1, "win_check"),
+        ("reanalyse_rows", -1, "reanalyse_rows"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):
     with pytest.raises(ValueError, match=match):
         tiny_config(**{field: value})
+
+
+def test_reanalysis_needs_a_buffer_that_holds_its_rows():
+    with pytest.raises(ValueError, match="reanalyse_rows.*replay_size > 0"):
+        tiny_config(replay_size=0, reanalyse_rows=1)
+    with pytest.raises(ValueError, match="reanalyse_rows.*must not exceed the 4 plies"):
+        tiny_config(replay_size=8 * 4, reanalyse_rows=5)
+    assert tiny_config(replay_size=8 * 4, reanalyse_rows=4).reanalyse_rows == 4
 
 
 def test_default_configs_are_valid_for_every_game():

@@ -41,7 +41,20 @@ level with the preset as networks alone (51.5% [48.5, 54.6] head to head) and lo
 simulations each (43.9% [39.1, 48.8]); 16 simulations and an MLP of width 512 came out level,
 a small CNN lost as a network alone (45.8%; level after a 30-minute run, 48.9% [45.8, 52.0]
 against the shipped MLP agent), 4 simulations lost (41.3%), so the presets keep 8
-simulations and the MLP. Not used (yet): EfficientZero's reanalysis.
+simulations and the MLP.
+
+Reanalysis (``reanalyse_rows`` > 0, with replay): the buffer also keeps each position's game
+state, and every update searches ``reanalyse_rows`` stored plies of all games again with the
+current network (a uniformly drawn window of consecutive rows) and writes the fresh improved
+policies over their stored ones, so the replayed policy targets follow the network instead of
+the one that played them (MuZero Reanalyse, Schrittwieser et al. 2021, "Online and offline
+reinforcement learning by planning with a learned model"; EfficientZero, Ye et al. 2021,
+revisits its targets the same way). The value targets are game outcomes and do not go stale,
+so they stay. A reanalysed ply costs what a played one does (``num_simulations + 1``
+evaluations) and adds no new position: on reversi 6x6 (5 min, seed 0; docs/results.md)
+``reanalyse_rows=8`` came out level with the preset at equal time (47.9% [44.8, 51.0] head to
+head alone, 49.2% with 16 simulations each) and a little ahead at equal plies (51.4% / 54.9%),
+so the presets keep it off: on a CPU new games cost no more than re-searched ones.
 
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
 plies per second than PPO; what it buys is a better target per ply.
@@ -90,7 +103,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 import chex
 import jax
@@ -171,6 +184,10 @@ class AlphaZeroConfig(RolloutConfig):
                                 moves, so the targets never pass up a win in one nor walk
                                 into a loss in one the prior misses. A env steps per expanded
                                 node; off by default (every shipped agent trained without it)
+    reanalyse_rows:             stored plies (of all num_envs games) searched again with the
+                                current network every update, their policy targets replaced
+                                (see "Reanalysis" above; needs replay_size > 0, at most
+                                replay_rows); 0 (default): targets stay as played
     """
 
     num_simulations: int = 8
@@ -188,6 +205,7 @@ class AlphaZeroConfig(RolloutConfig):
     full_search_every: int = 1
     cheap_simulations: int = 1
     win_check: bool = False
+    reanalyse_rows: int = 0
 
     def validate(self) -> None:
         super().validate()
@@ -206,6 +224,15 @@ class AlphaZeroConfig(RolloutConfig):
         check_int("full_search_every", self.full_search_every)
         check_int("cheap_simulations", self.cheap_simulations)
         check_bool("win_check", self.win_check)
+        check_int("reanalyse_rows", self.reanalyse_rows, minimum=0)
+        if self.reanalyse_rows and not self.replay_size:
+            fail("reanalyse_rows", self.reanalyse_rows, "needs a replay buffer (replay_size > 0)")
+        if self.reanalyse_rows > self.replay_rows > 0:
+            fail(
+                "reanalyse_rows",
+                self.reanalyse_rows,
+                f"must not exceed the {self.replay_rows} plies the replay buffer holds",
+            )
         if self.num_steps % self.full_search_every:
             fail(
                 "full_search_every",
@@ -362,6 +389,7 @@ class Transition(NamedTuple):
     reward: jax.Array  # float32 rewards[mover] of this step
     done: jax.Array  # bool   this step ended the game
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
+    state: Any = None  # the game state searched (kept only to reanalyse; None: not kept)
 
 
 class SearchTarget(NamedTuple):
@@ -372,6 +400,7 @@ class SearchTarget(NamedTuple):
     mask: jax.Array  # bool[..., A] legal moves of obs
     policy: jax.Array  # float32[..., A] the search's improved policy pi' (0 on illegal moves)
     value: jax.Array  # float32[...] value target, mover's view (the game's outcome)
+    state: Any = None  # the game state of obs (kept only to reanalyse; None: not kept)
 
 
 @struct.dataclass
@@ -406,11 +435,36 @@ def sample_targets(
     k_sample, k_augment = jax.random.split(key)
     rows, envs = buffer.sample_indices(buf, k_sample, num_minibatches * minibatch_size, 1)
     batch = jax.tree_util.tree_map(lambda x: x[:, 0], buffer.gather(buf, rows, envs))
+    batch = batch._replace(state=None)  # the network learns from obs; states only reanalyse
     if symmetries is not None:
         batch = augment_targets(symmetries, k_augment, batch)
     return jax.tree_util.tree_map(
         lambda x: x.reshape(num_minibatches, minibatch_size, *x.shape[1:]), batch
     )
+
+
+def reanalyse(
+    buffer: TrajectoryBuffer,
+    buf: TrajectoryBufferState,
+    key: jax.Array,
+    rows: int,
+    search_policy: Callable[[Any, jax.Array], jax.Array],
+) -> TrajectoryBufferState:
+    """``buf`` (of :class:`SearchTarget` with states) with the policy targets of ``rows``
+    consecutive stored plies of all games, a window drawn uniformly from the written part,
+    replaced by ``search_policy(states, key) -> float32[B, A]`` of their stored states (B =
+    rows * num_envs). Rows of the window beyond the written part (a buffer still filling) keep
+    what they hold."""
+    k_rows, k_search = jax.random.split(key)
+    window = buffer.sample_indices(buf, k_rows, 1, rows)[0][0]  # int32[rows]
+    stored = jax.tree_util.tree_map(lambda d: d[window], buf.data)  # [rows, num_envs, ...]
+    states = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), stored.state)
+    fresh = search_policy(states, k_search).reshape(stored.policy.shape)
+    size = jnp.minimum(buf.count, buffer.capacity)
+    written = (window - (buf.pos - size)) % buffer.capacity < size  # bool[rows]
+    policy = jnp.where(written[:, None, None], fresh, stored.policy)
+    data = buf.data._replace(policy=buf.data.policy.at[window].set(policy, unique_indices=True))
+    return buf.replace(data=data)
 
 
 def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: AlphaZeroConfig):
@@ -457,6 +511,12 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 jax.ShapeDtypeStruct((env.num_actions,), jnp.bool_),
                 jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
                 jax.ShapeDtypeStruct((), jnp.float32),
+                # one game's state (leaves of the batch without its game axis)
+                jax.tree_util.tree_map(
+                    lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), state.env_state
+                )
+                if config.reanalyse_rows
+                else None,
             )
             buf = buffer.init(item)
         return AlphaZeroState(
@@ -476,6 +536,23 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
 
     every = config.full_search_every
 
+    def train_search(guide, key, states, num_simulations, gumbel_scale):
+        """The search of every training ply (and reanalysis): mctx.PolicyOutput."""
+        return search_batch(
+            env,
+            guide,
+            key,
+            states,
+            num_simulations,
+            config.max_num_considered_actions,
+            gumbel_scale,
+            config.value_scale,
+            config.rescale_values,
+            config.root_noise,
+            config.root_noise_alpha,
+            config.win_check,
+        )
+
     def rollout(params, env_state, key):
         """num_steps plies of all games: final env_state and key, the Transitions (leaves
         [num_steps, num_envs, ...]) and the episode stats; with playout caps every
@@ -489,20 +566,7 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             if config.explore_plies:  # per game: float32[B, 1], broadcast over the moves
                 exploring = env_state.step_count < config.explore_plies
                 gumbel_scale = jnp.where(exploring, gumbel_scale, 0.0)[:, None]
-            out = search_batch(
-                env,
-                guide,
-                k_search,
-                env_state,
-                num_simulations,
-                config.max_num_considered_actions,
-                gumbel_scale,
-                config.value_scale,
-                config.rescale_values,
-                config.root_noise,
-                config.root_noise_alpha,
-                config.win_check,
-            )
+            out = train_search(guide, k_search, env_state, num_simulations, gumbel_scale)
             root_value = out.search_tree.summary().value
             step = games.step(env_state, out.action, k_reset)
             mask = env_state.legal_action_mask
@@ -514,6 +578,7 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 step.reward,
                 step.done,
                 step.sign,
+                env_state if config.reanalyse_rows else None,
             )
             return (step.state, key), (t, (step.done, step.outcome[:, 0], step.length))
 
@@ -553,12 +618,27 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
             config.gamma,
             config.gae_lambda,
         )
-        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets)
+        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets, traj.state)
         if every > 1:  # learn from the full searches only (outcomes still span every ply)
             data = jax.tree_util.tree_map(lambda x: x[::every], data)
         extra = {}
         if buffer is not None:  # the fresh rollout goes in, the minibatches come out
             state = state.replace(buffer=buffer.extend(state.buffer, data))
+            if config.reanalyse_rows:  # the stored targets re-searched with the current params
+                guide = agent.policy(state.params)
+
+                def search_policy(states, k):
+                    out = train_search(
+                        guide, k, states, config.num_simulations, config.gumbel_scale
+                    )
+                    return jnp.where(states.legal_action_mask, out.action_weights, 0.0)
+
+                key, k_re = jax.random.split(key)
+                state = state.replace(
+                    buffer=reanalyse(
+                        buffer, state.buffer, k_re, config.reanalyse_rows, search_policy
+                    )
+                )
             draw = replay_draw(state.buffer)
             extra["replay_fill"] = (
                 jnp.minimum(state.buffer.count, buffer.capacity) / buffer.capacity
