@@ -248,6 +248,7 @@ def analyse(
         solved=solved.tolist(),
         first_player_value=value.tolist(),
         solve_seconds=seconds.tolist(),
+        reused=int(len(solved) - len(todo)),  # values taken from `known`, not solved here
         ceiling_vs_perfect=ceilings,
         engine=f"engine:{engine}",
         agent=agent,
@@ -319,7 +320,9 @@ def main(argv=None) -> dict:
     print(
         f"reversi {args.size}x{args.size}: {n} of {args.games} openings "
         f"({out['opening_plies']} random plies, seed {args.seed}, every {args.every}) solved "
-        f"to the end ({out['seconds']:.0f} s; one solve {fastest:.1f}-{slowest:.0f} s)"
+        f"to the end ({n - out['reused']} here, {out['reused']} from --values; "
+        f"{sum(out['solve_seconds']):.0f} s of solving, one solve {fastest:.1f}-{slowest:.0f} s; "
+        f"this run {out['seconds']:.0f} s)"
     )
     print(f"first player wins {(v > 0).sum()}, draws {(v == 0).sum()}, loses {(v < 0).sum()}")
     for colour, c in out["ceiling_vs_perfect"].items():

@@ -1103,6 +1103,7 @@ def test_opening_values_solver_is_exact(tmp_path, monkeypatch):
         ["--size", "4", "--games", "30", "--every", "1", "--agent", "random", "--json", path]
     )
     value = np.array(out["first_player_value"])
+    assert out["reused"] == 0
     assert 0 < (value < 0).sum() < 30 and 0 < (value > 0).sum() < 30  # not vacuous
     ceiling = out["ceiling_vs_perfect"]
     assert ceiling["first"]["losses"] == (value < 0).sum()
@@ -1115,7 +1116,7 @@ def test_opening_values_solver_is_exact(tmp_path, monkeypatch):
         assert json.load(f)["first_player_value"] == value.tolist()
     # --values: the same values back, no solving; other openings are refused
     again = opening_values.main(["--size", "4", "--games", "30", "--every", "1", "--values", path])
-    assert again["first_player_value"] == value.tolist()
+    assert again["first_player_value"] == value.tolist() and again["reused"] == 30
     # a run stopped after 4 solves has saved them; resumed, it solves only the openings they
     # lack (one saved value altered shows it is reused, not solved again)
     part = str(tmp_path / "part.json")
@@ -1145,7 +1146,7 @@ def test_opening_values_solver_is_exact(tmp_path, monkeypatch):
     )
     expect = value.copy()
     expect[3] = saved["first_player_value"][1]
-    assert resumed["first_player_value"] == expect.tolist()
+    assert resumed["first_player_value"] == expect.tolist() and resumed["reused"] == 4
     with pytest.raises(ValueError, match="other openings"):
         opening_values.main(["--size", "4", "--games", "20", "--every", "1", "--values", path])
     with pytest.raises(SystemExit):
