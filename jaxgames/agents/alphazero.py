@@ -53,8 +53,10 @@ revisits its targets the same way). The value targets are game outcomes and do n
 so they stay. A reanalysed ply costs what a played one does (``num_simulations + 1``
 evaluations) and adds no new position: on reversi 6x6 (5 min, seed 0; docs/results.md)
 ``reanalyse_rows=8`` came out level with the preset at equal time (47.9% [44.8, 51.0] head to
-head alone, 49.2% with 16 simulations each) and a little ahead at equal plies (51.4% / 54.9%),
-so the presets keep it off: on a CPU new games cost no more than re-searched ones.
+head alone, 49.2% with 16 simulations each) and a little ahead at equal plies (51.4% / 54.9%);
+with a 4x window (replay_size=32768) ``reanalyse_rows=16`` lost to the same window without it
+with 16 simulations each (41.6% [36.9, 46.5]). The presets keep it off: on a CPU new games
+cost no more than re-searched ones.
 
 A ply costs ``num_simulations + 1`` network evaluations, so on a CPU it trains on far fewer
 plies per second than PPO; what it buys is a better target per ply.
