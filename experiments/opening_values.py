@@ -211,11 +211,11 @@ def analyse(
 
     todo = np.array([i for i in solved if int(i) not in values], np.int64)
     if len(todo):
-        reused = len(values)
+        held = len(values)  # before solving (`known` may hold openings outside this sample)
 
         def on_solved(j: int, v: int, t: float) -> None:
             values[int(todo[j])] = (v, t)
-            n = len(values) - reused
+            n = len(values) - held
             result = ("loses", "draws", "wins")[v + 1]
             print(
                 f"  {n}/{len(todo)} solved: opening {todo[j]}, the first player {result} "

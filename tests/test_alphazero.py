@@ -288,18 +288,21 @@ def test_reanalysis_replaces_the_policies_of_one_written_window(replay_runs, key
     assert len(windows) > 1  # the window is drawn
 
 
+def first_update_buffer(key, **kw):
+    """The replay buffer (numpy leaves) after the first update of a tiny run with 4 plies of
+    replay and the config fields ``kw``."""
+    cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
+    algo = alphazero.make_algorithm(cfg)
+    state, _ = jax.jit(algo.chunk)(algo.init(key))
+    return jax.tree_util.tree_map(np.asarray, state.buffer)
+
+
 def test_reanalysis_searches_the_stored_rows_again(key):
     """One update with reanalysis plays the same games as one without (the same key stream up
     to the rollout's end) and stores the same positions; only the policies of at most
     ``reanalyse_rows`` rows differ, each a search policy over the legal moves."""
 
-    def first_update(**kw):
-        cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
-        algo = alphazero.make_algorithm(cfg)
-        state, _ = jax.jit(algo.chunk)(algo.init(key))
-        return jax.tree_util.tree_map(np.asarray, state.buffer.data)
-
-    plain, again = first_update(), first_update(reanalyse_rows=2)
+    plain, again = (first_update_buffer(key, **kw).data for kw in ({}, {"reanalyse_rows": 2}))
     for name in ("obs", "mask", "value"):
         np.testing.assert_array_equal(getattr(again, name), getattr(plain, name))
     changed = (again.policy != plain.policy).any((1, 2))
@@ -323,15 +326,9 @@ def test_playout_caps_learn_from_the_full_searches_only(key):
     ones the games are those of the uncapped run and the buffer holds its even plies, targets
     included; with cheaper ones ply 0 is the same search and the games then move on differently."""
 
-    def first_update(**kw):
-        cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
-        algo = alphazero.make_algorithm(cfg)
-        state, _ = jax.jit(algo.chunk)(algo.init(key))
-        return jax.tree_util.tree_map(np.asarray, state.buffer)
-
-    plain = first_update()
-    same = first_update(full_search_every=2, cheap_simulations=4)
-    cheap = first_update(full_search_every=2, cheap_simulations=1)
+    plain = first_update_buffer(key)
+    same = first_update_buffer(key, full_search_every=2, cheap_simulations=4)
+    cheap = first_update_buffer(key, full_search_every=2, cheap_simulations=1)
     assert int(plain.count) == 4 and int(same.count) == int(cheap.count) == 2
     for capped, uncapped in zip(
         jax.tree_util.tree_leaves(same.data), jax.tree_util.tree_leaves(plain.data)
