@@ -514,6 +514,18 @@ def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
     return jnp.where(count > 0, action, 0)
 
 
+def play_random_plies(env: Env, state: GameState, key: PRNGKey, plies: Array | int) -> GameState:
+    """``state`` after ``plies`` (int or int32[], may be traced) uniformly random legal plies,
+    ply t drawn with ``fold_in(key, t)``; plies after the game ends change nothing. One game
+    (``jax.vmap`` it for a batch). The evaluation's openings and training's random openings
+    both play their plies with it."""
+
+    def ply(t, s):
+        return env.step(s, random_action(jax.random.fold_in(key, t), s.legal_action_mask))
+
+    return jax.lax.fori_loop(0, plies, ply, state)
+
+
 def random_policy(key: PRNGKey, state: GameState) -> Array:
     """The uniform player as a policy: ``policy(key, state) -> int32[]``, a random legal move of
     one state (``jax.vmap`` it for a batch). Every random opponent in jaxgames is this one."""

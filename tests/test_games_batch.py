@@ -44,6 +44,46 @@ def test_no_partners_is_plain_selfplay(key):
         np.testing.assert_array_equal(x, y)
 
 
+def _discs(states):
+    """int[B]: discs on each reversi board of a batch."""
+    both = np.concatenate([np.asarray(states.mover), np.asarray(states.opponent)], axis=-1)
+    return np.unpackbits(both.view(np.uint8), axis=-1).sum(-1)
+
+
+def test_random_openings_start_every_game_after_random_plies(key):
+    """max_opening_plies=4 on reversi 6x6: new games (the first ones and those after an auto-reset,
+    self-play and partner games) start after 0..4 random plies, each count about equally often,
+    every one a live position with one disc per ply played; 0 leaves the env as it is."""
+    env = jaxgames.make("reversi", size=6)
+    assert make_training_games(env, 16).env is env
+    games = make_training_games(
+        env, 512, {"random": 0.25}, make_partners({"random": 0.25}, env), max_opening_plies=4
+    )
+    states = games.init(key)
+    count = np.asarray(states.step_count)
+    selfplay = count[:384]
+    assert set(selfplay) == {0, 1, 2, 3, 4} and np.bincount(selfplay).min() > 384 // 5 // 2
+    assert count[384:].max() <= 5  # the partner may open after the random plies
+    assert not np.asarray(states.terminated).any()
+    np.testing.assert_array_equal(_discs(states), 4 + count)  # no pass within 5 plies
+    # games that ended and restarted inside a rollout start the same way
+    outs, seen = _rollout(games, key, 40)
+    done = np.asarray(outs.done)[:-1, :384]
+    restarted = np.asarray(seen.step_count)[1:, :384][done]
+    assert done.sum() > 100 and set(restarted) == {0, 1, 2, 3, 4}
+
+
+def test_random_openings_that_end_the_game_start_from_the_initial_position(key):
+    """Tic-tac-toe with up to 9 random plies: an opening that ends the game (a line, or the
+    full board) is replaced by the initial position, so no game starts over."""
+    games = make_training_games(jaxgames.make("tic_tac_toe"), 1024, max_opening_plies=9)
+    states = games.init(key)
+    count = np.asarray(states.step_count)
+    assert not np.asarray(states.terminated).any() and set(count) == set(range(9))
+    # 1/10 draw 0 plies; those of 5+ plies that end in a line (and all of 9) fall back to 0
+    assert (count == 0).mean() > 0.25
+
+
 def test_partner_games_are_in_the_learner_frame(key):
     """Self-play rows alternate movers (sign -1); partner rows always come back to the learner
     (sign +1), the learner plays both colours about equally, and finished games score +-1/0
@@ -120,8 +160,9 @@ def test_unknown_partner_is_named(tmp_path):
 
 @pytest.mark.parametrize("module", [ppo, dqn, alphazero])
 def test_algorithms_train_with_partners(module, key):
-    """One chunk of each algorithm with a greedy partner: finite metrics, the partner win/loss
-    rates are reported, and the partner block of the env states is learner-to-move."""
+    """One chunk of each algorithm with a greedy partner and random openings: finite metrics,
+    the partner win/loss rates are reported, and the partner block of the env states is
+    learner-to-move."""
     cfg = module.default_config(
         "reversi",
         {"size": 6},
@@ -129,6 +170,7 @@ def test_algorithms_train_with_partners(module, key):
         num_envs=16,
         updates_per_chunk=2,
         partners={"greedy": 0.5},
+        max_opening_plies=3,
         net={"hidden": 16, "layers": 1},
         eval_games=0,
     )

@@ -274,6 +274,7 @@ def test_vmap_over_seeds_gives_different_runs():
         ("game", "chess", "game='chess'"),
         ("game_options", {"size": 5}, "size"),
         ("anneal_lr", "yes", "anneal_lr='yes'"),
+        ("max_opening_plies", -1, "max_opening_plies=-1"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):

@@ -74,6 +74,8 @@ def test_config_errors():
         wi.WinnerImitationConfig(temperature=0.0)
     with pytest.raises(ValueError, match="draw_weight"):
         wi.WinnerImitationConfig(draw_weight=2.0)
+    with pytest.raises(ValueError, match="max_opening_plies=2: winner imitation opens"):
+        wi.WinnerImitationConfig(max_opening_plies=2)
     assert wi.default_config("reversi", {"size": 6}).max_plies == 44
 
 

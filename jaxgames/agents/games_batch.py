@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
-from jaxgames.core import random_policy
+from jaxgames.core import play_random_plies, random_policy
 from jaxgames.training.config import partner_sizes
 
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
@@ -41,6 +41,37 @@ from jaxgames.training.config import partner_sizes
 #: against random play (its odd positions cost ~2% of the games vs random without it); the
 #: remaining 37.5% are self-play
 CLASSIC_PARTNERS: dict[str, float] = {"random": 0.125, "greedy": 0.25, "alphabeta:2": 0.25}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RandomOpenings:
+    """``env`` whose every new game (``init``) starts after n uniformly random legal plies,
+    n drawn uniformly from 0 .. ``max_plies`` per game; where those plies would end the game it
+    starts from the initial position instead. Everything else is ``env``'s.
+
+    Why: the evaluation protocols open every game with random plies (``openings``), and such
+    openings often leave one side lost by force, in positions that self-play between equals
+    never reaches; games that start there teach the network to play them. KataGo varies its
+    self-play openings for the same reason (opening moves drawn from the raw policy, games
+    forked at alternative moves: ``initGamesWithPolicy``, ``earlyForkGameProb``; Wu 2019).
+    The random plies are never learned from: they are part of the new game's start, not
+    moves of a learner."""
+
+    env: Any
+    max_plies: int
+
+    def init(self, key: jax.Array) -> Any:
+        k_init, k_count, k_play = jax.random.split(key, 3)
+        fresh = self.env.init(k_init)
+        count = jax.random.randint(k_count, (), 0, self.max_plies + 1)
+        opened = play_random_plies(self.env, fresh, k_play, count)
+        over = opened.terminated | opened.truncated
+        return jax.tree_util.tree_map(lambda f, o: jnp.where(over, f, o), fresh, opened)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
+        if name == "env":  # not set yet (copy, pickle): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.env, name)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -251,6 +282,7 @@ def make_training_games(
     num_envs: int,
     partners: Mapping[str, float] | None = None,
     policies: Mapping[str, PolicyFn] | None = None,
+    max_opening_plies: int = 0,
 ) -> TrainingGames:
     """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec to its share of
     the ``num_envs`` games (the rest are self-play), ``policies`` maps the same specs to their
@@ -258,7 +290,9 @@ def make_training_games(
 
     ``policies=None`` puts the uniform random player in every partner slot: such games have
     the same structure (shapes, layout), which is all that restoring a checkpoint or acting
-    needs; the run driver always passes the real partners."""
+    needs; the run driver always passes the real partners. ``max_opening_plies`` > 0: every game
+    (self-play and partner games alike) starts after 0 .. max_opening_plies random plies
+    (:class:`RandomOpenings`)."""
     sizes = partner_sizes(num_envs, partners or {})
     if policies is None:
         policies = {name: random_policy for name in sizes}
@@ -266,4 +300,6 @@ def make_training_games(
     if missing:
         raise ValueError(f"no policy given for training partner(s) {missing}")
     groups = tuple(PartnerGroup(name, size, policies[name]) for name, size in sizes.items())
-    return TrainingGames(env, num_envs, groups)
+    return TrainingGames(
+        RandomOpenings(env, max_opening_plies) if max_opening_plies else env, num_envs, groups
+    )

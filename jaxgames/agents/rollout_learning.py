@@ -223,5 +223,7 @@ def make_setup(
         env,
         make_agent(config, env),
         make_optimizer(config, steps),
-        make_training_games(env, config.num_envs, config.partners, partners),
+        make_training_games(
+            env, config.num_envs, config.partners, partners, config.max_opening_plies
+        ),
     )

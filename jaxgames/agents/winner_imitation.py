@@ -83,6 +83,12 @@ class WinnerImitationConfig(TrainConfig):
                 self.partners,
                 "winner imitation learns from self-play only; leave it empty",
             )
+        if self.max_opening_plies:  # its own games open with exactly opening_plies random plies
+            fail(
+                "max_opening_plies",
+                self.max_opening_plies,
+                "winner imitation opens its games with opening_plies; leave it 0",
+            )
         check_int("update_epochs", self.update_epochs)
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 

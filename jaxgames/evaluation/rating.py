@@ -90,7 +90,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, GameState, random_action
+from jaxgames.core import Env, GameState, play_random_plies
 from jaxgames.evaluation.arena import Record, game_outcomes, play_from, wilson_interval
 from jaxgames.evaluation.opponents import Policy
 from jaxgames.runs import machine_description
@@ -111,12 +111,7 @@ def _playouts(env: Env, batch: int):
 
     def one(key, plies):
         k_init, k_play = jax.random.split(key)
-
-        def ply(t, s):
-            k = jax.random.fold_in(k_play, t)
-            return env.step(s, random_action(k, s.legal_action_mask))
-
-        return jax.lax.fori_loop(0, plies, ply, env.init(k_init))
+        return play_random_plies(env, env.init(k_init), k_play, plies)
 
     def run(key, first, plies):
         ks = jax.vmap(lambda i: jax.random.fold_in(key, i))(first + jnp.arange(batch))

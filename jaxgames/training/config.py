@@ -86,6 +86,12 @@ class TrainConfig:
                           (``jaxgames.agents.games_batch``). Empty: pure self-play. Only the
                           shares are checked here; the run driver resolves the specs
                           (:func:`jaxgames.specs.make_partners`) before it writes anything.
+    max_opening_plies:    every training game (self-play and partner games) starts after a
+                          number of uniformly random legal plies drawn uniformly from
+                          0 .. max_opening_plies, never learned from
+                          (:class:`jaxgames.agents.games_batch.RandomOpenings`); 0: every game
+                          starts from the initial position. PPO, DQN and AlphaZero; winner
+                          imitation opens its games with its own ``opening_plies``
 
     Validation is pure: no env or network is built and no file is read.
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
@@ -116,6 +122,7 @@ class TrainConfig:
     gamma: float = 0.99
     updates_per_chunk: int = 10
     partners: dict = dataclasses.field(default_factory=dict)
+    max_opening_plies: int = 0
     eval_games: int = 256
     keep_checkpoints: int = 3
     init_from: str = ""
@@ -149,6 +156,7 @@ class TrainConfig:
         for spec in self.partners:
             if not spec.strip():
                 fail("partners", self.partners, "an opponent spec is empty")
+        check_int("max_opening_plies", self.max_opening_plies, minimum=0)
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
         if not isinstance(self.init_from, str) or self.init_from != self.init_from.strip():
