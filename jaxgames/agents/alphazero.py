@@ -462,8 +462,8 @@ def reanalyse(
     stored = jax.tree_util.tree_map(lambda d: d[window], buf.data)  # [rows, num_envs, ...]
     states = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), stored.state)
     fresh = search_policy(states, k_search).reshape(stored.policy.shape)
-    size = jnp.minimum(buf.count, buffer.capacity)
-    written = (window - (buf.pos - size)) % buffer.capacity < size  # bool[rows]
+    # a buffer holding fewer than `rows` rows starts the window at its oldest row
+    written = jnp.arange(rows) < buffer.size(buf)  # bool[rows]
     policy = jnp.where(written[:, None, None], fresh, stored.policy)
     data = buf.data._replace(policy=buf.data.policy.at[window].set(policy, unique_indices=True))
     return buf.replace(data=data)
@@ -642,9 +642,7 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                     )
                 )
             draw = replay_draw(state.buffer)
-            extra["replay_fill"] = (
-                jnp.minimum(state.buffer.count, buffer.capacity) / buffer.capacity
-            ).astype(jnp.float32)
+            extra["replay_fill"] = (buffer.size(state.buffer) / buffer.capacity).astype(jnp.float32)
         elif augment:
             flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
             draw = shuffled_minibatches(

@@ -19,6 +19,7 @@ sampled window is made of steps that were really played in this order.
     state = buffer.init(item)                 # item: one env's step (pytree of arrays), for shapes
     state = buffer.add(state, items)          # leaves [num_envs, ...]: one step of every env
     state = buffer.extend(state, items)       # leaves [T, num_envs, ...]: T steps at once
+    buffer.size(state)                        # int32[]: rows stored
     buffer.can_sample(state, length)          # bool[]: at least one full window stored
     windows = buffer.sample(state, key, batch_size, length)    # leaves [batch_size, length, ...]
 
@@ -55,6 +56,7 @@ class TrajectoryBuffer(NamedTuple):
     init: Callable[[Any], TrajectoryBufferState]
     add: Callable[[TrajectoryBufferState, Any], TrajectoryBufferState]
     extend: Callable[[TrajectoryBufferState, Any], TrajectoryBufferState]
+    size: Callable[[TrajectoryBufferState], jax.Array]
     can_sample: Callable[[TrajectoryBufferState, int], jax.Array]
     sample_indices: Callable[
         [TrajectoryBufferState, jax.Array, int, int], tuple[jax.Array, jax.Array]
@@ -114,6 +116,7 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         return extend(state, jax.tree_util.tree_map(lambda x: x[None], items))
 
     def size(state: TrajectoryBufferState) -> jax.Array:
+        """int32[]: rows stored (``min(count, capacity)``)."""
         return jnp.minimum(state.count, capacity)
 
     def can_sample(state: TrajectoryBufferState, length: int) -> jax.Array:
@@ -153,5 +156,5 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         return gather(state, rows, envs)
 
     return TrajectoryBuffer(
-        init, add, extend, can_sample, sample_indices, gather, sample, capacity, num_envs
+        init, add, extend, size, can_sample, sample_indices, gather, sample, capacity, num_envs
     )
