@@ -7,6 +7,13 @@ os.environ["JAXGAMES_COMPILE_CACHE"] = "0"
 # optimisations off (the same programs, run slower) cuts the suite's time by a sixth or more;
 # set before JAX is imported, so subprocesses started by the tests inherit it too
 os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
+# and with XLA's older CPU code generator for fused loops: with optimisations off it compiles
+# 1.1-1.6x faster (its programs run slower), which takes the suite from 32 to 23 minutes on a
+# 2-core machine; experiments/compile_flags.py measures it (docs/workflow.md, "Running the tests")
+if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false"
+    ).strip()
 
 import jax
 import pytest
@@ -22,3 +29,37 @@ def key():
 @pytest.fixture(scope="session")
 def ttt():
     return jaxgames.make("tic_tac_toe")
+
+
+# JAXGAMES_TEST_PROFILE=<file>: append one JSON line per test to <file> with its wall time and
+# the seconds JAX spent tracing, lowering and compiling in this process (not in subprocesses),
+# to see which tests are compile-bound: summarise with `python tests/profile_report.py <file>`
+_PROFILE = os.environ.get("JAXGAMES_TEST_PROFILE")
+if _PROFILE:
+    import json
+    import time
+
+    from jax import monitoring
+
+    _EVENTS = {
+        "/jax/core/compile/jaxpr_trace_duration": "trace",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+        "/jax/core/compile/backend_compile_duration": "compile",
+    }
+    _spent = dict.fromkeys(_EVENTS.values(), 0.0)
+
+    def _listen(event, duration, **_):
+        if event in _EVENTS:
+            _spent[_EVENTS[event]] += duration
+
+    monitoring.register_event_duration_secs_listener(_listen)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        for k in _spent:
+            _spent[k] = 0.0
+        start = time.perf_counter()
+        yield
+        row = {"test": item.nodeid, "wall": time.perf_counter() - start, **_spent}
+        with open(_PROFILE, "a") as f:
+            f.write(json.dumps(row) + "\n")

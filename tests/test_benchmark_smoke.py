@@ -59,3 +59,23 @@ def test_uniform_legal_action_is_legal_and_uniform():
     assert set(picks[:, 0]) == {1, 3, 4} and set(picks[:, 1]) == {0}
     counts = np.bincount(picks[:, 0], minlength=5)[[1, 3, 4]]
     assert counts.min() > 150, counts  # ~200 each
+
+
+def test_compile_flags_runs_each_setting_in_its_own_process(tmp_path):
+    """experiments/compile_flags.py: each setting's switches reach its subprocess (and only
+    its: the suite's own flags are not inherited), and integer outputs agree exactly."""
+    from experiments import compile_flags
+
+    out = tmp_path / "cf"
+    argv = ["--programs", "steps", "--settings", "default", "test-suite", "--repeats", "1"]
+    rows = compile_flags.main(argv + ["--out", str(out)])
+    by_setting = {r["setting"]: r for r in rows}
+    assert set(by_setting) == {"default", "test-suite"}
+    assert "fusion_emitters" not in by_setting["default"]["xla_flags"]
+    assert not by_setting["default"]["few_optimizations"]
+    assert "--xla_cpu_use_fusion_emitters=false" in by_setting["test-suite"]["xla_flags"]
+    assert by_setting["test-suite"]["few_optimizations"]
+    assert all(r["compile_s"] > 0 and r["run_s"] > 0 for r in rows)
+    assert all(r["max_abs_diff"] == 0 for r in rows)  # games finished: an integer, the same
+    with open(out / "compile_flags.csv") as f:
+        assert len(list(csv.DictReader(f))) == 2
