@@ -122,7 +122,8 @@ def run_setting(setting: str, programs: list[str], repeats: int, outputs: str) -
         cmd + ["--programs", *programs], env=env, capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise RuntimeError(f"setting {setting!r} failed: {done.stderr.strip().splitlines()[-1:]}")
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"setting {setting!r} failed: {last}")
     return [dict(r, setting=setting) for r in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
