@@ -63,3 +63,13 @@ if _PROFILE:
         row = {"test": item.nodeid, "wall": time.perf_counter() - start, **_spent}
         with open(_PROFILE, "a") as f:
             f.write(json.dumps(row) + "\n")
+
+
+@pytest.fixture
+def run_bound():
+    """For a test whose time is its programs' run (training to a result, many games), not their
+    compilation: compile with XLA's optimisations for the test, as training does."""
+    before = jax.config.values["jax_disable_most_optimizations"]
+    jax.config.update("jax_disable_most_optimizations", False)
+    yield
+    jax.config.update("jax_disable_most_optimizations", before)

@@ -84,7 +84,7 @@ def test_rollout_targets_are_legal_distributions(key):
     assert -1.0 <= float(metrics["value_mean"]) <= 1.0
 
 
-def test_learns_tic_tac_toe_from_its_own_search(ttt):
+def test_learns_tic_tac_toe_from_its_own_search(ttt, run_bound):
     """100k plies with 16 simulations (the preset: a quarter of the games against random,
     outcome value targets, root noise): the network alone (greedy, no search) goes from worse
     than random to winning most games against random as X (seeds 0-2: 98.5-99.5%, losing 0-1.5%

@@ -1022,7 +1022,7 @@ def test_lost_games_scores_value_estimates_against_exact_results():
     assert value_estimates(object(), snaps, np.array([0, 0, 1])) == {}
 
 
-def test_forced_openings_are_lost_whatever_is_played():
+def test_forced_openings_are_lost_whatever_is_played(run_bound):
     """The openings forced_openings says engine:N wins whatever is played are lost by the
     defenders tried (random, in the targets' games and with other keys), for both colours;
     they are among the openings won by force, and not every opening is decided."""
