@@ -127,10 +127,10 @@ def run_setting(setting: str, programs: list[str], repeats: int, outputs: str) -
     return [dict(r, setting=setting) for r in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
-def max_abs_diff(a_path: str, b_path: str, program: str) -> float:
+def max_abs_diff(a, b, program: str) -> float:
+    """Largest |a - b| over ``program``'s output leaves; a, b: loaded ``.npz`` outputs."""
     import numpy as np
 
-    a, b = np.load(a_path), np.load(b_path)
     keys = [k for k in a.files if k.startswith(program + "/")]
     diffs = [
         float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64)), initial=0.0))
@@ -158,8 +158,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
         paths = {s: os.path.join(tmp, f"{s}.npz") for s in settings}
         for s in settings:
             rows += run_setting(s, args.programs, args.repeats, paths[s])
+        import numpy as np
+
+        outputs = {s: np.load(path) for s, path in paths.items()}  # each file read once
         for r in rows:
-            r["max_abs_diff"] = max_abs_diff(paths["default"], paths[r["setting"]], r["program"])
+            r["max_abs_diff"] = max_abs_diff(
+                outputs["default"], outputs[r["setting"]], r["program"]
+            )
     print(f"{'program':10} {'setting':20} {'compile s':>10} {'run s':>10} {'max |diff|':>11}")
     for r in sorted(
         rows, key=lambda r: (PROGRAMS.index(r["program"]), settings.index(r["setting"]))
