@@ -57,6 +57,7 @@ class Game:
         self.ply = int(number) - 1
         self.max_steps = max_steps
         self.result = None
+        self._moves = None  # the legal successors of the current position, once asked for
         self.seen = Counter([self.key()])
         far = 3 if self.turn == 0 else 0  # the far rank of the side that just moved
         if any(k == "L" and o != self.turn and sq[1] == far for sq, (o, k) in self.board.items()):
@@ -119,15 +120,16 @@ class Game:
                 if t in self.board and self.board[t][0] == me:
                     continue
                 board = dict(self.board)
-                hands = [Counter(self.hands[0]), Counter(self.hands[1])]
-                if t in board:
-                    captured = board[t][1]
-                    hands[me]["C" if captured == "H" else captured] += 1
+                captured = board[t][1] if t in board else None
                 del board[sq]
                 far = 0 if me == 0 else 3
                 board[t] = (me, "H" if kind == "C" and t[1] == far else kind)
-                if not self.lion_attacked(board, me):
-                    yield name(*sq) + name(*t), board, hands
+                if self.lion_attacked(board, me):
+                    continue
+                hands = [Counter(self.hands[0]), Counter(self.hands[1])]
+                if captured is not None:
+                    hands[me]["C" if captured == "H" else captured] += 1
+                yield name(*sq) + name(*t), board, hands
         for kind in "GEC":
             if self.hands[me][kind] == 0:
                 continue
@@ -137,26 +139,35 @@ class Game:
                         continue
                     board = dict(self.board)
                     board[(f, r)] = (me, kind)
+                    if self.lion_attacked(board, me):
+                        continue
                     hands = [Counter(self.hands[0]), Counter(self.hands[1])]
                     hands[me][kind] -= 1
                     hands[me] += Counter()  # drop zero counts
-                    if not self.lion_attacked(board, me):
-                        yield f"{kind}*{name(f, r)}", board, hands
+                    yield f"{kind}*{name(f, r)}", board, hands
+
+    def legal_successors(self) -> list:
+        """``list(successors())``, generated once per position: a game is usually asked for
+        its legal moves and then plays one of them."""
+        if self._moves is None:
+            self._moves = list(self.successors())
+        return self._moves
 
     def legal_moves(self) -> set[str]:
         if self.result is not None:
             return set()
-        return {text for text, _, _ in self.successors()}
+        return {text for text, _, _ in self.legal_successors()}
 
     def play(self, text: str) -> None:
         assert self.result is None, "game over"
-        for t, board, hands in self.successors():
+        for t, board, hands in self.legal_successors():
             if t == text:
                 break
         else:
             raise ValueError(f"illegal move {text} in {self.sfen()}")
         me = self.turn
         self.board, self.hands = board, [hands[0] + Counter(), hands[1] + Counter()]
+        self._moves = None
         self.turn = 1 - me
         self.ply += 1
         far = 0 if me == 0 else 3

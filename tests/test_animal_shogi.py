@@ -375,7 +375,7 @@ def test_random_games_match_reference(max_steps, n_games, seed):
 
 
 @pytest.mark.slow
-def test_thousands_of_random_games_match_reference():
+def test_thousands_of_random_games_match_reference(run_bound):
     env = jaxgames.make("animal_shogi")
     total = {}
     for seed in range(4):  # 2000 games, ~110k plies

@@ -177,7 +177,7 @@ def reference_values(env, state, depth, quiescence):
 
 
 @pytest.mark.parametrize("depth,n", [(2, 10), (3, 3)])
-def test_root_values_equal_brute_force(env, states, policies, depth, n):
+def test_root_values_equal_brute_force(env, states, policies, depth, n, run_bound):
     exact = np.asarray(jax.jit(jax.vmap(E.search(env, depth, exact_root=True)))(states))
     if depth in policies:
         keys = jax.random.split(jax.random.PRNGKey(3), states.current_player.shape[0])

@@ -69,7 +69,7 @@ def test_alphabeta_equals_full_width_minimax(ttt, ttt_states, depth):
     np.testing.assert_array_equal(a, b)
 
 
-def test_deep_alphabeta_plays_optimally(ttt, ttt_states):
+def test_deep_alphabeta_plays_optimally(ttt, ttt_states, run_bound):
     """Full-depth alpha-beta only picks moves that value iteration says are optimal."""
     acts = batch_act(make_opponent("alphabeta:9", ttt), jax.random.PRNGKey(6), ttt_states)
     table = np.asarray(value_iteration().mover_q_table())

@@ -56,7 +56,7 @@ def batched_perft(size: int, depth: int, chunk: int = 2048) -> list[int]:
 
 
 # ------------------------------------------------------------------------------- perft
-def test_perft_8x8_batched():
+def test_perft_8x8_batched(run_bound):
     assert batched_perft(8, 9) == PERFT_8
 
 
