@@ -591,7 +591,7 @@ def test_reference_articles_tiny(tmp_path):
             "--ttt-games",
             "1500",
             "--shogi-games",
-            "256",
+            "64",
             "--vs-init-games",
             "8",
             "--eval-games",
