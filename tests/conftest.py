@@ -68,7 +68,9 @@ if _PROFILE:
 @pytest.fixture
 def run_bound():
     """For a test whose time is its programs' run (training to a result, many games), not their
-    compilation: compile with XLA's optimisations for the test, as training does."""
+    compilation: compile with XLA's optimisations for the test, as training does. The setting
+    is read when a program compiles, not part of jit's cache key: a jitted function already
+    compiled in this worker keeps the setting it was compiled with."""
     before = jax.config.values["jax_disable_most_optimizations"]
     jax.config.update("jax_disable_most_optimizations", False)
     yield
