@@ -56,6 +56,7 @@ The game contract (what a module in :mod:`jaxgames.games` provides):
 from __future__ import annotations
 
 import abc
+import dataclasses
 import inspect
 import operator
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
@@ -424,6 +425,18 @@ class Env(abc.ABC):
         """
         raise NotImplementedError(f"{self.name} has no heuristic evaluation")
 
+    def score(self, state: GameState) -> Array:
+        """float32[num_players]: each player's score margin in ``state`` by player id, in
+        [-1, 1] (reversi: own discs minus the opponent's, over the board's squares), for
+        :class:`ScoreUtility`. Games with a score override it; the default raises
+        ``NotImplementedError`` (a win is all there is to tic-tac-toe and animal shogi)."""
+        raise NotImplementedError(f"{self.name} has no score margin")
+
+    @classmethod
+    def has_score(cls) -> bool:
+        """Whether the game defines :meth:`score` (checked by configs without an env)."""
+        return cls.score is not Env.score
+
     def board_view(self, state: GameState) -> BoardView:
         """What :mod:`jaxgames.render` draws for one (unbatched) state. Games override this;
         the default raises ``NotImplementedError`` (renderers then show the notation)."""
@@ -460,6 +473,49 @@ class Env(abc.ABC):
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         return f"jaxgames.make({self.name!r}{', ' + opts if opts else ''})"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ScoreUtility:
+    """``env`` whose final rewards mix the outcome with the score margin: on the step that
+    ends a game by its rules, ``(1 - weight) * rewards + weight * env.score(final state)``
+    (a win by more discs is worth more, a loss by fewer is worth more than a loss by many);
+    every other reward (0 mid-game, the illegal-move penalty) is ``env``'s. The sign of a
+    final reward is the outcome's (a winner has the larger score), so who won is unchanged.
+    Everything else is ``env``'s.
+
+    Why: KataGo's utility adds a score term to the win/loss value (Wu 2019, "Accelerating
+    self-play learning in Go", score utility): where every move is equally won or lost the
+    win/loss value cannot rank them, and a value that prefers the closer game keeps the
+    search playing for the opponent's mistakes in lost positions instead of choosing among
+    losing moves at random. A learner trained on these rewards learns that utility as its
+    value; evaluation and play-time search count wins as before (``env``'s rewards)."""
+
+    env: Any
+    weight: float
+
+    def step(self, state: GameState, action: Array) -> GameState:
+        in_range, safe = action_in_range(action, self.env.num_actions)
+        legal = in_range & state.legal_action_mask[safe]
+        return self._final(state, self.env.step(state, action), legal)
+
+    def step_legal(self, state: GameState, action: Array) -> GameState:
+        return self._final(state, self.env.step_legal(state, action), jnp.bool_(True))
+
+    def _final(self, before: GameState, after: GameState, legal: Array) -> GameState:
+        ended = legal & after.terminated & ~(before.terminated | before.truncated)
+        mixed = (1.0 - self.weight) * after.rewards + self.weight * self.env.score(after)
+        return after.replace(rewards=jnp.where(ended, mixed, after.rewards).astype(jnp.float32))
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
+        if name == "env":  # not set yet (copy, pickle): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
+def with_score_utility(env: Any, weight: float) -> Any:
+    """``env`` with :class:`ScoreUtility` final rewards, or ``env`` itself for weight 0."""
+    return ScoreUtility(env, weight) if weight else env
 
 
 class AutoResetStep(NamedTuple):

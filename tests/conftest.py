@@ -59,8 +59,11 @@ if _PROFILE:
         for k in _spent:
             _spent[k] = 0.0
         start = time.perf_counter()
+        began = time.time()
         yield
         row = {"test": item.nodeid, "wall": time.perf_counter() - start, **_spent}
+        # which xdist worker ran it and when (epoch seconds): to see how evenly the work spread
+        row.update(worker=os.environ.get("PYTEST_XDIST_WORKER", "main"), began=began)
         with open(_PROFILE, "a") as f:
             f.write(json.dumps(row) + "\n")
 

@@ -4,7 +4,9 @@
     python tests/profile_report.py /tmp/prof.jsonl [--top 40]
 
 Per file and per test: wall seconds and the share spent tracing, lowering and compiling
-(in the test's own process; a test that runs the CLI in a subprocess shows none).
+(in the test's own process; a test that runs the CLI in a subprocess shows none); per xdist
+worker: its busy seconds and when its last test ended, so an idle tail (one worker running the
+last long tests while the other waits) shows as the gap between the workers' ends.
 """
 
 import argparse
@@ -34,6 +36,18 @@ def main():
     print("-- files")
     for name, r in sorted(by_file.items(), key=lambda kv: -kv[1]["wall"]):
         print(line(name, r))
+    workers = defaultdict(list)
+    for r in rows:
+        if "began" in r:
+            workers[r["worker"]].append(r)
+    if workers:
+        t0 = min(r["began"] for r in rows if "began" in r)
+        print("-- workers (s from the first test's start: busy, last test ended, last test)")
+        for name, rs in sorted(workers.items()):
+            last = max(rs, key=lambda r: r["began"] + r["wall"])
+            end = last["began"] + last["wall"] - t0
+            busy = sum(r["wall"] for r in rs)
+            print(f"{busy:8.1f} {end:8.1f}  {name} ({len(rs)} tests; last {last['test']})")
     print(f"-- top {args.top} tests")
     for r in sorted(rows, key=lambda r: -r["wall"])[: args.top]:
         print(line(r["test"], r))

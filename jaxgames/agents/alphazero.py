@@ -15,7 +15,9 @@ Gumbel"):
               :func:`jaxgames.agents.common.negamax_gae`; the network's value bootstraps only
               games cut by the rollout's end), as in AlphaZero (Silver et al. 2018),
               discounted by gamma per ply (1 except animal shogi's 0.99: its games can loop,
-              and a win sooner must be worth more than shuffling pieces until a repetition)
+              and a win sooner must be worth more than shuffling pieces until a repetition);
+              with ``score_utility`` > 0 the outcome mixed with the final score margin, in the
+              training games and the training search alike (:class:`jaxgames.core.ScoreUtility`)
     replay    with ``replay_size`` > 0 the (obs, mask, pi', value target) of every searched
               position goes into an on-device ring of the last ``replay_size`` positions
               (:mod:`jaxgames.agents.replay`, part of the checkpointed train state) and each
@@ -126,7 +128,7 @@ from jaxgames.agents.rollout_learning import (
     shuffled_minibatches,
 )
 from jaxgames.agents.search import search_batch
-from jaxgames.core import Symmetries, apply_symmetry
+from jaxgames.core import Symmetries, apply_symmetry, with_score_utility
 from jaxgames.training.algorithm import Algorithm, make_chunk
 from jaxgames.validation import check_bool, check_float, check_int, fail
 
@@ -538,10 +540,13 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
 
     every = config.full_search_every
 
+    # finished games in the training search are worth what the training games pay
+    search_env = with_score_utility(env, config.score_utility)
+
     def train_search(guide, key, states, num_simulations, gumbel_scale):
         """The search of every training ply (and reanalysis): mctx.PolicyOutput."""
         return search_batch(
-            env,
+            search_env,
             guide,
             key,
             states,

@@ -438,7 +438,9 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
     optimizer = make_optimizer(config, config.num_updates * config.gradient_steps)
     n_envs, n = config.num_envs, config.n_step
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
-    games = make_training_games(env, n_envs, config.partners, partners, config.max_opening_plies)
+    games = make_training_games(
+        env, n_envs, config.partners, partners, config.max_opening_plies, config.score_utility
+    )
 
     def init(key: jax.Array) -> DQNState:
         k_params, k_env, k_run = jax.random.split(key, 3)

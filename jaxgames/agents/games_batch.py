@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
-from jaxgames.core import play_random_plies, random_policy
+from jaxgames.core import play_random_plies, random_policy, with_score_utility
 from jaxgames.training.config import partner_sizes
 
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
@@ -283,6 +283,7 @@ def make_training_games(
     partners: Mapping[str, float] | None = None,
     policies: Mapping[str, PolicyFn] | None = None,
     max_opening_plies: int = 0,
+    score_utility: float = 0.0,
 ) -> TrainingGames:
     """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec to its share of
     the ``num_envs`` games (the rest are self-play), ``policies`` maps the same specs to their
@@ -292,7 +293,8 @@ def make_training_games(
     the same structure (shapes, layout), which is all that restoring a checkpoint or acting
     needs; the run driver always passes the real partners. ``max_opening_plies`` > 0: every game
     (self-play and partner games alike) starts after 0 .. max_opening_plies random plies
-    (:class:`RandomOpenings`)."""
+    (:class:`RandomOpenings`). ``score_utility`` > 0: final rewards mix in the score margin
+    (:class:`jaxgames.core.ScoreUtility`)."""
     sizes = partner_sizes(num_envs, partners or {})
     if policies is None:
         policies = {name: random_policy for name in sizes}
@@ -300,6 +302,7 @@ def make_training_games(
     if missing:
         raise ValueError(f"no policy given for training partner(s) {missing}")
     groups = tuple(PartnerGroup(name, size, policies[name]) for name, size in sizes.items())
+    env = with_score_utility(env, score_utility)
     return TrainingGames(
         RandomOpenings(env, max_opening_plies) if max_opening_plies else env, num_envs, groups
     )

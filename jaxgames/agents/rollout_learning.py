@@ -224,6 +224,11 @@ def make_setup(
         make_agent(config, env),
         make_optimizer(config, steps),
         make_training_games(
-            env, config.num_envs, config.partners, partners, config.max_opening_plies
+            env,
+            config.num_envs,
+            config.partners,
+            partners,
+            config.max_opening_plies,
+            config.score_utility,
         ),
     )

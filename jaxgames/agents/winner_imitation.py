@@ -89,6 +89,12 @@ class WinnerImitationConfig(TrainConfig):
                 self.max_opening_plies,
                 "winner imitation opens its games with opening_plies; leave it 0",
             )
+        if self.score_utility:  # it imitates winners: there is no value to rank them by
+            fail(
+                "score_utility",
+                self.score_utility,
+                "winner imitation learns who won, not by how much; leave it 0",
+            )
         check_int("update_epochs", self.update_epochs)
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 

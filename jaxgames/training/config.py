@@ -92,8 +92,13 @@ class TrainConfig:
                           (:class:`jaxgames.agents.games_batch.RandomOpenings`); 0: every game
                           starts from the initial position. PPO, DQN and AlphaZero; winner
                           imitation opens its games with its own ``opening_plies``
-
-    Validation is pure: no env or network is built and no file is read.
+    score_utility:        weight w of the score margin in the final rewards of every
+                          training game: (1 - w) * outcome + w * margin
+                          (:class:`jaxgames.core.ScoreUtility`, KataGo's score utility), so
+                          the value learned ranks won and lost positions by how much; the
+                          wins counted in metrics and evaluation are unchanged. 0 (default):
+                          win/loss/draw only. Games with a score (reversi); PPO, DQN and
+                          AlphaZero (whose training search scores finished games the same way)
     eval_games:           games vs a random player per side after each chunk (0: no evaluation)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
     init_from:            start from the network parameters of a trained agent (a run
@@ -105,6 +110,8 @@ class TrainConfig:
                           first update. "" (default): random initialisation. Read once, when
                           the run starts (:func:`jaxgames.training.driver.initial_params`);
                           a resumed run continues from its own checkpoint.
+
+    Validation is pure: no env or network is built and no file is read.
     """
 
     game: str = "tic_tac_toe"
@@ -123,6 +130,7 @@ class TrainConfig:
     updates_per_chunk: int = 10
     partners: dict = dataclasses.field(default_factory=dict)
     max_opening_plies: int = 0
+    score_utility: float = 0.0
     eval_games: int = 256
     keep_checkpoints: int = 3
     init_from: str = ""
@@ -157,6 +165,9 @@ class TrainConfig:
             if not spec.strip():
                 fail("partners", self.partners, "an opponent spec is empty")
         check_int("max_opening_plies", self.max_opening_plies, minimum=0)
+        check_float("score_utility", self.score_utility, 0.0, 1.0)
+        if self.score_utility and not env_class(self.game).has_score():
+            fail("score_utility", self.score_utility, f"{self.game} has no score margin")
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
         if not isinstance(self.init_from, str) or self.init_from != self.init_from.strip():
