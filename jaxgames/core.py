@@ -476,7 +476,22 @@ class Env(abc.ABC):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ScoreUtility:
+class EnvWrapper:
+    """Base of the training wrappers of an ``env`` (:class:`ScoreUtility`,
+    :class:`jaxgames.agents.games_batch.RandomOpenings`): a subclass overrides what it changes
+    and every other attribute of the Env interface is ``env``'s. Hashed by identity, so jitted
+    callers compile once per wrapper."""
+
+    env: Any
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
+        if name == "env":  # not set yet (copy, pickle): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ScoreUtility(EnvWrapper):
     """``env`` whose final rewards mix the outcome with the score margin: on the step that
     ends a game by its rules, ``(1 - weight) * rewards + weight * env.score(final state)``
     (a win by more discs is worth more, a loss by fewer is worth more than a loss by many);
@@ -491,7 +506,6 @@ class ScoreUtility:
     losing moves at random. A learner trained on these rewards learns that utility as its
     value; evaluation and play-time search count wins as before (``env``'s rewards)."""
 
-    env: Any
     weight: float
 
     def step(self, state: GameState, action: Array) -> GameState:
@@ -506,11 +520,6 @@ class ScoreUtility:
         ended = legal & after.terminated & ~(before.terminated | before.truncated)
         mixed = (1.0 - self.weight) * after.rewards + self.weight * self.env.score(after)
         return after.replace(rewards=jnp.where(ended, mixed, after.rewards).astype(jnp.float32))
-
-    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
-        if name == "env":  # not set yet (copy, pickle): no endless lookup
-            raise AttributeError(name)
-        return getattr(self.env, name)
 
 
 def with_score_utility(env: Any, weight: float) -> Any:

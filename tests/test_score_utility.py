@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_games_batch import _discs
 from test_search import untrained_policy
 
 import jaxgames
@@ -79,8 +80,7 @@ def test_search_backs_up_the_mixed_utility(key):
     env = jaxgames.make("reversi", size=6)
     states, _ = jax.jit(_random_play, static_argnums=(0, 2, 3))(env, key, 256, 34)
     flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), states)
-    both = np.concatenate([np.asarray(flat.mover), np.asarray(flat.opponent)], axis=-1)
-    empties = 36 - np.unpackbits(both.view(np.uint8), axis=-1).sum(-1)
+    empties = 36 - _discs(flat)
     mask = np.asarray(flat.legal_action_mask)
     last = ~np.asarray(flat.terminated) & (empties == 1) & ~mask[:, env.pass_action]
     roots = jax.tree_util.tree_map(lambda x: x[np.flatnonzero(last)[:32]], flat)
@@ -116,6 +116,6 @@ def test_search_backs_up_the_mixed_utility(key):
     ],
 )
 def test_bad_score_utility_is_named(make, match):
-    with pytest.raises(ValueError, match=f"score_utility=.*{match}|{match}"):
+    with pytest.raises(ValueError, match=match):
         make()
     assert alphazero.default_config("reversi", score_utility=0.25).score_utility == 0.25

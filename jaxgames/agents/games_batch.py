@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
-from jaxgames.core import play_random_plies, random_policy, with_score_utility
+from jaxgames.core import EnvWrapper, play_random_plies, random_policy, with_score_utility
 from jaxgames.training.config import partner_sizes
 
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
@@ -44,7 +44,7 @@ CLASSIC_PARTNERS: dict[str, float] = {"random": 0.125, "greedy": 0.25, "alphabet
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class RandomOpenings:
+class RandomOpenings(EnvWrapper):
     """``env`` whose every new game (``init``) starts after n uniformly random legal plies,
     n drawn uniformly from 0 .. ``max_plies`` per game; where those plies would end the game it
     starts from the initial position instead. Everything else is ``env``'s.
@@ -57,7 +57,6 @@ class RandomOpenings:
     The random plies are never learned from: they are part of the new game's start, not
     moves of a learner."""
 
-    env: Any
     max_plies: int
 
     def init(self, key: jax.Array) -> Any:
@@ -67,11 +66,6 @@ class RandomOpenings:
         opened = play_random_plies(self.env, fresh, k_play, count)
         over = opened.terminated | opened.truncated
         return jax.tree_util.tree_map(lambda f, o: jnp.where(over, f, o), fresh, opened)
-
-    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
-        if name == "env":  # not set yet (copy, pickle): no endless lookup
-            raise AttributeError(name)
-        return getattr(self.env, name)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
