@@ -475,11 +475,15 @@ def train_seeds(
     # docs/known_issues/jit_vmap_init_hang.py); op by op they run one at a time
     state = jax.block_until_ready(jax.vmap(algo.init)(keys))
     if config.init_from:  # every seed starts from the same trained network
-        params, fresh = initial_params(algo), algo.params(state)  # fresh: one per seed
+
+        def tell(text: str) -> None:
+            echo(f"  [{algorithm} {config.game}] {text}")
+
+        params, fresh = initial_params(algo, tell), algo.params(state)  # fresh: one per seed
         if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh)):
-            echo(f"  [{algorithm} {config.game}] widening its network to {config.net}")
+            tell(f"widening its network to {config.net}")
         state = jax.vmap(lambda s, f: algo.start_from(s, fit_params(params, f)))(state, fresh)
-        echo(f"  [{algorithm} {config.game}] starting from the parameters of {config.init_from}")
+        tell(f"starting from the parameters of {config.init_from}")
     chunk = jax.jit(jax.vmap(algo.chunk), donate_argnums=0).lower(state).compile()
     compile_s = time.perf_counter() - t0
     evaluators = {

@@ -241,6 +241,26 @@ def feature_function(env: Any, name: str) -> Callable[[Array], Array] | None:
     return env.input_features[name]
 
 
+def feature_channels_within(env: Any, old: str, new: str) -> np.ndarray | None:
+    """Where the network input of features ``old`` stands inside that of features ``new``, if
+    ``new`` is ``old``'s channels followed by more on the last axis (as a game's input features
+    are: the observation's planes, then the computed ones): int64[P], for each flat index of
+    ``old``'s input (P values) its flat index in ``new``'s; ``None`` otherwise. Checked on
+    random 0/1 observations: the features are functions of the observation array alone."""
+    f_old, f_new = feature_function(env, old), feature_function(env, new)
+    obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (8, *env.observation_shape))
+    obs = obs.astype(jnp.float32)
+    x_old = np.asarray(obs if f_old is None else f_old(obs))
+    x_new = np.asarray(obs if f_new is None else f_new(obs))
+    channels = x_old.shape[-1]
+    if x_old.shape[:-1] != x_new.shape[:-1] or channels > x_new.shape[-1]:
+        return None
+    if not np.array_equal(x_new[..., :channels], x_old):
+        return None
+    grid = np.arange(np.prod(x_new.shape[1:])).reshape(x_new.shape[1:])
+    return grid[..., :channels].reshape(-1)
+
+
 class IllegalActionError(ValueError):
     """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
 

@@ -1,7 +1,8 @@
 """Network input features (config field ``features``): reversi's mobility planes against the
 bitboard rules and a direct numpy reading of the board, animal shogi's attack planes against
 the pure-Python reference rules, their symmetry, and an agent that reads them end to end
-(config check, training chunk, save and reload, ``init_from`` guard)."""
+(config check, training chunk, save and reload, ``init_from`` guard; a network reading the
+observation alone given the features, the same function)."""
 
 import dataclasses
 import re
@@ -13,7 +14,7 @@ from tiny_configs import TINY_FIELDS
 
 import jaxgames
 from jaxgames.agents import alphazero, load_agent
-from jaxgames.core import PLAIN_FEATURES, feature_function
+from jaxgames.core import PLAIN_FEATURES, feature_channels_within, feature_function
 from jaxgames.games import animal_shogi, reversi
 from jaxgames.games.bitboard import split_words, stack_words, unpack
 from jaxgames.training.driver import run_training
@@ -122,6 +123,27 @@ def test_attack_planes_match_the_reference_moves():
     assert checked > 200
 
 
+def test_feature_channels_within_finds_the_observation_in_the_features(monkeypatch):
+    """Every game's features are its observation's planes and then more: the map puts each
+    observation input at its place in the features' flattened input; a narrower or reordered
+    input is no prefix."""
+    for game, options, name in FEATURES:
+        env = jaxgames.make(game, **options)
+        rows = feature_channels_within(env, PLAIN_FEATURES, name)
+        obs = random_states(env, games=8, plies=6, seed=1).observation.reshape(
+            -1, *env.observation_shape
+        )
+        feats = np.asarray(feature_function(env, name)(obs)).reshape(obs.shape[0], -1)
+        np.testing.assert_array_equal(feats[:, rows], np.asarray(obs).reshape(obs.shape[0], -1))
+        assert len(set(rows.tolist())) == rows.size == np.prod(env.observation_shape)
+        assert feature_channels_within(env, name, PLAIN_FEATURES) is None
+        assert feature_channels_within(env, name, name).tolist() == list(range(feats.shape[1]))
+    env = jaxgames.make("reversi", size=4)
+    flipped = {**env.input_features, "flipped": lambda o: reversi.mobility_features(o)[..., ::-1]}
+    monkeypatch.setattr(type(env), "input_features", flipped)
+    assert feature_channels_within(env, PLAIN_FEATURES, "flipped") is None
+
+
 def test_feature_names_are_checked():
     tic = jaxgames.make("tic_tac_toe")
     assert feature_function(tic, PLAIN_FEATURES) is None
@@ -163,3 +185,35 @@ def test_an_agent_reads_its_features_through_training_and_reload(tmp_path):
     plain = dataclasses.replace(TINY, features=PLAIN_FEATURES, init_from=run_dir)
     with pytest.raises(ValueError, match="its network reads features 'mobility'"):
         run_training("alphazero", plain, str(tmp_path / "plain"), progress=False)
+
+
+def test_a_run_gives_features_to_a_network_reading_the_observation(tmp_path):
+    """``init_from`` an agent reading the bare observation into a run reading the features:
+    the run starts from the same function (the new inputs' weights are zero) and trains."""
+    plain_dir = str(tmp_path / "plain")
+    plain = dataclasses.replace(TINY, features=PLAIN_FEATURES)
+    run_training("alphazero", plain, plain_dir, progress=False, max_chunks=1)
+    before = load_agent(plain_dir)
+    msgs = []
+    cfg = dataclasses.replace(TINY, init_from=plain_dir, seed=1)
+    start = run_training(
+        "alphazero", cfg, str(tmp_path / "mob"), progress=False, max_chunks=0, echo=msgs.append
+    )
+    assert msgs == [
+        "adding the input features 'mobility' to its network (zero weights: it computes the "
+        "same function)",
+        f"starting from the parameters of {plain_dir}",
+    ]
+    params = start.state.params
+    first = np.asarray(params["params"]["Dense_0"]["kernel"])
+    channels = before.env.observation_shape[-1]
+    added = np.arange(first.shape[0]).reshape(4, 4, -1)[..., channels:].reshape(-1)
+    assert first.shape[0] == 4 * 4 * len(reversi.MOBILITY_PLANES) and not first[added].any()
+    agent = alphazero.make_algorithm(cfg).agent
+    obs = random_states(before.env, games=8, plies=10, seed=2).observation
+    obs = obs.reshape(-1, *before.env.observation_shape)
+    for got, want in zip(agent.apply(params, obs), before.agent.apply(before.params, obs)):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    trained = run_training("alphazero", cfg, str(tmp_path / "mob"), progress=False)
+    assert trained.completed
+    assert np.asarray(trained.state.params["params"]["Dense_0"]["kernel"])[added].any()

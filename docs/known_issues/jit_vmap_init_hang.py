@@ -8,7 +8,7 @@ return.
     # one core: never hangs
     PYTHONPATH=$PWD taskset -c 0 python docs/known_issues/jit_vmap_init_hang.py 3
 
-Root cause (found 2026-11-21, session 3): a **thread-pool deadlock in XLA:CPU**, not a jaxgames
+Root cause: a **thread-pool deadlock in XLA:CPU**, not a jaxgames
 bug. The two orthogonal initialisers of the heads (policy 128x132, value 128x1), vmapped over the
 seeds, become two *batched* LAPACK QR calls (``lapack_sgeqrf_ffi``) that XLA runs concurrently on
 its intra-op pool. Each one fans its batch out with ``jax::ParallelBatchMap`` into the same pool

@@ -334,6 +334,26 @@ def widen_params(narrow: Any, fresh: Any) -> Any:
     return jax.tree_util.tree_map(grow, narrow, fresh)
 
 
+def add_input_rows(params: Any, rows: np.ndarray, num_inputs: int) -> Any:
+    """The parameters of an MLP that reads ``num_inputs`` inputs and computes of them what
+    ``params`` (the same MLP reading ``len(rows)`` inputs) computes of its own: input ``i``
+    of the old network is input ``rows[i]`` of the new one, and the first dense layer reads
+    every other input with zero weights. Its kernel float32[I, H] becomes float32[num_inputs,
+    H] with ``kernel[rows] = old kernel``, the other rows 0; every other parameter stays. The
+    new inputs start ignored, and training moves their weights as any other (their gradient is
+    the input times the first layer's upstream gradient). Used to give a trained network more
+    input features (``init_from`` an agent reading fewer, e.g. the observation alone)."""
+    inner = params["params"]
+    first = jnp.asarray(inner["Dense_0"]["kernel"])
+    if first.shape[0] != len(rows) or num_inputs < len(rows):
+        raise ValueError(
+            f"cannot move a first layer of {first.shape[0]} inputs to rows {len(rows)} of "
+            f"{num_inputs}"
+        )
+    kernel = jnp.zeros((num_inputs, first.shape[1]), first.dtype).at[jnp.asarray(rows)].set(first)
+    return {**params, "params": {**inner, "Dense_0": {**inner["Dense_0"], "kernel": kernel}}}
+
+
 def make_network(name: str, num_actions: int, **options: Any) -> nn.Module:
     """Build network ``name`` ("mlp", "cnn", "resnet") with a policy head of ``num_actions``.
 

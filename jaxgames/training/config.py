@@ -104,7 +104,9 @@ class TrainConfig:
     init_from:            start from the network parameters of a trained agent (a run
                           directory or ``pretrained:<name>`` of the same game and network,
                           or of a narrower MLP of the same depth, which is widened to this
-                          run's width computing the same function) instead of a random
+                          run's width, or of an MLP reading fewer input ``features``, which
+                          is given this run's with zero weights: the same function either
+                          way) instead of a random
                           initialisation; optimiser, replay and games
                           start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
                           first update. "" (default): random initialisation. Read once, when

@@ -55,9 +55,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from jaxgames import distributed
-from jaxgames.agents.networks import can_widen, widen_params
+from jaxgames.agents.networks import add_input_rows, can_widen, widen_params
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import random_policy
+from jaxgames.core import feature_channels_within, random_policy
 from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.runs import (
     CONFIG_FILE,
@@ -121,13 +121,17 @@ def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
     ]
 
 
-def initial_params(algo: Algorithm) -> Any:
+def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -> Any:
     """The network parameters of the trained agent ``algo.config.init_from`` names (a run
     directory: its newest readable checkpoint; ``pretrained:<name>``: the shipped agent), to
     start ``algo``'s run from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that
     is no trained agent, one that cannot be read, an agent of another game, or parameters of
     another network shape. A narrower MLP of the same depth is accepted: the run widens it
-    (:func:`jaxgames.agents.networks.widen_params`, the same function with more units)."""
+    (:func:`jaxgames.agents.networks.widen_params`, the same function with more units). So is
+    an MLP that reads fewer input features, when the run's features are its own followed by
+    more channels (e.g. ``observation`` -> ``attacks``): the returned parameters read the
+    run's features, the new ones with zero weights (:func:`~jaxgames.agents.networks.
+    add_input_rows`, the same function of the old inputs); ``echo`` is told so."""
     config = algo.config
     text = config.init_from
 
@@ -149,13 +153,23 @@ def initial_params(algo: Algorithm) -> Any:
     ours = (algo.env.name, dict(algo.env.config))
     if theirs != ours:
         raise bad(f"it plays {theirs[0]} {theirs[1]}, this run trains {ours[0]} {ours[1]}")
-    if loaded.config.features != config.features:
-        raise bad(
-            f"its network reads features {loaded.config.features!r}, this run's {config.features!r}"
-        )
     want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
+    params = loaded.params
+    if loaded.config.features != config.features:
+        rows = feature_channels_within(algo.env, loaded.config.features, config.features)
+        if rows is None or not loaded.config.network == config.network == "mlp":
+            raise bad(
+                f"its network reads features {loaded.config.features!r}, this run's "
+                f"{config.features!r} (an MLP can start from one reading fewer channels)"
+            )
+        params = add_input_rows(params, rows, want["params"]["Dense_0"]["kernel"].shape[0])
+        if echo is not None:
+            echo(
+                f"adding the input features {config.features!r} to its network "
+                f"(zero weights: it computes the same function)"
+            )
 
-    ours_shapes, theirs_shapes = _shapes(want), _shapes(loaded.params)
+    ours_shapes, theirs_shapes = _shapes(want), _shapes(params)
     widens = (
         loaded.config.network == config.network
         and can_widen(config.network, loaded.config.net, config.net)
@@ -166,7 +180,7 @@ def initial_params(algo: Algorithm) -> Any:
             f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
             f"({config.network} {config.net})"
         )
-    return loaded.params
+    return params
 
 
 def needs_widening(params: Any, fresh: Any) -> bool:
@@ -320,7 +334,7 @@ def run_training(
         compiled = _compiled(module, algorithm, config, mesh)
         algo = compiled.algo
         # a new run checks its starting agent before config.json is written
-        start_params = initial_params(algo) if config.init_from and not existing else None
+        start_params = initial_params(algo, echo) if config.init_from and not existing else None
         os.makedirs(run_dir, exist_ok=True)
         if not existing and not _create_config_file(run_dir, record):
             check_run_dir(run_dir, record)  # created meanwhile: ValueError unless the same run
