@@ -130,8 +130,9 @@ def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -
     (:func:`jaxgames.agents.networks.widen_params`, the same function with more units). So is
     an MLP that reads fewer input features, when the run's features are its own followed by
     more channels (e.g. ``observation`` -> ``attacks``): the returned parameters read the
-    run's features, the new ones with zero weights (:func:`~jaxgames.agents.networks.
-    add_input_rows`, the same function of the old inputs); ``echo`` is told so."""
+    run's features, the new ones with zero weights
+    (:func:`~jaxgames.agents.networks.add_input_rows`, the same function of the old inputs);
+    ``echo`` is told so."""
     config = algo.config
     text = config.init_from
 
