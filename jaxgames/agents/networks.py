@@ -334,17 +334,20 @@ def widen_params(narrow: Any, fresh: Any) -> Any:
     return jax.tree_util.tree_map(grow, narrow, fresh)
 
 
-def add_input_rows(params: Any, rows: np.ndarray, num_inputs: int) -> Any:
-    """The parameters of an MLP that reads ``num_inputs`` inputs and computes of them what
-    ``params`` (the same MLP reading ``len(rows)`` inputs) computes of its own: input ``i``
-    of the old network is input ``rows[i]`` of the new one, and the first dense layer reads
-    every other input with zero weights. Its kernel float32[I, H] becomes float32[num_inputs,
-    H] with ``kernel[rows] = old kernel``, the other rows 0; every other parameter stays. The
-    new inputs start ignored, and training moves their weights as any other (their gradient is
-    the input times the first layer's upstream gradient). Used to give a trained network more
-    input features (``init_from`` an agent reading fewer, e.g. the observation alone)."""
+def add_input_rows(params: Any, rows: np.ndarray, like: Any) -> Any:
+    """The parameters of an MLP shaped as ``like`` in its first layer's inputs (the run's
+    network: arrays or ``jax.eval_shape`` structs) that computes of them what ``params`` (the
+    same MLP reading ``len(rows)`` inputs) computes of its own: input ``i`` of the old network
+    is input ``rows[i]`` of the new one, and the first dense layer reads every other input with
+    zero weights. Its kernel float32[I, H] becomes float32[I', H] (I' = ``like``'s inputs) with
+    ``kernel[rows] = old kernel``, the other rows 0; every other parameter stays (a wider
+    ``like`` is :func:`widen_params`'s job). The new inputs start ignored, and training moves
+    their weights as any other (their gradient is the input times the first layer's upstream
+    gradient). Used to give a trained network more input features (``init_from`` an agent
+    reading fewer, e.g. the observation alone)."""
     inner = params["params"]
     first = jnp.asarray(inner["Dense_0"]["kernel"])
+    num_inputs = like["params"]["Dense_0"]["kernel"].shape[0]
     if first.shape[0] != len(rows) or num_inputs < len(rows):
         raise ValueError(
             f"cannot move a first layer of {first.shape[0]} inputs to rows {len(rows)} of "

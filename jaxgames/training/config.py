@@ -106,9 +106,8 @@ class TrainConfig:
                           or of a narrower MLP of the same depth, which is widened to this
                           run's width, or of an MLP reading fewer input ``features``, which
                           is given this run's with zero weights: the same function either
-                          way) instead of a random
-                          initialisation; optimiser, replay and games
-                          start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
+                          way) instead of a random initialisation; optimiser, replay and
+                          games start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
                           first update. "" (default): random initialisation. Read once, when
                           the run starts (:func:`jaxgames.training.driver.initial_params`);
                           a resumed run continues from its own checkpoint.

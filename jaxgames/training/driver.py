@@ -163,7 +163,7 @@ def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -
                 f"its network reads features {loaded.config.features!r}, this run's "
                 f"{config.features!r} (an MLP can start from one reading fewer channels)"
             )
-        params = add_input_rows(params, rows, want["params"]["Dense_0"]["kernel"].shape[0])
+        params = add_input_rows(params, rows, want)
         if echo is not None:
             echo(
                 f"adding the input features {config.features!r} to its network "
