@@ -3,9 +3,11 @@
 import csv
 
 import jax
+import numpy as np
 import pytest
 
 from jaxgames.evaluation.elo import (
+    ELO_PER_NAT,
     Match,
     bradley_terry,
     expected_score,
@@ -38,6 +40,39 @@ def test_ordering_and_anchor():
     assert r["god"] - r["mortal"] > 400 and all(abs(v) < 1e4 for v in r.values())
     with pytest.raises(ValueError, match="anchor"):
         bradley_terry(matches, anchor="nobody")
+
+
+def test_fit_solves_the_likelihood_equations():
+    # at the penalised MLE each player's points (plus prior / 2 per match) equal its expected
+    # points over the matches' games (plus prior): the gradient of the log-likelihood is zero
+    rng = np.random.default_rng(0)
+    names = ["p0", "p1", "p2", "p3", "p4"]
+    matches = []
+    for i in range(5):
+        for j in range(i + 1, 5):
+            w, d, losses = (int(x) for x in rng.integers(0, 40, 3))
+            matches.append(Match(names[i], names[j], w, d, losses))
+    prior = 1.0
+    elo = bradley_terry(matches, prior=prior)
+    assert abs(sum(elo.values())) < 1e-6
+    got = dict.fromkeys(names, 0.0)
+    expected = dict.fromkeys(names, 0.0)
+    for m in matches:
+        n = m.wins + m.draws + m.losses + prior
+        p = 1.0 / (1.0 + np.exp(-(elo[m.a] - elo[m.b]) / ELO_PER_NAT))
+        got[m.a] += m.wins + m.draws / 2 + prior / 2
+        got[m.b] += m.losses + m.draws / 2 + prior / 2
+        expected[m.a] += n * p
+        expected[m.b] += n * (1 - p)
+    for x in names:
+        assert got[x] == pytest.approx(expected[x], abs=1e-6), x
+
+
+def test_unconnected_players_are_refused():
+    with pytest.raises(ValueError, match="unconnected groups"):
+        bradley_terry([Match("a", "b", 3, 1, 2), Match("c", "d", 2, 0, 2)])
+    with pytest.raises(ValueError, match="no matches"):
+        bradley_terry([])
 
 
 def test_round_robin_table(ttt, tmp_path):

@@ -30,8 +30,9 @@ A draw is half a win and half a loss, so a pairing enters only through i's point
 held at 0 (``random = 0``), after adding ``prior`` virtual games per pairing scored as draws
 (``S += prior / 2``, ``N += prior``; default 1). This penalised maximum likelihood keeps every
 rating finite when a pairing is a whitewash; its pull is small where there is information
-(a 400-game pairing at 300 Elo moves by about 1 Elo). Newton's method with the exact Hessian
-(steps capped at 1 nat), vectorised over bootstrap resamples.
+(a 400-game pairing at 300 Elo moves by about 1 Elo). Fitted by
+:func:`~jaxgames.evaluation.elo.fit_elo` (Newton's method with the exact Hessian, steps capped
+at 1 nat), all bootstrap resamples in one call.
 
 A whitewash carries no information about the size of its gap: with only whitewashes linking
 two rungs, their gap is set by the prior (``400 log10((N + 1/2) / (1/2))``, about 1160 Elo for
@@ -84,7 +85,7 @@ import subprocess
 import sys
 import time
 import warnings
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -92,11 +93,10 @@ import numpy as np
 
 from jaxgames.core import Env, GameState, play_random_plies
 from jaxgames.evaluation.arena import Record, game_outcomes, play_from, wilson_interval
+from jaxgames.evaluation.elo import ELO_PER_NAT, check_connected, fit_elo, sigmoid
 from jaxgames.evaluation.opponents import Policy
 from jaxgames.runs import machine_description
 
-#: Elo points per nat of the logistic: P = sigma(dR / ELO_PER_NAT)
-ELO_PER_NAT = 400.0 / math.log(10.0)
 #: version of the ladder JSON layout
 LADDER_FORMAT = 1
 _Z95 = 1.959963984540054
@@ -495,10 +495,6 @@ def _flip(r: Record) -> Record:
 
 
 # ============================================================================ fitting
-def _sigmoid(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
-
-
 def _percentile_interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
     """Order-statistic percentile interval along axis 0 (safe with +-inf draws)."""
     s = np.sort(draws, axis=0)
@@ -506,69 +502,6 @@ def _percentile_interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.n
     lo_i = max(int(math.ceil((1 - ci) / 2 * b)) - 1, 0)
     hi_i = min(int(math.ceil((1 + ci) / 2 * b)) - 1, b - 1)
     return s[lo_i], s[hi_i]
-
-
-def _check_connected(names: list[str], pairs: Iterable[tuple[int, int]]) -> None:
-    parent = list(range(len(names)))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j in pairs:
-        parent[root(i)] = root(j)
-    groups: dict[int, list[str]] = {}
-    for k, n in enumerate(names):
-        groups.setdefault(root(k), []).append(n)
-    if len(groups) > 1:
-        raise ValueError(
-            f"the pairings split the players into unconnected groups {list(groups.values())}: "
-            "their ratings cannot be compared"
-        )
-
-
-def _fit_bt(
-    n: int,
-    pi: np.ndarray,
-    pj: np.ndarray,
-    points: np.ndarray,
-    games: np.ndarray,
-    anchor: int,
-    prior: float,
-    iterations: int = 200,
-    tol: float = 1e-9,
-) -> np.ndarray:
-    """Penalised Bradley-Terry MLE for B datasets at once: points float[B, P] of player pi[p]
-    against pj[p] in games[p] games -> Elo float[B, n] with player ``anchor`` at 0."""
-    b = points.shape[0]
-    s = points + prior / 2.0
-    g = np.asarray(games, np.float64) + prior
-    w = np.zeros((b, n, n))
-    np.add.at(w, (slice(None), pi, pj), s)
-    np.add.at(w, (slice(None), pj, pi), g - s)
-    gm = np.zeros((n, n))
-    np.add.at(gm, (pi, pj), g)
-    np.add.at(gm, (pj, pi), g)
-    free = np.array([k for k in range(n) if k != anchor], int)
-    r = np.zeros((b, n))
-    for _ in range(iterations):
-        p = _sigmoid(r[:, :, None] - r[:, None, :])
-        grad = (w - gm * p).sum(2)[:, free]
-        q = gm * p * (1.0 - p)
-        neg_h = -q  # minus the Hessian of log L: diag(sum_j q_ij) - q (q_ii = 0)
-        neg_h[:, np.arange(n), np.arange(n)] += q.sum(2)
-        neg_h = neg_h[:, free][:, :, free]
-        delta = np.linalg.solve(neg_h, grad[..., None])[..., 0]
-        big = np.max(np.abs(delta), axis=1, keepdims=True)
-        delta = delta / np.maximum(big, 1.0)  # steps of at most 1 nat per player
-        r[:, free] += delta
-        if float(np.max(big)) < tol:
-            break
-    else:
-        raise RuntimeError("the Bradley-Terry fit did not converge")
-    return r * ELO_PER_NAT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -690,13 +623,13 @@ def fit_ladder(
         raise ValueError(f"anchor {anchor!r} is not among the players {names}")
     pi = np.array([idx[p.a] for p in pairings])
     pj = np.array([idx[p.b] for p in pairings])
-    _check_connected(names, zip(pi, pj))
+    check_connected(names, zip(pi, pj))
     games = np.array([p.games for p in pairings], np.float64)
     point = np.array([[p.points for p in pairings]])
-    elo = _fit_bt(len(names), pi, pj, point, games, idx[anchor], prior)[0]
+    elo = fit_elo(len(names), pi, pj, point, games, idx[anchor], prior)[0]
     rng = np.random.default_rng(seed)
     boot = np.stack([p.resample_points(rng, n_boot) for p in pairings], axis=1)
-    draws = _fit_bt(len(names), pi, pj, boot, games, idx[anchor], prior)
+    draws = fit_elo(len(names), pi, pj, boot, games, idx[anchor], prior)
     return LadderFit(tuple(names), elo, draws, ci)
 
 
@@ -721,7 +654,7 @@ def _solve_agent(points: np.ndarray, games: np.ndarray, rung_elo: np.ndarray) ->
     hi = rung_elo.max(1) + 6000.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        expected = (games * _sigmoid((mid[:, None] - rung_elo) / ELO_PER_NAT)).sum(1)
+        expected = (games * sigmoid((mid[:, None] - rung_elo) / ELO_PER_NAT)).sum(1)
         up = points > expected
         lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
     r = 0.5 * (lo + hi)
