@@ -20,7 +20,7 @@ import csv
 import dataclasses
 import math
 import os
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import jax
 import numpy as np
@@ -99,7 +99,7 @@ def check_connected(names: list[str], pairs: Iterable[tuple[int, int]]) -> None:
 
 
 def fit_elo(
-    n: int,
+    names: Sequence[str],
     pi: np.ndarray,
     pj: np.ndarray,
     points: np.ndarray,
@@ -110,12 +110,16 @@ def fit_elo(
     tol: float = 1e-9,
 ) -> np.ndarray:
     """Penalised Bradley-Terry MLE for B datasets at once: ``points`` float[B, P] of player
-    ``pi[p]`` against ``pj[p]`` in ``games[p]`` games -> Elo float[B, n], player ``anchor`` at 0.
+    ``pi[p]`` against ``pj[p]`` (indices into ``names``) in ``games[p]`` games -> Elo
+    float[B, n], n = len(names), player ``anchor`` at 0.
 
     Newton steps on the free ratings (the anchor's fixed), capped at 1 nat per player so that a
     near-whitewash cannot overshoot; the Hessian is ``-(diag(sum_j q_ij) - q)`` with
-    ``q_ij = N_ij p_ij (1 - p_ij)``, negative definite on a connected graph.
+    ``q_ij = N_ij p_ij (1 - p_ij)``, negative definite on a connected graph, so players that
+    never met, directly or through others, are refused first (:func:`check_connected`).
     """
+    check_connected(list(names), zip(pi, pj))
+    n = len(names)
     b = points.shape[0]
     s = points + prior / 2.0
     g = np.asarray(games, np.float64) + prior
@@ -167,10 +171,10 @@ def bradley_terry(
     idx = {n: k for k, n in enumerate(names)}
     pi = np.array([idx[m.a] for m in matches])
     pj = np.array([idx[m.b] for m in matches])
-    check_connected(names, zip(pi, pj))
     games = np.array([m.wins + m.draws + m.losses for m in matches], np.float64)
     points = np.array([[m.wins + 0.5 * m.draws for m in matches]], np.float64)
-    elo = fit_elo(len(names), pi, pj, points, games, idx[anchor or names[0]], prior)[0]
+    # fitted with some player at 0, then moved to the anchor or to mean 0
+    elo = fit_elo(names, pi, pj, points, games, idx[anchor or names[0]], prior)[0]
     elo = elo - (elo[idx[anchor]] if anchor is not None else elo.mean())
     order = np.argsort(-elo)
     return {names[k]: float(elo[k]) for k in order}

@@ -93,7 +93,7 @@ import numpy as np
 
 from jaxgames.core import Env, GameState, play_random_plies
 from jaxgames.evaluation.arena import Record, game_outcomes, play_from, wilson_interval
-from jaxgames.evaluation.elo import ELO_PER_NAT, check_connected, fit_elo, sigmoid
+from jaxgames.evaluation.elo import ELO_PER_NAT, fit_elo, sigmoid
 from jaxgames.evaluation.opponents import Policy
 from jaxgames.runs import machine_description
 
@@ -623,13 +623,12 @@ def fit_ladder(
         raise ValueError(f"anchor {anchor!r} is not among the players {names}")
     pi = np.array([idx[p.a] for p in pairings])
     pj = np.array([idx[p.b] for p in pairings])
-    check_connected(names, zip(pi, pj))
     games = np.array([p.games for p in pairings], np.float64)
     point = np.array([[p.points for p in pairings]])
-    elo = fit_elo(len(names), pi, pj, point, games, idx[anchor], prior)[0]
+    elo = fit_elo(names, pi, pj, point, games, idx[anchor], prior)[0]
     rng = np.random.default_rng(seed)
     boot = np.stack([p.resample_points(rng, n_boot) for p in pairings], axis=1)
-    draws = fit_elo(len(names), pi, pj, boot, games, idx[anchor], prior)
+    draws = fit_elo(names, pi, pj, boot, games, idx[anchor], prior)
     return LadderFit(tuple(names), elo, draws, ci)
 
 
