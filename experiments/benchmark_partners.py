@@ -35,12 +35,12 @@ if ROOT not in sys.path:  # `python experiments/x.py` imports jaxgames from the 
 
 import jax  # noqa: E402
 
+from jaxgames.agents.config import parse_overrides  # noqa: E402
 from jaxgames.agents.games_batch import make_training_games  # noqa: E402
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.core import random_action  # noqa: E402
 from jaxgames.specs import make_partners  # noqa: E402
-from jaxgames.training.config import parse_overrides  # noqa: E402
 
 
 def variant_config(base, variant: str):

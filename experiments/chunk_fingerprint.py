@@ -49,6 +49,24 @@ CASES = [
         {"num_envs": 8, "num_steps": 4, "updates_per_chunk": 2, "total_steps": 200},
     ),
     (
+        "alphazero",
+        "reversi",
+        {"size": 6},
+        {"num_envs": 16, "num_steps": 4, "updates_per_chunk": 2, "total_steps": 256},
+    ),
+    (
+        "alphazero",
+        "animal_shogi",
+        {},
+        {"num_envs": 16, "num_steps": 4, "updates_per_chunk": 2, "total_steps": 256},
+    ),
+    (
+        "dqn",
+        "reversi",
+        {"size": 6},
+        {"num_envs": 16, "updates_per_chunk": 20, "total_steps": 2000, "learning_starts": 64},
+    ),
+    (
         "winner_imitation",
         "tic_tac_toe",
         {},

@@ -41,10 +41,11 @@ import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
 from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
-from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record, machine_description  # noqa: E402
-from jaxgames.training.checkpoint import CheckpointStore  # noqa: E402
+from jaxgames.provenance import machine_description  # noqa: E402
+from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
+from jaxgames.runs.checkpoint import CheckpointStore  # noqa: E402
+from jaxgames.runs.metrics import MetricsLog, chunk_record  # noqa: E402
 from jaxgames.training.driver import fit_params, initial_params, needs_widening  # noqa: E402
-from jaxgames.training.metrics import MetricsLog, chunk_record  # noqa: E402
 
 # the experiments reuse compiled programs across runs (off: JAXGAMES_COMPILE_CACHE=0)
 enable_compile_cache()
@@ -602,7 +603,7 @@ def save_seed_runs(result: SeedTraining, out: str) -> list[str]:
     """Write each seed's final train state as a run directory ``out/seed<s>/`` (config.json
     with ``seed = s`` and the training's start as "created", ``metrics.jsonl`` with each
     chunk's env steps, end time, seconds and that seed's training metrics, as ``jaxgames
-    train`` writes them, + an orbax checkpoint), readable by ``jaxgames.agents.load_policy``,
+    train`` writes them, + an orbax checkpoint), readable by ``jaxgames.load_policy``,
     ``make_opponent(<dir>)``, ``jaxgames play`` and ``jaxgames export`` (whose model card
     reads the steps and clock from them). Returns the directories."""
     dirs = []

@@ -54,7 +54,8 @@ from jaxgames.pretrained import (  # noqa: E402
     shipped_table,
     write_card,
 )
-from jaxgames.runs import is_exported, load_agent, machine_description  # noqa: E402
+from jaxgames.provenance import machine_description  # noqa: E402
+from jaxgames.runs import is_exported, load_agent  # noqa: E402
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 DOCS = os.path.join(ROOT, "docs", "pretrained.md")

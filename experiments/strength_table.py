@@ -307,7 +307,6 @@ def main(argv=None) -> dict:
         a.ladder_games = min(a.ladder_games, 20) if a.ladder_games is not None else 20
 
     import jaxgames  # noqa: F401
-    from jaxgames.agents import load_agent
     from jaxgames.agents.search import SearchPolicy
     from jaxgames.evaluation import (
         arena,
@@ -316,6 +315,7 @@ def main(argv=None) -> dict:
         round_robin,
         write_ratings_csv,
     )
+    from jaxgames.runs import load_agent
     from jaxgames.specs import make_opponent
 
     agents = find_agents(a)

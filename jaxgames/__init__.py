@@ -4,6 +4,7 @@ import jaxgames
 env = jaxgames.make("reversi", size=6)
 state = env.init(key)
 state = env.step(state, action)
+policy = jaxgames.load_pretrained("reversi8")   # policy(key, state) -> action
 
 The names below are loaded on first use (a module ``__getattr__``): importing the package, or
 its command line (``python -m jaxgames.cli``), does not import JAX until something needs it, so
@@ -22,13 +23,16 @@ _FROM_CORE = (
     "Env",
     "GameState",
     "IllegalActionError",
+    "Policy",
     "random_action",
     "random_policy",
     "step_autoreset",
 )
 _FROM_GAMES = ("game_variants", "make", "registered_games")
+_FROM_RUNS = ("load_agent", "load_policy")
+_FROM_PRETRAINED = ("load_pretrained", "pretrained_names")
 
-__all__ = sorted(_FROM_CORE + _FROM_GAMES)
+__all__ = sorted(_FROM_CORE + _FROM_GAMES + _FROM_RUNS + _FROM_PRETRAINED)
 
 
 def __getattr__(name: str) -> Any:
@@ -40,6 +44,14 @@ def __getattr__(name: str) -> Any:
         from jaxgames import games
 
         return getattr(games, name)
+    if name in _FROM_RUNS:
+        from jaxgames import runs
+
+        return getattr(runs, name)
+    if name in _FROM_PRETRAINED:
+        from jaxgames import pretrained
+
+        return getattr(pretrained, name)
     try:  # a submodule not imported yet: ``import jaxgames; jaxgames.games.make(...)``
         return importlib.import_module(f"{__name__}.{name}")
     except ModuleNotFoundError as e:

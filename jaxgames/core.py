@@ -70,6 +70,11 @@ from jaxgames.view import BoardView
 
 Array = jax.Array
 PRNGKey = jax.Array
+#: a player: ``policy(key, state) -> int32[]``, a legal action of one (unbatched) state while
+#: the game is not over; pure, so ``jax.vmap(policy)(keys, states)`` plays a batch. Every
+#: player in jaxgames has this type: the classic opponents, the engines, trained networks
+#: (:class:`jaxgames.agents.common.NetworkPolicy`) and searches over them
+Policy = Callable[[PRNGKey, "GameState"], Array]
 
 #: the fields every game state declares, contiguous and in this order
 COMMON_FIELDS = (
@@ -107,7 +112,7 @@ class GameStateBase:
     ``TypeError``. The base adds no dataclass fields on purpose: a dataclass base's fields would
     come first in every subclass and so change the order of the state's pytree leaves, and
     checkpoints store a train state (which holds the batched game states) as its flat list of
-    leaves (:mod:`jaxgames.training.checkpoint`), so old checkpoints would restore with fields
+    leaves (:mod:`jaxgames.runs.checkpoint`), so old checkpoints would restore with fields
     swapped. Declaring the fields in each state keeps every game's leaf order as it was.
     """
 

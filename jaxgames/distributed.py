@@ -13,7 +13,7 @@ replica of the parameters. No algorithm code knows about devices::
     state, metrics = chunk(state)            # same program as on one device, run on all of them
 
 Which leaves are split is decided by a partition function ``train_state -> pytree of
-PartitionSpec`` (:attr:`jaxgames.training.algorithm.Algorithm.partition`). The default,
+PartitionSpec`` (:attr:`jaxgames.agents.algorithm.Algorithm.partition`). The default,
 :func:`default_partition`, shards every leaf stored under a field named ``env_state`` (the
 batched game states ``[num_envs, ...]`` of PPO, DQN, winner imitation) on its leading axis and
 replicates everything else -- always correct; an algorithm may also shard e.g. a per-env replay
@@ -220,7 +220,7 @@ def shard_state(train_state: Any, mesh: Mesh, partition: Callable[[Any], Any] | 
 
 
 def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Callable, Callable, Any]:
-    """(init, chunk, shardings) of an :class:`~jaxgames.training.algorithm.Algorithm` compiled
+    """(init, chunk, shardings) of an :class:`~jaxgames.agents.algorithm.Algorithm` compiled
     for ``mesh``.
 
     init(key) -> train_state   created directly in its sharded layout (``out_shardings``)

@@ -43,10 +43,10 @@ import os
 from typing import Callable, Mapping
 
 from jaxgames.agents.search import SearchPolicy
-from jaxgames.core import Env
+from jaxgames.baselines import value_iteration
+from jaxgames.core import Env, Policy, random_policy
 from jaxgames.evaluation import opponents
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
-from jaxgames.evaluation.opponents import Policy
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy, with_exact_endgame
 from jaxgames.evaluation.uct import uct_policy
 from jaxgames.pretrained import load_pretrained, pretrained_dir
@@ -315,6 +315,11 @@ def _check_agent_game(what: str, folder: str, env: Env) -> None:
 _BUILT: dict[tuple, Policy] = {}
 
 
+def _perfect(env: Env) -> Policy:
+    """Tic-tac-toe: optimal play from value iteration, uniformly random among optimal moves."""
+    return value_iteration.perfect_policy()
+
+
 def _engine(env: Env, depth: int, *endgame: int) -> Policy:
     if env.name == "reversi":
         return reversi_engine_policy(env, depth, *endgame)
@@ -322,9 +327,9 @@ def _engine(env: Env, depth: int, *endgame: int) -> Policy:
 
 
 _MAKERS: dict[str, Callable[..., Policy]] = {
-    "random": opponents.random_policy,
+    "random": lambda env: random_policy,
     "greedy": opponents.greedy_policy,
-    "perfect": opponents.perfect_policy,
+    "perfect": _perfect,
     "minimax": opponents.minimax_policy,
     "alphabeta": opponents.alphabeta_policy,
     "engine": _engine,
@@ -335,7 +340,7 @@ _MAKERS: dict[str, Callable[..., Policy]] = {
 def make_opponent(text: str, env: Env) -> Policy:
     """``policy(key, state) -> int32[] action`` for the spec ``text`` on ``env`` (one state;
     ``jax.vmap`` for a batch; legal moves only). Errors as :func:`check_spec`, plus
-    :class:`~jaxgames.training.checkpoint.CheckpointError` for a run without a usable
+    :class:`~jaxgames.runs.checkpoint.CheckpointError` for a run without a usable
     checkpoint."""
     spec = parse_spec(text)
     _check_for_game(spec, env)

@@ -23,6 +23,7 @@ from typing import Any, Callable, TextIO
 import jax
 
 from jaxgames import records, render
+from jaxgames.core import Policy
 from jaxgames.specs import make_opponent
 
 HELP = """\
@@ -39,8 +40,6 @@ commands:
   quit         leave (also Ctrl-D)"""
 
 COLORS = {"first": 0, "black": 0, "x": 0, "sente": 0, "second": 1, "white": 1, "o": 1, "gote": 1}
-
-Policy = Callable[[jax.Array, Any], jax.Array]
 
 
 # ---------------------------------------------------------------------------- policies

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.agents import dqn, load_agent, load_policy
+from jaxgames.agents import dqn
 from jaxgames.agents.common import batch_observation
 from jaxgames.agents.games_batch import make_training_games
 from jaxgames.agents.replay import make_trajectory_buffer
+from jaxgames.runs import load_agent, load_policy
 
 
 # ---------------------------------------------------------------------------- n-step returns
@@ -233,7 +234,7 @@ def test_resume_is_bit_exact(cli_run, tmp_path):
     second = run_training("dqn", cfg, run_dir, progress=False, echo=lambda s: None)
     assert second.chunks_run == 2 and second.completed
     # the whole train state (params, target, optimiser, envs, replay buffer, key) bit for bit
-    from jaxgames.training.checkpoint import CheckpointStore
+    from jaxgames.runs.checkpoint import CheckpointStore
 
     store = CheckpointStore(os.path.join(cli_run, "checkpoints"))
     try:

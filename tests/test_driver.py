@@ -14,9 +14,11 @@ import pytest
 from tiny_configs import TINY_PPO
 
 import jaxgames
-from jaxgames.agents import load_agent, load_policy, ppo, random_policy
+from jaxgames.agents import ppo
+from jaxgames.core import random_policy
 from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.training.checkpoint import CheckpointError
+from jaxgames.runs import load_agent, load_policy
+from jaxgames.runs.checkpoint import CheckpointError
 from jaxgames.training.driver import run_training
 
 CFG = TINY_PPO
@@ -285,7 +287,7 @@ def test_init_from_must_be_a_clean_string():
 _SAVE_ON_ANOTHER_DEVICE = """
 import sys
 import jax, jax.numpy as jnp
-from jaxgames.training.checkpoint import CheckpointStore
+from jaxgames.runs.checkpoint import CheckpointStore
 tree = {"w": jnp.arange(6.0).reshape(2, 3), "n": jnp.int32(7)}
 tree = jax.device_put(tree, jax.devices()[2])  # a device the restoring process lacks
 store = CheckpointStore(sys.argv[1], keep=1)
@@ -302,7 +304,7 @@ def test_checkpoint_saved_on_other_devices_restores_here(tmp_path):
     import subprocess
     import sys
 
-    from jaxgames.training.checkpoint import CheckpointStore
+    from jaxgames.runs.checkpoint import CheckpointStore
 
     ckpt = str(tmp_path / "ckpt")
     env = dict(

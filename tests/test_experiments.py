@@ -296,7 +296,7 @@ def test_learning_curves_tiny(ttt_curves):
     os.remove(png)
     assert learning_curves.main(["--replot", d]) == [] and os.path.exists(png)
     # the seeds trained in one vmap are different agents, saved as loadable run directories
-    from jaxgames.agents import load_agent
+    from jaxgames.runs import load_agent
 
     a0, a1 = (load_agent(os.path.join(d, f"seed{s}")) for s in (0, 1))
     assert a0.config.seed == 0 and a1.config.seed == 1
@@ -306,7 +306,7 @@ def test_learning_curves_tiny(ttt_curves):
     # each seed run has its chunks' steps, clock and own training metrics, which the model
     # card of an export reads (as for a run of `jaxgames train`)
     from jaxgames.pretrained import training_facts
-    from jaxgames.training.metrics import MetricsLog
+    from jaxgames.runs.metrics import MetricsLog
 
     logs = [MetricsLog(os.path.join(d, f"seed{s}")).records() for s in (0, 1)]
     assert [r["chunk"] for r in logs[0]] == list(range(1, len(logs[0]) + 1)) and logs[0]

@@ -30,9 +30,9 @@ import pytest
 
 from jaxgames import cli, distributed
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.runs import load_agent, read_run_config
-from jaxgames.training import checkpoint, driver
-from jaxgames.training.checkpoint import DIGEST_KEY, CheckpointWarning
+from jaxgames.runs import checkpoint, load_agent, read_run_config
+from jaxgames.runs.checkpoint import DIGEST_KEY, CheckpointWarning
+from jaxgames.training import driver
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # orbax's "Event loop is closed" noise after a failed read must not reach the hook either
@@ -60,7 +60,7 @@ TINY = [
 # run in a subprocess: SIGKILL itself at a chosen point, then the command line
 KILLER = r"""
 import json, os, signal, sys
-from jaxgames.training import checkpoint, metrics
+from jaxgames.runs import checkpoint, metrics
 
 point, chunk = sys.argv[1], int(sys.argv[2])
 
@@ -104,7 +104,7 @@ sys.exit(main(sys.argv[1:]))
 
 HOLDER = r"""
 import sys, time
-from jaxgames.training.lock import RunLock
+from jaxgames.runs.lock import RunLock
 lock = RunLock(sys.argv[1]).acquire()
 print("locked", flush=True)
 time.sleep(120)
@@ -500,7 +500,7 @@ def test_ctrl_c_while_starting_up_exits_cleanly(cache_dir):
 
 
 def test_metrics_log_reading_rules(tmp_path):
-    from jaxgames.training.metrics import MetricsError, MetricsLog
+    from jaxgames.runs.metrics import MetricsError, MetricsLog
 
     log = MetricsLog(str(tmp_path))
     good = ['{"chunk": 1, "x": 0.5}', '{"chunk": 2, "x": NaN}']
@@ -528,7 +528,7 @@ def test_metrics_log_reading_rules(tmp_path):
 
 
 def test_lock_is_exclusive_within_a_process_too(tmp_path):
-    from jaxgames.training.lock import RunLock, RunLockedError
+    from jaxgames.runs.lock import RunLock, RunLockedError
 
     with RunLock(str(tmp_path)):
         with pytest.raises(RunLockedError, match=f"in use by process {os.getpid()}"):

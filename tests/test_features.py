@@ -13,10 +13,11 @@ import pytest
 from tiny_configs import TINY_FIELDS
 
 import jaxgames
-from jaxgames.agents import alphazero, load_agent
+from jaxgames.agents import alphazero
 from jaxgames.core import PLAIN_FEATURES, feature_channels_within, feature_function
 from jaxgames.games import animal_shogi, reversi
 from jaxgames.games.bitboard import split_words, stack_words, unpack
+from jaxgames.runs import load_agent
 from jaxgames.training.driver import run_training
 
 

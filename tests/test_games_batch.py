@@ -8,10 +8,10 @@ import pytest
 import jaxgames
 from jaxgames.agents import alphazero, dqn, ppo
 from jaxgames.agents.common import selfplay_step
+from jaxgames.agents.config import partner_sizes
 from jaxgames.agents.games_batch import make_training_games
 from jaxgames.core import random_action, random_policy
 from jaxgames.specs import check_partners, check_spec, make_opponent, make_partners
-from jaxgames.training.config import partner_sizes
 from jaxgames.training.driver import run_training
 
 
@@ -195,7 +195,7 @@ def test_run_directory_partner_is_checked_without_restoring(tmp_path):
     checkpoint: a run without checkpoints passes validation and fails only when it is built."""
     import json
 
-    from jaxgames.training.checkpoint import CheckpointError
+    from jaxgames.runs.checkpoint import CheckpointError
 
     run = tmp_path / "ttt_run"
     run.mkdir()

@@ -14,9 +14,9 @@ import pytest
 from tiny_configs import TINY_PPO
 
 from jaxgames.cli import main
+from jaxgames.runs.metrics import MetricsLog
 from jaxgames.training.driver import run_training
 from jaxgames.training.loggers import parse_loggers
-from jaxgames.training.metrics import MetricsLog
 from jaxgames.validation import MissingExtraError
 
 CFG = TINY_PPO

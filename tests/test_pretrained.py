@@ -31,11 +31,11 @@ from jaxgames.pretrained import (
     shipped_table,
     stage_command,
 )
+from jaxgames.provenance import machine_description
 from jaxgames.runs import (
     CARD_MD_FILE,
     PARAMS_FILE,
     load_agent,
-    machine_description,
     read_run_config,
     save_params,
 )
@@ -185,8 +185,8 @@ def test_unknown_name_lists_the_shipped_ones(ttt):
             call()
     with pytest.raises(ValueError, match="use 'pretrained:<name>'"):
         check_spec("pretrained:", ttt)
-    assert jaxgames.agents.pretrained_names() == SHIPPED
-    assert jaxgames.agents.load_pretrained is load_pretrained
+    assert jaxgames.pretrained_names() == SHIPPED
+    assert jaxgames.load_pretrained is load_pretrained
 
 
 def test_specs_and_cli(ttt, capsys):

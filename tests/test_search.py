@@ -11,7 +11,7 @@ import pytest
 
 import jaxgames
 from jaxgames.agents import dqn, ppo
-from jaxgames.agents.common import MASK_MIN, Agent, Policy
+from jaxgames.agents.common import MASK_MIN, Agent, NetworkPolicy
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.search import (
     SearchPolicy,
@@ -27,7 +27,7 @@ from jaxgames.evaluation import arena
 from jaxgames.specs import check_spec, make_opponent
 
 
-def untrained_policy(env, key=jax.random.PRNGKey(0)) -> Policy:
+def untrained_policy(env, key=jax.random.PRNGKey(0)) -> NetworkPolicy:
     agent = Agent(
         make_network("mlp", env.num_actions, hidden=16, layers=1), tuple(env.observation_shape)
     )
@@ -401,7 +401,7 @@ def test_mcts_opponent_spec(tmp_path, ttt):
             check_spec(bad, ttt)
     with pytest.raises(ValueError, match="was trained on"):
         check_spec(f"mcts:8:{run}", jaxgames.make("reversi", size=6))
-    from jaxgames.training.checkpoint import CheckpointError
+    from jaxgames.runs.checkpoint import CheckpointError
 
     with pytest.raises(CheckpointError, match="no checkpoints"):
         make_opponent(f"mcts:8:{run}", ttt)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.agents import load_policy
 from jaxgames.agents import winner_imitation as wi
 from jaxgames.agents.common import Agent
 from jaxgames.agents.networks import make_network
+from jaxgames.runs import load_policy
 
 
 def test_winner_weights_hand_computed():

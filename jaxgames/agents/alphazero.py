@@ -115,6 +115,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxgames import distributed
+from jaxgames.agents.algorithm import Algorithm, make_chunk
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs, negamax_gae
 from jaxgames.agents.replay import (
     TrajectoryBuffer,
@@ -129,7 +130,6 @@ from jaxgames.agents.rollout_learning import (
 )
 from jaxgames.agents.search import search_batch
 from jaxgames.core import Symmetries, apply_symmetry, with_score_utility
-from jaxgames.training.algorithm import Algorithm, make_chunk
 from jaxgames.validation import check_bool, check_float, check_int, fail
 
 
@@ -497,7 +497,7 @@ def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: Alpha
 
 
 def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
-    """Gumbel AlphaZero as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
+    """Gumbel AlphaZero as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver."""
     setup = make_setup(config, AlphaZeroConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
     symmetries = env.symmetries

@@ -1,5 +1,5 @@
 """Mechanisms shared by all algorithms: legal-move masking, sampling, negamax GAE, and the
-:class:`Agent` / :class:`Policy` wrappers around a network and its parameters.
+:class:`Agent` / :class:`NetworkPolicy` wrappers around a network and its parameters.
 
 Masking uses a *finite* minimum (``jnp.finfo(float32).min``) rather than ``-inf``, so that
 softmax, log-probabilities and their gradients stay finite; illegal actions get probability
@@ -20,13 +20,11 @@ import numpy as np
 from jaxgames.core import (
     Symmetries,
     apply_symmetry,
-    random_policy,  # noqa: F401  (re-exported: agents.random_policy)
     step_autoreset,
 )
 
 Array = jax.Array
 PRNGKey = jax.Array
-#: a policy plays one (unbatched) state: policy(key, state) -> int32[] action
 PolicyFn = Callable[[PRNGKey, Any], Array]
 
 MASK_MIN = float(jnp.finfo(jnp.float32).min)
@@ -264,14 +262,14 @@ class Agent:
         chex.assert_shape(logits, (b, k, sym.actions.shape[1]))
         return logits.mean(axis=1), value.reshape(b, k).mean(axis=1)
 
-    def policy(self, params: Any, greedy: bool = True) -> "Policy":
-        """A :class:`Policy` playing with ``params`` (greedy argmax or sampling, legal moves
+    def policy(self, params: Any, greedy: bool = True) -> "NetworkPolicy":
+        """A :class:`NetworkPolicy` playing with ``params`` (greedy argmax or sampling, legal moves
         only)."""
-        return Policy(self, params, greedy)
+        return NetworkPolicy(self, params, greedy)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Policy:
+class NetworkPolicy:
     """``policy(key, state) -> int32[] action`` for one state; ``jax.vmap(policy)`` for a batch.
 
     Always a legal action (when one exists). Greedy picks the highest logit; otherwise it

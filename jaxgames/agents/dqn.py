@@ -70,25 +70,25 @@ import optax
 from flax import struct
 
 from jaxgames import distributed
-from jaxgames.agents.common import (
-    MASK_MIN,
-    Agent,
-    Policy,
-    SelfPlayStep,
-    batch_observation,
-    greedy_masked,
-    masked_logits,
-)
-from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
-from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
-from jaxgames.training.algorithm import (
+from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
     make_agent,
     make_chunk,
     make_optimizer,
 )
-from jaxgames.training.config import TrainConfig
+from jaxgames.agents.common import (
+    MASK_MIN,
+    Agent,
+    NetworkPolicy,
+    SelfPlayStep,
+    batch_observation,
+    greedy_masked,
+    masked_logits,
+)
+from jaxgames.agents.config import TrainConfig
+from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
+from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.validation import check_bool, check_choice, check_float, check_int
 
 
@@ -305,10 +305,10 @@ Q_PRIOR_TEMPERATURE = 0.1
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class QPolicy(Policy):
-    """:class:`Policy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
+class QPolicy(NetworkPolicy):
+    """:class:`NetworkPolicy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
     ``value(state)`` is the largest legal Q (float32[], mover's view). Hashed by identity,
-    like :class:`Policy`."""
+    like :class:`NetworkPolicy`."""
 
     def value(self, state: Any) -> jax.Array:
         q, _ = self.agent.apply(self.params, state.observation)
@@ -430,7 +430,7 @@ def huber(x: jax.Array, delta: float) -> jax.Array:
 
 
 def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
-    """DQN as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver
+    """DQN as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver
     (``partners``: see :func:`jaxgames.agents.games_batch.make_training_games`)."""
     check_config_type(config, DQNConfig)
     env = config.make_env()

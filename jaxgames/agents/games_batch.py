@@ -32,9 +32,9 @@ from typing import Any, Mapping
 import jax
 import jax.numpy as jnp
 
-from jaxgames.agents.common import PolicyFn, SelfPlayStep, selfplay_step
-from jaxgames.core import EnvWrapper, play_random_plies, random_policy, with_score_utility
-from jaxgames.training.config import partner_sizes
+from jaxgames.agents.common import SelfPlayStep, selfplay_step
+from jaxgames.agents.config import partner_sizes
+from jaxgames.core import EnvWrapper, Policy, play_random_plies, random_policy, with_score_utility
 
 #: the presets of reversi and animal shogi: a quarter of the games against each classic search
 #: player (they punish blunders that self-play between equals rarely exposes) and an eighth
@@ -74,11 +74,11 @@ class PartnerGroup:
 
     name: str
     size: int
-    policy: PolicyFn
+    policy: Policy
 
 
 def _play_partner(
-    env: Any, partner: PolicyFn, state: Any, learner: jax.Array, key: jax.Array
+    env: Any, partner: Policy, state: Any, learner: jax.Array, key: jax.Array
 ) -> tuple[Any, jax.Array]:
     """Let ``partner`` move until ``learner`` is to move or the game is over (one reply in
     alternating games). Returns (state, float32[] learner's rewards summed over those moves)."""
@@ -97,7 +97,7 @@ def _play_partner(
     return state, total
 
 
-def _fresh_partner_game(env: Any, partner: PolicyFn, key: jax.Array) -> Any:
+def _fresh_partner_game(env: Any, partner: Policy, key: jax.Array) -> Any:
     """A new game in which the learner plays a random colour (the partner opens if needed)."""
     k_init, k_coin, k_move = jax.random.split(key, 3)
     state = env.init(k_init)
@@ -107,7 +107,7 @@ def _fresh_partner_game(env: Any, partner: PolicyFn, key: jax.Array) -> Any:
 
 
 def partner_step(
-    env: Any, partner: PolicyFn, states: Any, actions: jax.Array, key: jax.Array
+    env: Any, partner: Policy, states: Any, actions: jax.Array, key: jax.Array
 ) -> SelfPlayStep:
     """One learner move in each of a batch of games against ``partner`` (leading axis B),
     followed by the partner's replies, auto-reset (fresh game, random colours) when the game
@@ -275,7 +275,7 @@ def make_training_games(
     env: Any,
     num_envs: int,
     partners: Mapping[str, float] | None = None,
-    policies: Mapping[str, PolicyFn] | None = None,
+    policies: Mapping[str, Policy] | None = None,
     max_opening_plies: int = 0,
     score_utility: float = 0.0,
 ) -> TrainingGames:

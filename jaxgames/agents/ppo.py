@@ -27,6 +27,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from jaxgames.agents.algorithm import Algorithm, make_chunk
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
@@ -37,7 +38,6 @@ from jaxgames.agents.common import (
 )
 from jaxgames.agents.games_batch import CLASSIC_PARTNERS
 from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
-from jaxgames.training.algorithm import Algorithm, make_chunk
 from jaxgames.validation import check_float
 
 
@@ -189,7 +189,7 @@ def ppo_loss(
 
 
 def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
-    """PPO as an :class:`~jaxgames.training.algorithm.Algorithm` for the run driver."""
+    """PPO as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver."""
     setup = make_setup(config, PPOConfig, partners)
     env, agent, games = setup.env, setup.agent, setup.games
 

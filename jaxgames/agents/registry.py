@@ -2,7 +2,7 @@
 
 Adding an algorithm is one line in :data:`ALGORITHMS`: its module provides ``Config``,
 ``default_config(game, game_options=None, quick=False, **overrides)`` and
-``make_algorithm(config, partners=None) -> jaxgames.training.algorithm.Algorithm``; the run
+``make_algorithm(config, partners=None) -> jaxgames.agents.algorithm.Algorithm``; the run
 driver, the CLI and :func:`jaxgames.runs.load_policy` then work for it.
 """
 

@@ -5,7 +5,7 @@ TD(lambda) (:func:`jaxgames.agents.common.negamax_gae`), then ``update_epochs`` 
 ``num_envs * num_steps`` transitions in ``num_minibatches`` shuffled minibatches, one Adam step
 each. The config fields, the train state, the setup (game, network, optimiser, training games),
 and the learning step live here once (the chunk loop is
-:func:`jaxgames.training.algorithm.make_chunk`); each algorithm brings its acting rule, its
+:func:`jaxgames.agents.algorithm.make_chunk`); each algorithm brings its acting rule, its
 targets and its loss.
 """
 
@@ -20,10 +20,10 @@ import optax
 from flax import struct
 
 from jaxgames import distributed
+from jaxgames.agents.algorithm import check_config_type, make_agent, make_optimizer
 from jaxgames.agents.common import Agent
+from jaxgames.agents.config import TrainConfig
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
-from jaxgames.training.algorithm import check_config_type, make_agent, make_optimizer
-from jaxgames.training.config import TrainConfig
 from jaxgames.validation import check_float, check_int, fail
 
 

@@ -1,6 +1,6 @@
 """Play-time search: a trained network guiding Gumbel MuZero tree search over the real game.
 
-    guide = jaxgames.agents.load_policy("runs/r6-ppo")     # any trained policy (PPO, DQN, ...)
+    guide = jaxgames.load_policy("runs/r6-ppo")     # any trained policy (PPO, DQN, ...)
     policy = SearchPolicy(env, guide, num_simulations=32)  # policy(key, state) -> int32[] action
     jax.vmap(policy)(keys, states)                         # a batch of games, jittable
 
@@ -50,18 +50,18 @@ import jax
 import jax.numpy as jnp
 import mctx
 
-from jaxgames.agents.common import Policy, masked_logits
+from jaxgames.agents.common import NetworkPolicy, masked_logits
 from jaxgames.core import Env
 from jaxgames.validation import check_float, check_int
 
 Array = jax.Array
 
 
-def guide_outputs(guide: Policy, states: Any) -> tuple[Array, Array]:
+def guide_outputs(guide: NetworkPolicy, states: Any) -> tuple[Array, Array]:
     """The guide's prior logits and value for a batch of states (leading axis B).
 
     -> (prior logits float32[B, A] with illegal moves at the float32 minimum, value float32[B],
-    mover's view), one network call per state: :meth:`Policy.search_outputs` (the policy
+    mover's view), one network call per state: :meth:`NetworkPolicy.search_outputs` (the policy
     head's logits and the value head; for a Q-network Q / temperature and the largest legal Q).
     """
     logits, value = jax.vmap(guide.search_outputs)(states)
@@ -108,7 +108,7 @@ def with_win_check(env: Env, states: Any, prior: Array, value: Array) -> tuple[A
     return prior, jnp.where(can_win, 1.0, value)
 
 
-def make_recurrent_fn(env: Env, guide: Policy, win_check: bool = False):
+def make_recurrent_fn(env: Env, guide: NetworkPolicy, win_check: bool = False):
     """``recurrent_fn(params, key, action int32[B], states) -> (mctx.RecurrentFnOutput, states')``
     for :func:`mctx.gumbel_muzero_policy` (``params`` is unused: the guide holds its own);
     ``win_check``: the one-ply win check of the module docstring at every expanded node."""
@@ -137,7 +137,7 @@ def make_recurrent_fn(env: Env, guide: Policy, win_check: bool = False):
 
 def search_batch(
     env: Env,
-    guide: Policy,
+    guide: NetworkPolicy,
     key: Array,
     states: Any,
     num_simulations: int,
@@ -203,7 +203,7 @@ class SearchPolicy:
     """``policy(key, state) -> int32[] action``: ``guide`` + Gumbel MuZero search of
     ``num_simulations`` simulations per move over the real game (see the module docstring).
 
-    Same interface as :class:`~jaxgames.agents.common.Policy` (one state; ``jax.vmap`` for a
+    Same interface as :class:`~jaxgames.agents.common.NetworkPolicy` (one state; ``jax.vmap`` for a
     batch; only legal moves): ``value(state)`` and ``probs(state)`` are the search's value of
     its chosen move (float32[], mover's view) and its improved policy (float32[A]).
     Deterministic when ``gumbel_scale == 0`` (default). Hashed by identity, so jitted callers
@@ -211,7 +211,7 @@ class SearchPolicy:
     """
 
     env: Env
-    guide: Policy
+    guide: NetworkPolicy
     num_simulations: int = 32
     max_num_considered_actions: int = 16
     gumbel_scale: float = 0.0

@@ -38,17 +38,17 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-import jaxgames
-from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
-from jaxgames.evaluation.arena import evaluate_vs
-from jaxgames.training.algorithm import (
+from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
     make_agent,
     make_chunk,
     make_optimizer,
 )
-from jaxgames.training.config import TrainConfig
+from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
+from jaxgames.agents.config import TrainConfig
+from jaxgames.core import random_action
+from jaxgames.evaluation.arena import evaluate_vs
 from jaxgames.validation import check_float, check_int, fail
 
 
@@ -206,9 +206,9 @@ def play_selfplay_games(
         obs, mask = batch_observation(states), states.legal_action_mask
         logits, _ = agent.apply(params, obs)
         policy_action, _ = sample_masked(k_pol, logits / temperature, mask)
-        random_action = jax.vmap(jaxgames.random_action)(jax.random.split(k_rand, num_envs), mask)
+        rand_action = jax.vmap(random_action)(jax.random.split(k_rand, num_envs), mask)
         opening = t < opening_plies
-        action = jnp.where(opening, random_action, policy_action)
+        action = jnp.where(opening, rand_action, policy_action)
         live = ~(states.terminated | states.truncated)
         record = Plies(
             obs, mask, action, states.current_player, live, jnp.broadcast_to(opening, live.shape)
@@ -261,7 +261,7 @@ def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
 def make_algorithm(
     config: WinnerImitationConfig, partners: Mapping[str, Any] | None = None
 ) -> Algorithm:
-    """Winner imitation as an :class:`~jaxgames.training.algorithm.Algorithm` for the run
+    """Winner imitation as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run
     driver (self-play only: ``partners`` is accepted for the common signature and unused)."""
     check_config_type(config, WinnerImitationConfig)
     del partners  # config validation keeps config.partners empty

@@ -31,9 +31,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import jaxgames
 from jaxgames.baselines.value_iteration import NUM_CODES, board_code
+from jaxgames.core import random_action
 from jaxgames.evaluation.arena import play_games
+from jaxgames.games import make
 from jaxgames.games import tic_tac_toe as ttt
 
 
@@ -106,7 +107,7 @@ def greedy_action(q: jax.Array, state: ttt.TicTacToeState, key: jax.Array) -> ja
     v = sign * q[board_code(state.board)]
     v = jnp.where(state.legal_action_mask, v, -jnp.inf)
     best = state.legal_action_mask & (v >= jnp.max(v) - 1e-7)
-    return jaxgames.random_action(key, jnp.where(jnp.any(best), best, state.legal_action_mask))
+    return random_action(key, jnp.where(jnp.any(best), best, state.legal_action_mask))
 
 
 def q_policy(q: jax.Array):
@@ -116,7 +117,7 @@ def q_policy(q: jax.Array):
 
 def make_train(config: TabularQConfig):
     """Return ``train(key) -> TrainOutput`` (jittable; one ``lax.scan`` over plies)."""
-    env = jaxgames.make("tic_tac_toe")
+    env = make("tic_tac_toe")
     cfg = config
     n = cfg.num_envs
 
@@ -134,9 +135,9 @@ def make_train(config: TabularQConfig):
             k_eps, k_exp, k_greedy, k_opp, k_reset = jax.random.split(k, 5)
             keys = lambda kk: jax.random.split(kk, n)  # noqa: E731
             greedy = jax.vmap(lambda s, kk: greedy_action(q, s, kk))(states, keys(k_greedy))
-            explore = jax.vmap(jaxgames.random_action)(keys(k_exp), states.legal_action_mask)
+            explore = jax.vmap(random_action)(keys(k_exp), states.legal_action_mask)
             eps = jax.random.uniform(k_eps, (n,)) < cfg.epsilon
-            rand_opp = jax.vmap(jaxgames.random_action)(keys(k_opp), states.legal_action_mask)
+            rand_opp = jax.vmap(random_action)(keys(k_opp), states.legal_action_mask)
             agent_moves = states.current_player == agent
             action = jnp.where(agent_moves, jnp.where(eps, explore, greedy), rand_opp)
 
@@ -186,7 +187,7 @@ def make_train(config: TabularQConfig):
         chunk = -(-cfg.num_steps // cfg.eval_points)
         half = cfg.eval_games // 2
         a_player = jnp.concatenate([jnp.zeros(half, jnp.int32), jnp.ones(half, jnp.int32)])
-        rand = lambda k, s: jaxgames.random_action(k, s.legal_action_mask)  # noqa: E731
+        rand = lambda k, s: random_action(k, s.legal_action_mask)  # noqa: E731
 
         def segment(carry, k):
             k_train, k_eval = jax.random.split(k)

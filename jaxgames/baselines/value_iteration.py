@@ -30,7 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import jaxgames
+from jaxgames.core import random_action
+from jaxgames.games import make
 from jaxgames.games import tic_tac_toe as ttt
 
 NUM_CODES = 3**9
@@ -85,7 +86,7 @@ class Positions(NamedTuple):
 def _expand(boards: jax.Array):
     """int32[M, 9] boards -> (child codes int32[M, 9], legal bool[M, 9], child done bool[M, 9],
     rewards float32[M, 9, 2], terminal bool[M], mover int32[M]) via ``env.step``."""
-    env = jaxgames.make("tic_tac_toe")
+    env = make("tic_tac_toe")
     states = jax.vmap(state_from_board)(boards)
     acts = jnp.arange(9, dtype=jnp.int32)
     kids = jax.vmap(lambda s: jax.vmap(lambda a: env.step(s, a))(acts))(states)
@@ -155,7 +156,7 @@ class ValueTable(NamedTuple):
         """Value of a position (text such as ``"XX.OO.... X"`` or an int board[9]) from the
         point of view of ``player`` (default: the player to move)."""
         if isinstance(text_or_board, str):
-            board = jaxgames.make("tic_tac_toe").from_text(text_or_board).board
+            board = make("tic_tac_toe").from_text(text_or_board).board
         else:
             board = jnp.asarray(text_or_board, jnp.int32)
         i = int(self.positions.index[int(board_code(board))])
@@ -247,6 +248,6 @@ def perfect_policy(table: jax.Array | None = None):
         q = jnp.where(state.legal_action_mask, q, -jnp.inf)
         best = state.legal_action_mask & (q >= jnp.max(q) - 1e-6)
         best = jnp.where(jnp.any(best), best, state.legal_action_mask)
-        return jaxgames.random_action(key, best)
+        return random_action(key, best)
 
     return policy

@@ -14,9 +14,9 @@ import os
 from typing import Any
 
 from jaxgames import distributed
+from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.cli import options
-from jaxgames.training.config import parse_overrides
 from jaxgames.training.driver import run_training
 from jaxgames.training.loggers import LOGGERS, parse_loggers
 
@@ -86,7 +86,7 @@ def _train(args: argparse.Namespace) -> int:
     print(
         f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
     )
-    print(f"load it with: jaxgames.agents.load_policy({run_dir!r})")
+    print(f"load it with: jaxgames.load_policy({run_dir!r})")
     return 0
 
 

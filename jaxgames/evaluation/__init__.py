@@ -1,8 +1,8 @@
 """Evaluation yardsticks: classic opponents, the arena, Elo/Bradley-Terry ratings.
 
-    from jaxgames.evaluation import arena, perfect_policy, random_policy
+    from jaxgames.evaluation import alphabeta_policy, arena
     env = jaxgames.make("tic_tac_toe")
-    result = arena(perfect_policy(env), random_policy(env), env, 4000, key)
+    result = arena(alphabeta_policy(env, 4), jaxgames.random_policy, env, 4000, key)
 
 Players named by strings (``"alphabeta:2"``, a run directory, ``"mcts:16:runs/x"``) are built
 by :func:`jaxgames.specs.make_opponent`, one layer up.
@@ -20,8 +20,6 @@ from jaxgames.evaluation.opponents import (
     alphabeta_policy,
     greedy_policy,
     minimax_policy,
-    perfect_policy,
-    random_policy,
 )
 
 __all__ = [
@@ -33,9 +31,7 @@ __all__ = [
     "bradley_terry",
     "greedy_policy",
     "minimax_policy",
-    "perfect_policy",
     "plot_ratings",
-    "random_policy",
     "round_robin",
     "wilson_interval",
     "write_ratings_csv",

@@ -67,13 +67,13 @@ Imports only :mod:`jaxgames.core` and public names of :mod:`jaxgames.games.anima
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, GameState, random_action
+from jaxgames.core import Env, GameState, Policy, random_action
 from jaxgames.games.animal_shogi import (
     CHICK,
     DIRECTIONS,
@@ -90,8 +90,6 @@ from jaxgames.games.animal_shogi import (
     position_key,
     rotate,
 )
-
-Policy = Callable[[jax.Array, GameState], jax.Array]
 
 #: score of a win at ply 0; a win at ply k scores WIN - k (evaluations stay below ~1e4)
 WIN = 1_000_000

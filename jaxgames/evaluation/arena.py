@@ -27,8 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, GameState, random_action
-from jaxgames.evaluation.opponents import Policy
+from jaxgames.core import Env, GameState, Policy, random_action
 
 
 def wilson_interval(k: float, n: float, z: float = 1.959963984540054) -> tuple[float, float]:

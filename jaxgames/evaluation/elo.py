@@ -25,9 +25,8 @@ from typing import Iterable, Sequence
 import jax
 import numpy as np
 
-from jaxgames.core import Env
+from jaxgames.core import Env, Policy
 from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.opponents import Policy
 
 #: Elo points per nat of the logistic: P = sigma(dR / ELO_PER_NAT)
 ELO_PER_NAT = 400.0 / math.log(10.0)

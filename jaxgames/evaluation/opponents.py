@@ -4,15 +4,14 @@ Every policy takes one PRNG key and one (unbatched) game state and returns an ``
 action id that is legal whenever the game is not over. They are pure functions of
 ``(key, state)``, so ``jax.vmap(policy)(keys, states)`` plays a batch and ``jax.jit`` works.
 
-    random          uniform over legal moves
     greedy          one ply: terminal rewards, else ``-env.heuristic(child)``
     minimax:D       full-width depth-D negamax: ``vmap`` over all actions at every ply
                     (A**D leaves; exact; fine for small A**D)
     alphabeta:D     depth-D negamax with alpha-beta pruning, an explicit stack and a
                     ``lax.while_loop`` (one ``env.step`` per iteration; vmappable)
-    perfect         tic-tac-toe only: optimal play from value iteration
 
-Strings naming these (``"alphabeta:3"``), trained agents and searches over them are parsed
+The uniform player is :func:`jaxgames.core.random_policy`. Strings naming these
+(``"alphabeta:3"``), trained agents and searches over them are parsed
 and built by :mod:`jaxgames.specs`.
 
 Search scoring (negamax, always from the point of view of the player to move at the node)::
@@ -29,26 +28,13 @@ greedy`` and ``alphabeta:D == minimax:D`` move for move (tested).
 
 from __future__ import annotations
 
-from typing import Callable
-
 import jax
 import jax.numpy as jnp
 
-from jaxgames.baselines import value_iteration
-from jaxgames.core import Env, GameState
-from jaxgames.core import random_policy as core_random_policy
-
-Policy = Callable[[jax.Array, GameState], jax.Array]
+from jaxgames.core import Env, GameState, Policy
 
 #: terminal scores are ``reward * (WIN_SCORE - ply)``; heuristics are clipped to WIN_SCORE / 10
 WIN_SCORE = 1e6
-
-
-# ------------------------------------------------------------------ basic policies
-def random_policy(env: Env) -> Policy:
-    """Uniform over legal moves: :func:`jaxgames.core.random_policy` (the same for every game)."""
-    del env
-    return core_random_policy
 
 
 def _leaf_value(env: Env, parent: GameState, child: GameState, ply: jax.Array, win_score: float):
@@ -423,15 +409,6 @@ def alphabeta_policy(
         return jax.lax.while_loop(lambda c: ~c["done"], body, carry)["best_action"]
 
     return policy
-
-
-# ------------------------------------------------------------------ perfect (tic-tac-toe)
-def perfect_policy(env: Env) -> Policy:
-    """Tic-tac-toe only: optimal play from :mod:`jaxgames.baselines.value_iteration`,
-    uniformly random among the optimal moves."""
-    if env.name != "tic_tac_toe":
-        raise ValueError(f"the 'perfect' opponent exists only for tic_tac_toe, not {env.name!r}")
-    return value_iteration.perfect_policy()
 
 
 def _check_depth(depth: int) -> None:

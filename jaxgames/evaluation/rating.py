@@ -81,7 +81,6 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import time
 import warnings
@@ -91,11 +90,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, GameState, play_random_plies
+from jaxgames.core import Env, GameState, Policy, play_random_plies
 from jaxgames.evaluation.arena import Record, game_outcomes, play_from, wilson_interval
 from jaxgames.evaluation.elo import ELO_PER_NAT, fit_elo, sigmoid
-from jaxgames.evaluation.opponents import Policy
-from jaxgames.runs import machine_description
+from jaxgames.provenance import git_version, machine_description
 
 #: version of the ladder JSON layout
 LADDER_FORMAT = 1
@@ -932,20 +930,6 @@ def load_ladder(name_or_path: str) -> Ladder:
         return Ladder.from_json(json.load(f))
 
 
-def _git_version() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=os.path.dirname(os.path.abspath(__file__)),
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-        return out.stdout.strip() if out.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def ladder_pairs(n_rungs: int, span: int | None = 2) -> list[tuple[int, int]]:
     """Rung index pairs played by :func:`build_ladder`: each rung against the next ``span``
     rungs (``span=None``: the full round robin)."""
@@ -1057,7 +1041,7 @@ def build_ladder(
         created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         machine=machine_description(),
         command=command if command is not None else " ".join(sys.argv),
-        version=_git_version(),
+        version=git_version(),
         notes=notes,
     )
     ladder.__dict__["_fit"] = fit

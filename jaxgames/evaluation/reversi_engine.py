@@ -80,13 +80,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env, GameState
+from jaxgames.core import Env, Policy
 from jaxgames.games.bitboard import (
     Words,
     and_,
@@ -104,8 +104,6 @@ from jaxgames.games.bitboard import (
     where,
 )
 from jaxgames.games.reversi import DIRECTIONS, Geometry, flips, legal_moves, square_bit
-
-Policy = Callable[[jax.Array, GameState], jax.Array]
 
 #: a finished game scores WIN_BONUS * sign(margin) + margin (exact in float32)
 WIN_BONUS = 100_000.0

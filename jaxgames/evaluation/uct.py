@@ -45,9 +45,7 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxgames.core import Env, GameState, random_action
-
-Policy = Callable[[jax.Array, GameState], jax.Array]
+from jaxgames.core import Env, GameState, Policy, random_action
 
 #: default UCB1 exploration constant (results scaled to [0, 1])
 EXPLORATION = math.sqrt(2.0)

@@ -30,11 +30,10 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxgames.agents.common import Policy
+from jaxgames.agents.common import NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import PLAIN_FEATURES, Env
+from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
 from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.opponents import random_policy
 from jaxgames.evaluation.rating import Rating
 from jaxgames.runs import (
     CARD_FILE,
@@ -48,7 +47,7 @@ from jaxgames.runs import (
     read_run_config,
     save_params,
 )
-from jaxgames.training.metrics import MetricsLog
+from jaxgames.runs.metrics import MetricsLog
 
 #: how a card names each algorithm
 _ALGORITHM_NAMES = {
@@ -88,7 +87,9 @@ def load_pretrained_agent(name: str) -> LoadedAgent:
     return load_agent(pretrained_dir(name))
 
 
-def load_pretrained(name: str, greedy: bool = True, average_symmetries: bool = False) -> Policy:
+def load_pretrained(
+    name: str, greedy: bool = True, average_symmetries: bool = False
+) -> NetworkPolicy:
     """``policy(key, state) -> int32[] action`` of the shipped agent ``name``, as
     :func:`jaxgames.runs.load_policy` (legal moves only, ``policy.value(state)``, one state or
     ``jax.vmap``; ``average_symmetries``: as :meth:`~jaxgames.runs.LoadedAgent.policy`). The
@@ -98,7 +99,7 @@ def load_pretrained(name: str, greedy: bool = True, average_symmetries: bool = F
 
 
 @functools.lru_cache(maxsize=None)
-def _pretrained_policy(name: str, greedy: bool, average_symmetries: bool) -> Policy:
+def _pretrained_policy(name: str, greedy: bool, average_symmetries: bool) -> NetworkPolicy:
     return load_pretrained_agent(name).policy(greedy, average_symmetries)
 
 
@@ -296,12 +297,15 @@ def export_agent(
 
 # ----------------------------------------------------------------------------- measurements
 def measure_vs_random(
-    policy: Policy, env: Env, games_per_colour: int = VS_RANDOM_GAMES, seed: int = VS_RANDOM_SEED
+    policy: Policy,
+    env: Env,
+    games_per_colour: int = VS_RANDOM_GAMES,
+    seed: int = VS_RANDOM_SEED,
 ) -> dict[str, Any]:
     """W/D/L of ``policy`` against uniform random play as each colour: the games of
     ``jaxgames eval --a <agent> --b random --games 2*games_per_colour --seed seed`` (one
     jitted arena, all games at once)."""
-    result = arena(policy, random_policy(env), env, 2 * games_per_colour, jax.random.PRNGKey(seed))
+    result = arena(policy, random_policy, env, 2 * games_per_colour, jax.random.PRNGKey(seed))
     return dict(
         games_per_colour=games_per_colour,
         seed=seed,
@@ -443,7 +447,7 @@ def render_card(card: dict[str, Any]) -> str:
     spec = card.get("spec")
     if spec and spec.startswith("pretrained:"):
         how = (
-            f"load it with `jaxgames.agents.load_pretrained({spec.partition(':')[2]!r})` or "
+            f"load it with `jaxgames.load_pretrained({spec.partition(':')[2]!r})` or "
             f"name it `{spec}` wherever a player is named"
         )
     else:

@@ -1,10 +1,10 @@
-"""Training infrastructure shared by all algorithms.
+"""Training runs: the driver that turns an algorithm into a resumable run directory.
 
-* :mod:`jaxgames.training.config`     typed, validated configs with ``--key=value`` overrides
-* :mod:`jaxgames.training.algorithm`  the ``Algorithm`` interface (init / jitted chunk / params)
-* :mod:`jaxgames.training.driver`     ``run_training``: chunks, metrics, evaluation,
+* :mod:`jaxgames.training.driver`     ``run_training``: jitted chunks, metrics, evaluation,
                                       checkpoints, resume
-* :mod:`jaxgames.training.checkpoint` checksummed orbax checkpoints, fallback past damaged ones
-* :mod:`jaxgames.training.metrics`    metrics.jsonl / metrics.csv / learning-curve plot
-* :mod:`jaxgames.training.lock`       one writer per run directory
+* :mod:`jaxgames.training.loggers`    optional metric mirrors (TensorBoard, W&B)
+* :mod:`jaxgames.training.benchmark`  plies per second of a preset's training chunks
+
+The algorithms and their configs are :mod:`jaxgames.agents`; what a run directory holds
+(config, checkpoints, metrics, lock) is :mod:`jaxgames.runs`.
 """

@@ -19,9 +19,9 @@ import time
 import jax
 
 from jaxgames import distributed
+from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.specs import make_partners
-from jaxgames.training.config import parse_overrides
 
 
 def benchmark(algorithm: str, config, repeats: int = 3, devices=None) -> dict:

@@ -5,7 +5,7 @@
 ``runs/<name>/`` layout::
 
     config.json          {"algorithm": "ppo", "config": {...}}  created once (exclusively)
-    .lock                while a process trains into the run (see jaxgames.training.lock)
+    .lock                while a process trains into the run (see jaxgames.runs.lock)
     metrics.jsonl        one record per chunk: training metrics, eval/{win,draw,loss}_{first,second}
     metrics.csv          the same as a table (rewritten every chunk)
     tensorboard/, wandb/ optional mirrors of the metrics (``loggers``; jaxgames.training.loggers)
@@ -22,12 +22,12 @@ A config with ``init_from`` starts from that trained agent's network instead of 
 (:func:`initial_params`, read once when the run starts; a resume uses the run's checkpoint).
 
 Safety: one process trains into a run at a time (an exclusive lock, held for the whole call;
-a second writer gets :class:`~jaxgames.training.lock.RunLockedError` naming the holder's pid,
+a second writer gets :class:`~jaxgames.runs.lock.RunLockedError` naming the holder's pid,
 and the lock of a killed process is taken over). Checkpoints carry a checksum and a damaged
-one is skipped for the previous one (:mod:`jaxgames.training.checkpoint`). Parameters that
+one is skipped for the previous one (:mod:`jaxgames.runs.checkpoint`). Parameters that
 are no longer finite after a chunk stop the run with :class:`TrainingDivergedError` before
 anything of that chunk is written. A damaged ``metrics.jsonl`` line other than a torn last
-one is an error (:class:`~jaxgames.training.metrics.MetricsError`) and nothing is changed.
+one is an error (:class:`~jaxgames.runs.metrics.MetricsError`) and nothing is changed.
 
 Devices: the chunk runs SPMD on a :func:`jaxgames.distributed.make_mesh` mesh (``devices``:
 all by default, or a count): the env batch is split over the ``'data'`` axis, parameters and
@@ -55,24 +55,24 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from jaxgames import distributed
+from jaxgames.agents.algorithm import Algorithm
 from jaxgames.agents.networks import add_input_rows, can_widen, widen_params
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import feature_channels_within, random_policy
 from jaxgames.evaluation.arena import evaluate_vs
+from jaxgames.provenance import machine_description
 from jaxgames.runs import (
     CONFIG_FILE,
     CREATED_FORMAT,
     check_run_dir,
     config_record,
     load_agent,
-    machine_description,
 )
+from jaxgames.runs.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.runs.lock import RunLock
+from jaxgames.runs.metrics import MetricsLog, chunk_record, plot_learning_curve
 from jaxgames.specs import agent_run, make_partners, parse_spec
-from jaxgames.training.algorithm import Algorithm
-from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
-from jaxgames.training.lock import RunLock
 from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
-from jaxgames.training.metrics import MetricsLog, chunk_record, plot_learning_curve
 
 _EVAL_TAG = 0x5EED
 
@@ -303,10 +303,10 @@ def run_training(
     (always written), e.g. ``("tensorboard", "wandb")`` (:mod:`jaxgames.training.loggers`); not
     part of the config, so a run can resume with others. Raises ``ValueError`` for a run directory
     holding a different run or a ``num_envs`` that is not a multiple of the device count
-    (nothing is written then), :class:`~jaxgames.training.lock.RunLockedError` if another
-    process trains into ``run_dir``, :class:`~jaxgames.training.metrics.MetricsError` for a
+    (nothing is written then), :class:`~jaxgames.runs.lock.RunLockedError` if another
+    process trains into ``run_dir``, :class:`~jaxgames.runs.metrics.MetricsError` for a
     damaged ``metrics.jsonl`` line (nothing is changed),
-    :class:`~jaxgames.training.checkpoint.CheckpointError` if checkpoints exist but none is
+    :class:`~jaxgames.runs.checkpoint.CheckpointError` if checkpoints exist but none is
     readable, :class:`TrainingDivergedError` if the parameters stop being finite.
     """
     module = algorithm_module(algorithm)

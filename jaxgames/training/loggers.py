@@ -1,7 +1,7 @@
 """Optional mirrors of a run's metrics: TensorBoard and Weights & Biases (offline by default).
 
 ``metrics.jsonl`` stays the source of truth and is always written
-(:mod:`jaxgames.training.metrics`); a logger only copies each chunk's record elsewhere, after
+(:mod:`jaxgames.runs.metrics`); a logger only copies each chunk's record elsewhere, after
 the chunk's checkpoint is saved. Which loggers run is not part of the run's config: a run may
 be resumed with another ``--logger`` choice. A logger that joins a run late (a resume with
 ``--logger tensorboard`` after a run without it) first writes the records already in

@@ -24,18 +24,18 @@ import dataclasses
 import hashlib
 import json
 import os
-import platform
 from typing import Any
 
 import jax
 import numpy as np
 from flax import serialization
 
-from jaxgames.agents.common import Agent, Policy
+from jaxgames.agents.common import Agent, NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import Env
-from jaxgames.training.checkpoint import CheckpointError, CheckpointStore
-from jaxgames.training.lock import LOCK_FILE
+from jaxgames.provenance import machine_description
+from jaxgames.runs.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.runs.lock import LOCK_FILE
 
 CONFIG_FILE = "config.json"
 #: how config.json records when its run was created ("created"; model cards read it back)
@@ -49,17 +49,6 @@ CARD_MD_FILE = "card.md"
 class RunNotFoundError(FileNotFoundError, ValueError):
     """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
     ``ValueError``, so either kind of handler reports it)."""
-
-
-def machine_description() -> str:
-    """Hardware and software this process runs on (a run's ``config.json`` and a ladder's
-    ``machine`` field: model cards say where each training stage and measurement ran)."""
-    devs = jax.devices()
-    return (
-        f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs; "
-        f"{len(devs)} x {devs[0].device_kind} ({jax.default_backend()}); "
-        f"jax {jax.__version__}, python {platform.python_version()}"
-    )
 
 
 def config_record(algorithm: str, config: Any) -> dict[str, Any]:
@@ -185,7 +174,7 @@ class LoadedAgent:
     algorithm: str
     chunk: int
 
-    def policy(self, greedy: bool = True, average_symmetries: bool = False) -> Policy:
+    def policy(self, greedy: bool = True, average_symmetries: bool = False) -> NetworkPolicy:
         """The agent's policy; ``average_symmetries``: its network averaged over the game's
         symmetries (:class:`~jaxgames.agents.common.Agent`'s ``symmetries``)."""
         agent = self.agent
@@ -255,7 +244,7 @@ def load_agent(run_dir: str) -> LoadedAgent:
     All errors are ``ValueError`` subclasses with a message naming the problem:
     :class:`RunNotFoundError` (also a ``FileNotFoundError``) for a missing run directory or
     ``config.json``, ``ValueError`` for a corrupt ``config.json`` or ``params.msgpack``,
-    :class:`~jaxgames.training.checkpoint.CheckpointError` if the run has no usable checkpoint.
+    :class:`~jaxgames.runs.checkpoint.CheckpointError` if the run has no usable checkpoint.
     """
     name, config = read_run_config(run_dir)
     algo = algorithm_module(name).make_algorithm(config)  # stand-in partners: see module doc
@@ -279,7 +268,7 @@ def load_agent(run_dir: str) -> LoadedAgent:
     return LoadedAgent(algo.agent, algo.params(state), algo.env, config, name, chunk)
 
 
-def load_policy(run_dir: str, greedy: bool = True) -> Policy:
+def load_policy(run_dir: str, greedy: bool = True) -> NetworkPolicy:
     """``policy(key, state) -> int32[] action`` of the run in ``run_dir`` (newest checkpoint)
     or of an exported agent's folder.
 

@@ -3,7 +3,7 @@
 An algorithm module (e.g. :mod:`jaxgames.agents.ppo`) registered in
 :data:`jaxgames.agents.ALGORITHMS` exposes
 
-* ``Config``: a :class:`~jaxgames.training.config.TrainConfig` subclass,
+* ``Config``: a :class:`~jaxgames.agents.config.TrainConfig` subclass,
 * ``default_config(game, game_options=None, quick=False) -> Config`` (per-game defaults),
 * ``make_algorithm(config, partners=None) -> Algorithm``: ``partners`` maps each opponent spec
   of ``config.partners`` to its policy (the run driver resolves them with
