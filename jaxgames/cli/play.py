@@ -67,7 +67,7 @@ def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
 def run_play(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
+    """``play``; bad arguments print one line and return 2."""
     try:
         check_seed("--seed", args.seed)
         color = args.color.strip().lower()
@@ -100,8 +100,7 @@ def run_play(
 def run_replay(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns
-    2."""
+    """``replay``; a bad record prints ``FILE:LINE: why`` and returns 2."""
     try:
         record = transcripts.load(args.file)  # any format: jaxgames record, GGF, move string
         env, states = records.replay(record)
@@ -136,8 +135,7 @@ def run_replay(
 
 
 def add_command(subparsers: Any) -> None:
-    """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
-    ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
+    """Add ``play`` and ``replay`` (each sets ``func(args) -> int``)."""
     p = subparsers.add_parser(
         "play",
         help="play a game in the terminal against an agent or a human",
