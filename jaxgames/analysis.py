@@ -23,19 +23,14 @@ class PerftResult(NamedTuple):
     by_winner: np.ndarray
 
 
-def _children(env: Env):
-    """jit(vmap) over states and over all actions: states[B] -> children[B, A]."""
-    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
-    over_actions = jax.vmap(env.step, in_axes=(None, 0))
-    return jax.jit(jax.vmap(lambda s: over_actions(s, actions)))
-
-
 def perft(env: Env, depth: int, state: GameState | None = None, chunk: int = 4096) -> PerftResult:
     """Count move sequences from ``state`` (default: the start) up to ``depth`` plies (a pass
     is a ply; a finished game is no leaf of deeper plies); ``chunk`` states per jitted call."""
     if state is None:
         state = env.init(jax.random.PRNGKey(0))
-    expand = _children(env)
+    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
+    over_actions = jax.vmap(env.step, in_axes=(None, 0))
+    expand = jax.jit(jax.vmap(lambda s: over_actions(s, actions)))  # states[B] -> [B, A]
     frontier = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], state)
     nodes, finished, by_winner = [], [], np.zeros((depth, 3), np.int64)
     for d in range(depth):

@@ -20,11 +20,10 @@ Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import re
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 import jax
@@ -143,7 +142,7 @@ def text(
         w = max(len(s) for s in contents.values())
         lw = len(str(view.rows))
         # every cell is "<l><content centred in w><r>", with [] around the last move
-        rows, cols = _order(view.rows, flip), _order(view.cols, flip)
+        rows, cols = (range(n - 1, -1, -1) if flip else range(n) for n in (view.rows, view.cols))
         top = 0 if flip else 1  # the player whose side is at the top
         header = " " * (lw + 2) + "".join(f" {FILES[c]:^{w}} " for c in cols)
         if view.hands is not None:
@@ -173,10 +172,6 @@ def text(
     return "\n".join(lines)
 
 
-def _order(n: int, flip: bool) -> list[int]:
-    return list(range(n - 1, -1, -1)) if flip else list(range(n))
-
-
 def _hand(pieces: Sequence[Piece]) -> str:
     if not pieces:
         return "-"
@@ -188,8 +183,7 @@ def _hand(pieces: Sequence[Piece]) -> str:
 
 # ---------------------------------------------------------------------------- scene
 # A tiny display list shared by the SVG and matplotlib back ends, in pixel units (y down).
-@dataclasses.dataclass(frozen=True)
-class _Rect:
+class _Rect(NamedTuple):
     x: float
     y: float
     w: float
@@ -200,8 +194,7 @@ class _Rect:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Circle:
+class _Circle(NamedTuple):
     cx: float
     cy: float
     r: float
@@ -211,8 +204,7 @@ class _Circle:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Line:
+class _Line(NamedTuple):
     x1: float
     y1: float
     x2: float
@@ -222,8 +214,7 @@ class _Line:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Text:
+class _Text(NamedTuple):
     x: float
     y: float
     s: str
@@ -234,8 +225,7 @@ class _Text:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Group:
+class _Group(NamedTuple):
     cls: str
     items: tuple
     attrs: tuple = ()  # (name, value) pairs written on the SVG <g>
@@ -416,11 +406,14 @@ def svg(
     data-piece="...">``; also classes ``hand-piece``, ``last-move`` and ``legal``."""
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
+    return f"{_svg_head(width, height, env, env.to_text(state))}\n{body}\n</svg>\n"
+
+
+def _svg_head(width: float, height: float, env: Any, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
-        f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
-        f"{body}\n</svg>\n"
+        f"<title>{escape(env.name)}: {escape(title)}</title>"
     )
 
 
@@ -456,12 +449,7 @@ def svg_game(
         width, height = max(width, w), max(height, h)
     head = 0.7 * cell
     rows = -(-len(panels) // columns)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
-        f'height="{rows * (height + head):.0f}" '
-        f'viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
-        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
-    ]
+    out = [_svg_head(columns * width, rows * (height + head), env, " ".join(moves))]
     for k, (w, h, title, items) in enumerate(panels):
         x, y = (k % columns) * width, (k // columns) * (height + head)
         caption = _Text(
@@ -519,12 +507,7 @@ def svg_animation(
     )
     if n == 1:  # nothing to animate
         style = f".{uid} {{ visibility: visible; }}"
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.1f} {height:.1f}">',
-        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
-        f"<style>\n{style}\n</style>",
-    ]
+    out = [_svg_head(width, height, env, " ".join(moves)), f"<style>\n{style}\n</style>"]
     for i, body in enumerate(bodies):
         cls = f"{uid} frame" + (" last" if i == n - 1 else "")
         delay = i * seconds - total

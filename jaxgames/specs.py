@@ -220,10 +220,6 @@ def agent_run(text: str) -> str | None:
     spec = parse_spec(text)
     while spec.inner is not None:
         spec = spec.inner
-    return _agent_dir(spec)
-
-
-def _agent_dir(spec: Spec) -> str | None:
     if spec.kind == "pretrained":
         return pretrained_dir(spec.name)
     return spec.path if spec.kind == "run" else None
@@ -289,11 +285,6 @@ def _check_agent_game(what: str, folder: str, env: Env) -> None:
 _BUILT: dict[tuple, Policy] = {}
 
 
-def _perfect(env: Env) -> Policy:
-    """Tic-tac-toe: optimal play from value iteration, uniformly random among optimal moves."""
-    return value_iteration.perfect_policy()
-
-
 def _engine(env: Env, depth: int, *endgame: int) -> Policy:
     if env.name == "reversi":
         return reversi_engine_policy(env, depth, *endgame)
@@ -303,7 +294,7 @@ def _engine(env: Env, depth: int, *endgame: int) -> Policy:
 _MAKERS: dict[str, Callable[..., Policy]] = {
     "random": lambda env: random_policy,
     "greedy": opponents.greedy_policy,
-    "perfect": _perfect,
+    "perfect": lambda env: value_iteration.perfect_policy(),
     "minimax": opponents.minimax_policy,
     "alphabeta": opponents.alphabeta_policy,
     "engine": _engine,

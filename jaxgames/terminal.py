@@ -289,9 +289,7 @@ class TerminalGame:
         if word in ("y", "yes", "new"):
             return "new"
         if word in ("s", "swap"):
-            if self.two_humans:
-                return "new"
-            return "swap"
+            return "new" if self.two_humans else "swap"
         if word in ("n", "no", "q", "quit", "exit"):
             return "quit"
         if word in ("undo", "u", "save", "help", "board", "legal", "numbers", "flip", "hint", "?"):

@@ -92,11 +92,6 @@ class BoardView:
     def cols(self) -> int:
         return len(self.cells[0])
 
-    @property
-    def owners(self) -> tuple[tuple[int | None, ...], ...]:
-        """``cells``' layout: the owner of each piece, or None."""
-        return tuple(tuple(None if p is None else p.owner for p in row) for row in self.cells)
-
     def pieces(self, player: int | None = None) -> int:
         """Number of pieces on the board (of ``player`` if given)."""
         return sum(

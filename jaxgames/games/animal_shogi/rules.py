@@ -29,7 +29,6 @@ HAND_CHARS = "GEC"
 
 #: directions (d_row, d_col) in the mover's frame: N NE E SE S SW W NW
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
-DIRECTION_NAMES = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 #: directions each of the mover's piece kinds may step in
 MOVES = {
     LION: (0, 1, 2, 3, 4, 5, 6, 7),
