@@ -1,14 +1,11 @@
 """jaxgames: board games as pure JAX functions, and agents that learn them on device.
 
-import jaxgames
-env = jaxgames.make("reversi", size=6)
-state = env.init(key)
-state = env.step(state, action)
-policy = jaxgames.load_pretrained("reversi8")   # policy(key, state) -> action
+    env = jaxgames.make("reversi", size=6)
+    state = env.step(env.init(key), action)
+    policy = jaxgames.load_pretrained("reversi8")   # policy(key, state) -> action
 
-The names below are loaded on first use (a module ``__getattr__``): importing the package, or
-its command line (``python -m jaxgames.cli``), does not import JAX until something needs it, so
-the command line can take charge of Ctrl-C before the seconds-long imports start.
+The names below load on first use (a module ``__getattr__``), so importing the package or its
+command line does not import JAX: the command line takes charge of Ctrl-C first.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"  # the one place it is written: pyproject.toml reads it at build time
+__version__ = "0.1.0"  # the one place it is written (pyproject.toml reads it)
 
 _FROM_CORE = (
     "AutoResetStep",

@@ -1,9 +1,6 @@
-"""Game-tree tools that work on any registered game through the batched env API.
-
-``perft`` expands every legal action of a whole frontier with one jitted ``vmap`` per ply and
-compacts the frontier on the host between plies (the frontier size changes every ply, so this
-is a deliberate host boundary, not a per-step loop). Used by the rule tests.
-"""
+"""Perft for any game: each ply expands every legal action of the whole frontier in one jitted
+``vmap`` and compacts the frontier on the host (its size changes every ply). Used by the rule
+tests."""
 
 from __future__ import annotations
 
@@ -17,35 +14,23 @@ from jaxgames.core import Env, GameState
 
 
 class PerftResult(NamedTuple):
-    """Counts per ply ``d = 1..depth`` (index ``d - 1``).
-
-    nodes:      positions at exactly ply d that are still live (leaves of perft(d))
-    finished:   games that ended exactly at ply d (move sequences of length d)
-    by_winner:  int64[depth, 3] games finished at ply d won by player 0, player 1, and drawn
-    """
+    """Counts per ply ``d = 1..depth`` (index ``d - 1``): ``nodes`` live positions (leaves of
+    perft(d)), ``finished`` games that ended at ply d, ``by_winner`` int64[depth, 3] of those won
+    by player 0, by player 1, drawn."""
 
     nodes: list[int]
     finished: list[int]
     by_winner: np.ndarray
 
 
-def _children(env: Env):
-    """jit(vmap) over states and over all actions: states[B] -> children[B, A]."""
-    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
-    over_actions = jax.vmap(env.step, in_axes=(None, 0))
-    return jax.jit(jax.vmap(lambda s: over_actions(s, actions)))
-
-
 def perft(env: Env, depth: int, state: GameState | None = None, chunk: int = 4096) -> PerftResult:
-    """Count move sequences from ``state`` (default: the start position) up to ``depth`` plies.
-
-    Every legal action is one ply (so a reversi pass counts as a ply). A game that ends before
-    ``depth`` is counted in ``finished`` and is not a leaf of deeper plies. ``chunk`` bounds how
-    many frontier states are expanded per jitted call.
-    """
+    """Count move sequences from ``state`` (default: the start) up to ``depth`` plies (a pass
+    is a ply; a finished game is no leaf of deeper plies); ``chunk`` states per jitted call."""
     if state is None:
         state = env.init(jax.random.PRNGKey(0))
-    expand = _children(env)
+    actions = jnp.arange(env.num_actions, dtype=jnp.int32)
+    over_actions = jax.vmap(env.step, in_axes=(None, 0))
+    expand = jax.jit(jax.vmap(lambda s: over_actions(s, actions)))  # states[B] -> [B, A]
     frontier = jax.tree_util.tree_map(lambda x: np.asarray(x)[None], state)
     nodes, finished, by_winner = [], [], np.zeros((depth, 3), np.int64)
     for d in range(depth):

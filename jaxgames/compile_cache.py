@@ -1,33 +1,17 @@
-"""A persistent XLA compilation cache, on by default for the command line and the experiments.
+"""JAX's persistent compilation cache, on by default for the command line and the experiments
+(:func:`enable_compile_cache` before the first compilation): a rerun of the same configuration
+loads its compiled programs from disk.
 
-    from jaxgames.compile_cache import enable_compile_cache
-    enable_compile_cache()          # before the first jit compilation of the process
+Where: ``$XDG_CACHE_HOME/jaxgames/xla/<host>`` (default ``~/.cache/...``); ``<host>`` names the
+CPU model and feature flags, since entries are native code and JAX's key does not name the
+instruction set. ``JAXGAMES_COMPILE_CACHE=0`` (or ``off``, ``false``, ``no``) or ``jaxgames
+--no-compile-cache`` turn it off, ``JAXGAMES_COMPILE_CACHE=<directory>`` moves it; a directory
+set through JAX (``JAX_COMPILATION_CACHE_DIR``) is kept.
 
-Compiling a training chunk takes tens of seconds on a CPU (a third of a short run's wall
-time); with JAX's persistent compilation cache a rerun of the same configuration loads the
-compiled programs from disk instead. ``jaxgames`` (:func:`jaxgames.cli.main`) and the
-experiment scripts that use ``experiments/common.py`` call :func:`enable_compile_cache`.
-
-Where: ``$XDG_CACHE_HOME/jaxgames/xla/<host>`` (``~/.cache/jaxgames/xla/<host>`` without
-``XDG_CACHE_HOME``), where ``<host>`` names the CPU (architecture, model and feature flags): the
-entries are native code, and the key JAX gives them names the platform and its version, not
-the instruction set, so machines sharing a home directory keep separate caches.
-
-Off: ``JAXGAMES_COMPILE_CACHE=0`` (also ``off``, ``false``, ``no``) or ``jaxgames
---no-compile-cache``. ``JAXGAMES_COMPILE_CACHE=<directory>`` puts the cache there instead. A
-directory set through JAX itself (``JAX_COMPILATION_CACHE_DIR``) is left as it is.
-
-Concurrent runs. JAX (0.10, ``jax/_src/lru_cache.py``) does *not* write entries atomically:
-without a size limit it writes ``<key>-cache`` in place (``Path.write_bytes``, no temporary
-file, no lock) and skips a key whose file exists. What keeps concurrent runs correct is the read
-side: an entry is a compressed stream (zlib, or zstd where installed) that fails to decompress
-when it is cut short, and JAX turns any error reading an entry into a warning and compiles the
-program itself (``jax/_src/compiler.py: _cache_read``). So a run never loads a half-written
-program; it may recompile one that another run is writing at that moment, and an entry torn by
-a process killed in the middle of a write costs that program's compilation (with a warning) in
-later runs until the file is deleted (or the cache directory: it is only a cache).
-
-The cache is trusted code: keep it in a directory only you can write (JAX's warning).
+Concurrent runs are safe although JAX writes entries in place (``jax/_src/lru_cache.py``): an
+entry cut short fails to decompress, and JAX then warns and compiles the program itself
+(``jax/_src/compiler.py: _cache_read``). The cache is trusted code: keep it in a directory
+only you can write.
 """
 
 from __future__ import annotations
@@ -42,7 +26,7 @@ _ON = {"", "1", "on", "true", "yes"}
 
 
 def _host_key() -> str:
-    """A short name of this machine's CPU: architecture + hash of the model and feature flags."""
+    """This machine's CPU: architecture + hash of the model and feature flags."""
     text = platform.machine() + platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
@@ -61,18 +45,10 @@ def default_cache_dir() -> str:
 
 
 def enable_compile_cache(path: str | None = None, enabled: bool = True) -> str | None:
-    """Turn on JAX's persistent compilation cache for this process and return its directory,
-    or ``None`` if it stays off.
-
-    path:     the cache directory (``None``: ``$JAXGAMES_COMPILE_CACHE`` if it names one, else
-              :func:`default_cache_dir`)
-    enabled:  ``False`` (``--no-compile-cache``) turns the persistent cache off, as does
-              ``JAXGAMES_COMPILE_CACHE=0``
-
-    Call it before the first compilation. A cache directory already configured through JAX
-    (``JAX_COMPILATION_CACHE_DIR`` or ``jax.config``) is kept and returned.
-    """
-    import jax  # here, not at module level: the CLI imports this module before JAX (startup)
+    """Turn the cache on for this process (``enabled=False`` turns it off) and return its
+    directory, or ``None`` when off. ``path`` defaults to ``$JAXGAMES_COMPILE_CACHE`` if it
+    names a directory, else :func:`default_cache_dir`; a directory set through JAX is kept."""
+    import jax  # not at module level: the CLI imports this module before JAX
 
     setting = os.environ.get(ENV_VAR, "").strip()
     if not enabled or setting.lower() in _OFF:

@@ -1,56 +1,45 @@
-"""The game API every jaxgames game implements.
+"""The game contract every jaxgames game implements.
 
-A game is a set of pure functions over an immutable state (a ``flax.struct`` dataclass).
-Everything is ``jit``/``vmap``/``lax.scan`` friendly; nothing is kept on the Python side.
+A game is pure functions over an immutable ``flax.struct`` state; everything is
+``jit``/``vmap``/``lax.scan`` friendly::
 
     env = jaxgames.make("tic_tac_toe")
     state = env.init(key)                      # one game; vmap for batches
-    state = env.step(state, action)            # action: int32 scalar
+    state = env.step(state, action)            # action: int32[]
 
-Every game's state has at least these fields (shapes for a single game; a leading batch
-axis appears under ``vmap``):
+Every state has these fields (one game; a leading batch axis under ``vmap``) and an
+``observation`` (field or property), ``float32[env.observation_shape]`` from the mover's view::
 
     current_player     int32[]              player to move; player 0 always moves first
     legal_action_mask  bool[num_actions]    all False once the game is over
-    rewards            float32[2]           indexed by player id; nonzero only on the final step
+    rewards            float32[2]           by player id; nonzero only on the final step
     terminated         bool[]               the game ended by its rules
     truncated          bool[]               the game was cut off by a time limit
     step_count         int32[]              plies played so far
 
-and an ``observation`` (a field or a property): ``float32[env.observation_shape]`` from the
-point of view of the player to move.
+Rules shared by all games, implemented once in :meth:`Env.step` (as in pgx):
 
-Rules shared by all games (implemented once, here, in :meth:`Env.step`):
+* An **illegal action** (not in the mask, out of range, or a non-integral float) ends the game:
+  the mover gets -1, the opponent +1. The range is tested on the action as given, before any
+  cast to int32, so ``np.int64(2**40)`` or ``-1`` never wraps onto a legal id. ``jax.jit``
+  itself narrows a host int64 argument to int32 when x64 is off: check the range before
+  ``jit``, or use :meth:`Env.step_checked`, which raises a ``ValueError`` naming the legal ones.
+* **Stepping a finished game** returns the same state with zero rewards.
 
-* **Illegal action inside jit** (not in ``legal_action_mask``, or out of range): the game ends
-  at once, the mover gets -1 and the opponent +1, as in pgx. The range ``[0, num_actions)`` is
-  tested on the action as given, before it is cast to int32, so ``np.int64(2**40)`` or ``-1``
-  is illegal rather than wrapped onto a legal id (a non-integral float is illegal too; note
-  that ``jax.jit`` itself narrows a host int64 *argument* to int32 at its boundary when x64 is
-  off, before any code here sees it: cast to int32 with a range check, or use
-  :meth:`Env.step_checked`, outside jit). Use
-  :meth:`Env.step_checked` outside ``jit`` to get a ``ValueError`` naming the action and the
-  legal ones instead.
-* **Stepping a finished game** is a no-op that returns the same state with zero rewards.
+A game module (:mod:`jaxgames.games`) provides:
 
-The game contract (what a module in :mod:`jaxgames.games` provides):
-
-* a **spec**: a frozen, hashable value holding everything static about one variant of the
-  game (``TicTacToeSpec()``, reversi's ``Geometry(size)``, ``AnimalShogiSpec(max_steps)``);
-  it is ``env.spec`` and the first, static argument of every pure function of the game;
-* a **state** class: a ``flax.struct`` dataclass extending :class:`GameStateBase`, declaring
-  the :data:`COMMON_FIELDS` (built with :func:`common_fields`) among its own fields;
-* pure functions ``init(spec) -> state``, ``step(spec, state, action) -> state`` (a legal
-  action on an unfinished game), ``heuristic(spec, state) -> float32[]`` (from the mover's
-  view) and ``board_view(spec, state) -> BoardView`` (host-side, what
-  :mod:`jaxgames.render` draws);
-* an :class:`Env` subclass wiring those to ``env.init``/``step``/``heuristic``/``board_view``
-  plus the text notation, with the presentation constants :attr:`Env.side_names` and
-  :attr:`Env.flip_for_second`; and one line in the registry, ``jaxgames/games/__init__.py``;
-* optionally, its **symmetries** (:attr:`Env.symmetries`, a :class:`Symmetries` table): maps of
-  positions onto positions that the rules commute with (the 8 rotations and reflections of a
-  reversi board, the left-right mirror of animal shogi), for data augmentation; the default
-  is the identity alone.
+* a **spec**: a frozen, hashable value of everything static about one variant
+  (``TicTacToeSpec()``, reversi's ``Geometry(size)``, ``AnimalShogiSpec(max_steps)``): it is
+  ``env.spec`` and the first, static argument of every pure function of the game;
+* a **state**: a ``flax.struct`` dataclass extending :class:`GameStateBase` that declares the
+  :data:`COMMON_FIELDS` (built with :func:`common_fields`);
+* pure ``init(spec)``, ``step(spec, state, action)`` (a legal action, an unfinished game),
+  ``heuristic(spec, state) -> float32[]`` (mover's view) and ``board_view(spec, state)`` (host
+  side, what :mod:`jaxgames.render` draws);
+* an :class:`Env` subclass wiring them up with the text notation, :attr:`Env.side_names` and
+  :attr:`Env.flip_for_second`, and one line in the registry, ``jaxgames/games/__init__.py``;
+* optionally its :attr:`Env.symmetries` (maps of positions the rules commute with, for data
+  augmentation; default: the identity alone) and :attr:`Env.input_features`.
 """
 
 from __future__ import annotations
@@ -70,10 +59,8 @@ from jaxgames.view import BoardView
 
 Array = jax.Array
 PRNGKey = jax.Array
-#: a player: ``policy(key, state) -> int32[]``, a legal action of one (unbatched) state while
-#: the game is not over; pure, so ``jax.vmap(policy)(keys, states)`` plays a batch. Every
-#: player in jaxgames has this type: the classic opponents, the engines, trained networks
-#: (:class:`jaxgames.agents.common.NetworkPolicy`) and searches over them
+#: every player in jaxgames (opponents, engines, networks, searches): ``policy(key, state) ->
+#: int32[]``, a legal action of one unfinished state; pure, so ``jax.vmap`` plays a batch
 Policy = Callable[[PRNGKey, "GameState"], Array]
 
 #: the fields every game state declares, contiguous and in this order
@@ -89,7 +76,7 @@ COMMON_FIELDS = (
 
 @runtime_checkable
 class GameState(Protocol):
-    """The fields every game state carries (see the module docstring for shapes/dtypes)."""
+    """The fields every game state carries (shapes in the module docstring)."""
 
     current_player: Array
     legal_action_mask: Array
@@ -105,15 +92,11 @@ class GameState(Protocol):
 
 
 class GameStateBase:
-    """Base class of every game's state: ``@struct.dataclass class XState(GameStateBase)``.
+    """Base of every game's state: ``@struct.dataclass class XState(GameStateBase)``.
 
-    The subclass declares the :data:`COMMON_FIELDS` itself, contiguous and in that order, with
-    its own fields before and/or after them; defining a subclass that does not raises
-    ``TypeError``. The base adds no dataclass fields on purpose: a dataclass base's fields would
-    come first in every subclass and so change the order of the state's pytree leaves, and
-    checkpoints store a train state (which holds the batched game states) as its flat list of
-    leaves (:mod:`jaxgames.runs.checkpoint`), so old checkpoints would restore with fields
-    swapped. Declaring the fields in each state keeps every game's leaf order as it was.
+    The subclass declares the :data:`COMMON_FIELDS` itself, contiguous and in that order
+    (``TypeError`` otherwise). The base adds no dataclass fields: they would come first in every
+    subclass and reorder the pytree leaves, which checkpoints store as a flat list.
     """
 
     # for readers and type checkers only: the dataclass fields are the subclass's
@@ -125,13 +108,10 @@ class GameStateBase:
     step_count: Array
 
     def display_env(self) -> "Env":
-        """An env of this state's game and variant, to draw the state with (notebooks); the
-        game's state class provides it (e.g. reversi reads the board size off the mask)."""
+        """An env of this state's game and variant, to draw it with (notebooks)."""
         raise NotImplementedError(f"{type(self).__name__} has no display_env")
 
-    # Jupyter display: IPython calls these on the host when a cell shows a state; jit and vmap
-    # never do (they are methods, not fields, so the pytree is unchanged). render draws board
-    # views and imports nothing of ours but view; it is imported when a notebook first asks.
+    # Jupyter display (methods, not fields: the pytree is unchanged); render is imported lazily
     def _repr_svg_(self) -> str | None:
         """One game: its board as SVG (legal moves marked); None for a batch."""
         from jaxgames import render
@@ -167,9 +147,8 @@ def common_fields(
     truncated: Any = False,
     rewards: Array | None = None,
 ) -> dict[str, Array]:
-    """The :data:`COMMON_FIELDS` of a state as keyword arguments for its constructor, with the
-    contract's dtypes: int32 player and ply count, bool flags, float32[2] rewards (zeros when
-    not given). ``legal_action_mask`` is taken as given (the game clears it when over)."""
+    """The :data:`COMMON_FIELDS` as constructor keywords, in the contract's dtypes (rewards
+    zeros when not given; ``legal_action_mask`` as given)."""
     return dict(
         current_player=jnp.asarray(current_player, jnp.int32),
         legal_action_mask=legal_action_mask,
@@ -181,18 +160,14 @@ def common_fields(
 
 
 class Symmetries(NamedTuple):
-    """A game's symmetries as gather tables (``K`` symmetries, ``P = prod(observation_shape)``).
+    """A game's symmetries as gather tables (``K`` of them, ``P = prod(observation_shape)``).
 
     obs:      int32[K, P]  symmetry k maps an observation to ``obs.reshape(-1)[obs[k]]``
-    actions:  int32[K, A]  ... and anything indexed by action (policy, legal mask) to
-              ``x[actions[k]]``: action ``b`` of the transformed position is action
-              ``actions[k, b]`` of the original one
+    actions:  int32[K, A]  and anything indexed by action to ``x[actions[k]]``: action ``b`` of
+              the transformed position is action ``actions[k, b]`` of the original one
 
-    Every symmetry is one of the rules: the transformed position (the board moved by the
-    symmetry) has the transformed observation and legal mask, and playing ``b`` there leads to
-    the transform of playing ``actions[k, b]`` in the original position. Index 0 is the
-    identity. The tables form a group (the composition ``t1[t2]`` of two is one of them), so a
-    symmetry drawn uniformly from the table is a uniform random element of the group.
+    The rules commute with every symmetry. Index 0 is the identity; the tables form a group, so
+    a uniform draw of an index is a uniform element of the group.
     """
 
     obs: np.ndarray
@@ -205,7 +180,7 @@ class Symmetries(NamedTuple):
 
 
 def identity_symmetries(observation_shape: tuple[int, ...], num_actions: int) -> Symmetries:
-    """The trivial group: the identity alone (a game without known symmetries)."""
+    """The trivial group: the identity alone."""
     size = int(np.prod(observation_shape))
     return Symmetries(
         np.arange(size, dtype=np.int32)[None], np.arange(num_actions, dtype=np.int32)[None]
@@ -215,11 +190,10 @@ def identity_symmetries(observation_shape: tuple[int, ...], num_actions: int) ->
 def apply_symmetry(
     symmetries: Symmetries, k: Array, obs: Array, *per_action: Array
 ) -> tuple[Array, ...]:
-    """Apply symmetry ``k`` to an observation and to arrays indexed by action (jittable).
+    """Symmetry ``k`` of an observation and of arrays indexed by action (jittable).
 
-    k: int32[*B]; obs: [*B, *observation_shape]; each of ``per_action``: [*B, A] (a policy, a
-    legal mask). Returns ``(obs', *per_action')`` of the same shapes, each batch element moved
-    by its own symmetry.
+    k: int32[*B]; obs: [*B, *observation_shape]; per_action: each [*B, A]. Returns
+    ``(obs', *per_action')`` of the same shapes, each batch element moved by its own symmetry.
     """
     k = jnp.asarray(k, jnp.int32)
     batch = k.shape
@@ -235,9 +209,8 @@ PLAIN_FEATURES = "observation"
 
 
 def feature_function(env: Any, name: str) -> Callable[[Array], Array] | None:
-    """The network input features ``name`` of a game (an :class:`Env` or its class):
-    ``None`` for :data:`PLAIN_FEATURES` (the observation itself), else the game's
-    ``input_features[name]``; ``ValueError`` naming the valid names otherwise."""
+    """The input features ``name`` of a game (an :class:`Env` or its class): ``None`` for
+    :data:`PLAIN_FEATURES`, else ``input_features[name]``; ``ValueError`` naming valid names."""
     if name == PLAIN_FEATURES:
         return None
     if not isinstance(name, str) or name not in env.input_features:
@@ -247,11 +220,9 @@ def feature_function(env: Any, name: str) -> Callable[[Array], Array] | None:
 
 
 def feature_channels_within(env: Any, old: str, new: str) -> np.ndarray | None:
-    """Where the network input of features ``old`` stands inside that of features ``new``, if
-    ``new`` is ``old``'s channels followed by more on the last axis (as a game's input features
-    are: the observation's planes, then the computed ones): int64[P], for each flat index of
-    ``old``'s input (P values) its flat index in ``new``'s; ``None`` otherwise. Checked on
-    random 0/1 observations: the features are functions of the observation array alone."""
+    """int64[P]: for each flat index of features ``old``'s input, its flat index in ``new``'s,
+    if ``new`` is ``old``'s channels followed by more on the last axis; ``None`` otherwise.
+    Checked on random 0/1 observations (features are functions of the observation alone)."""
     f_old, f_new = feature_function(env, old), feature_function(env, new)
     obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (8, *env.observation_shape))
     obs = obs.astype(jnp.float32)
@@ -267,13 +238,12 @@ def feature_channels_within(env: Any, old: str, new: str) -> np.ndarray | None:
 
 
 class IllegalActionError(ValueError):
-    """Raised by :meth:`Env.step_checked` and text parsers for a move that is not legal."""
+    """A move that is not legal (:meth:`Env.step_checked`, text parsers)."""
 
 
 def action_index(action: Any) -> int:
-    """``action`` (a Python/numpy integer or a 0-d integer array, any width) as a Python int,
-    without wrapping; :class:`IllegalActionError` for anything else (a float, a bool, an
-    array of several values)."""
+    """``action`` (an integer or 0-d integer array, any width) as a Python int, without
+    wrapping; :class:`IllegalActionError` for anything else (a float, a bool, an array)."""
     if isinstance(action, (bool, np.bool_)):
         raise IllegalActionError(f"an action must be an integer id, got {action!r}")
     try:
@@ -290,12 +260,9 @@ def action_index(action: Any) -> int:
 
 
 def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
-    """(bool in range, int32 action safe to index with) for :meth:`Env.step`.
-
-    The range ``[0, num_actions)`` is tested on ``action`` as given - before any cast to int32,
-    which would wrap ``2**40`` onto ``0`` - and a float must also be integral. Out of range,
-    the safe action is 0 (``in_range`` False makes the move illegal anyway). Jittable; a
-    concrete host value (Python int of any size, numpy scalar or array) is tested in numpy.
+    """(bool in range, int32 action safe to index with; 0 when out of range) for
+    :meth:`Env.step`: the range is tested before any cast to int32 (which would wrap ``2**40``
+    onto 0) and a float must be integral. Jittable; a concrete host value is tested in numpy.
     """
     if isinstance(action, jax.Array):  # traced, or a concrete device array
         ok = (action >= 0) & (action < num_actions)
@@ -316,9 +283,8 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions.
 
-    Subclasses set :attr:`spec` and implement :meth:`_init`, :meth:`_step` (only ever called
-    with a legal action on an unfinished game; its result is discarded otherwise), the text
-    methods and, to be drawn by :mod:`jaxgames.render`, :meth:`board_view`.
+    Subclasses set :attr:`spec` and implement :meth:`_init`, :meth:`_step` (its result counts
+    only for a legal action on an unfinished game), the text methods and :meth:`board_view`.
     """
 
     #: registered name, e.g. ``"reversi"``
@@ -328,13 +294,11 @@ class Env(abc.ABC):
     spec: Any = None
     #: how the players are called, by player id (e.g. ``("black", "white")``)
     side_names: tuple[str, str] = ("player 0", "player 1")
-    #: show the board turned round to a (single) human playing player 1, so that each side
-    #: sees its own pieces at the bottom (animal shogi)
+    #: turn the board round for a human playing player 1 (own pieces at the bottom)
     flip_for_second: bool = False
-    #: network input features the game offers besides its bare observation (the training
-    #: config's ``features``): name -> pure ``fn(obs float32[..., *observation_shape]) ->
-    #: float32[..., *shape]``, which must commute with the game's symmetries (augmentation
-    #: moves the observations, the agent computes the features from them)
+    #: network input features besides the observation (the config's ``features``): name ->
+    #: pure ``fn(float32[..., *observation_shape]) -> float32[..., *shape]`` that commutes with
+    #: the symmetries (augmentation moves observations; the agent computes the features)
     input_features: Mapping[str, Callable[[Array], Array]] = {}
 
     # ---------------------------------------------------------------- to implement
@@ -374,8 +338,7 @@ class Env(abc.ABC):
 
     @classmethod
     def validate_options(cls, **options: Any) -> None:
-        """``ValueError`` for a bad option value, without building the env (so configs can
-        check their game cheaply). Games with options override it; ``__init__`` calls it."""
+        """``ValueError`` for a bad option value, without building the env."""
 
     # ---------------------------------------------------------------- public API
     @property
@@ -385,14 +348,12 @@ class Env(abc.ABC):
 
     @property
     def max_game_length(self) -> int | None:
-        """The most plies one game can last by its rules (an upper bound; ``None``: unknown).
-        Games override it; e.g. ``eval --opening-plies`` must stay below it."""
+        """An upper bound on the plies of one game (``None``: unknown)."""
         return None
 
     @property
     def symmetries(self) -> Symmetries:
-        """The game's symmetries (:class:`Symmetries`); games with a symmetric board override
-        it; the default is the identity alone."""
+        """The game's :class:`Symmetries` (default: the identity alone)."""
         return identity_symmetries(self.observation_shape, self.num_actions)
 
     def init(self, key: PRNGKey) -> GameState:
@@ -400,11 +361,8 @@ class Env(abc.ABC):
         return self._init(key)
 
     def step(self, state: GameState, action: Array) -> GameState:
-        """Play ``action`` (int32 scalar) in ``state`` and return the next state.
-
-        Jittable and vmappable. See the module docstring for the illegal-action and
-        finished-game rules.
-        """
+        """The state after ``action`` (int32[]); jittable. Illegal actions and finished games
+        as in the module docstring."""
         in_range, safe_action = action_in_range(action, self.num_actions)
         legal = in_range & state.legal_action_mask[safe_action]
         finished = state.terminated | state.truncated
@@ -425,29 +383,18 @@ class Env(abc.ABC):
         )
 
     def step_legal(self, state: GameState, action: Array) -> GameState:
-        """:meth:`step` for a *legal* ``action`` of an unfinished game, without the
-        illegal-action and finished-game handling (the same state :meth:`step` returns then).
-
-        For searches that step only legal moves and pay for every operation in a loop body;
-        for any other action or a finished game the result is unspecified (discard it)."""
+        """:meth:`step` without the illegal-action and finished-game handling, for searches
+        that step only legal moves; unspecified for anything else."""
         return self._step(state, jnp.asarray(action, dtype=jnp.int32))
 
     def observe(self, state: GameState, player: Array) -> Array:
         """float32[observation_shape]: ``state`` seen from ``player``'s side, whoever moves
-        (``observe(state, state.current_player)`` is ``state.observation``); for adapters to
-        APIs that show every player its own view (PettingZoo, pgx's ``observe``).
-
-        The default is the observation of ``state`` with ``current_player`` set to ``player``:
-        right for a game whose state is stored by player id (tic-tac-toe, animal shogi); a
-        game that stores its position relative to the mover overrides it (reversi)."""
+        (PettingZoo, pgx). The default sets ``current_player``: right for states stored by
+        player id; a game storing its position relative to the mover overrides it."""
         return state.replace(current_player=jnp.asarray(player, jnp.int32)).observation
 
     def heuristic(self, state: GameState) -> Array:
-        """Static evaluation of ``state`` from the point of view of ``state.current_player``.
-
-        float32[] (positive = good for the mover), used by the greedy and alpha-beta opponents.
-        Games override this; the default raises ``NotImplementedError``.
-        """
+        """float32[] static evaluation from the mover's view (greedy, alpha-beta)."""
         raise NotImplementedError(f"{self.name} has no heuristic evaluation")
 
     def score(self, state: GameState) -> Array:
@@ -463,13 +410,12 @@ class Env(abc.ABC):
         return cls.score is not Env.score
 
     def board_view(self, state: GameState) -> BoardView:
-        """What :mod:`jaxgames.render` draws for one (unbatched) state. Games override this;
-        the default raises ``NotImplementedError`` (renderers then show the notation)."""
+        """What :mod:`jaxgames.render` draws for one (unbatched) state."""
         raise NotImplementedError(f"{self.name} has no board view")
 
     def step_checked(self, state: GameState, action: int) -> GameState:
-        """Like :meth:`step` but, outside ``jit``, raises :class:`IllegalActionError` for an
-        illegal action or a finished game instead of ending the game."""
+        """:meth:`step` outside ``jit`` that raises :class:`IllegalActionError` for an
+        illegal action or a finished game."""
         a = action_index(action)
         if bool(state.terminated) or bool(state.truncated):
             raise IllegalActionError(f"the game is over; no action (got {a}) can be played")
@@ -553,13 +499,8 @@ def with_score_utility(env: Any, weight: float) -> Any:
 
 
 class AutoResetStep(NamedTuple):
-    """Result of :func:`step_autoreset` for one game (leading batch axis under vmap).
-
-    state:       the next state, already reset to a new game if this step ended one
-    rewards:     float32[2] rewards of the step just taken (the finished game's final rewards)
-    terminated:  bool[] the step ended the game by its rules
-    truncated:   bool[] the step hit a time limit
-    """
+    """:func:`step_autoreset` of one game: ``state`` (already a new game if this step ended
+    one) and this step's ``rewards`` float32[2], ``terminated`` and ``truncated`` bool[]."""
 
     state: GameState
     rewards: Array
@@ -568,12 +509,8 @@ class AutoResetStep(NamedTuple):
 
 
 def step_autoreset(env: Env, state: GameState, action: Array, key: PRNGKey) -> AutoResetStep:
-    """Step one game and start a new one (``env.init(key)``) when it ends.
-
-    The returned ``state`` is always a live game, so vectorised rollouts never stall; the
-    outcome of the finished game is kept in ``rewards``/``terminated``/``truncated``.
-    Jittable; ``vmap`` it over games with one key per game.
-    """
+    """Step one game, starting a new one (``env.init(key)``) when it ends, so vectorised
+    rollouts never stall; the finished game's outcome is in the result's other fields."""
     nxt = env.step(state, action)
     done = nxt.terminated | nxt.truncated
     fresh = env.init(key)
@@ -582,18 +519,16 @@ def step_autoreset(env: Env, state: GameState, action: Array, key: PRNGKey) -> A
 
 
 def winner_rewards(winner: Array) -> Array:
-    """Final rewards for a two-player zero-sum result. ``winner``: int32[] player id, or -1
-    for a draw / no result yet -> float32[2] (+1 winner, -1 loser, zeros for -1)."""
+    """int32[] winner (-1: none) -> float32[2] zero-sum rewards (+1 winner, -1 loser)."""
     ids = jnp.arange(2)
     return jnp.where(winner < 0, 0.0, jnp.where(ids == winner, 1.0, -1.0)).astype(jnp.float32)
 
 
 def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
-    """Uniformly random legal action. ``legal_action_mask``: bool[..., A] -> int32[...].
+    """Uniformly random legal action: bool[..., A] -> int32[...] (0 with none legal).
 
-    Draws one uniform number per game and picks the k-th legal action (a running count over
-    the mask), which is far cheaper on CPU than Gumbel noise over all A actions.
-    With no legal action (a finished game) it returns action 0.
+    One uniform number per game picks the k-th legal action (a running count over the mask),
+    cheaper than Gumbel noise over all A actions.
     """
     mask = jnp.asarray(legal_action_mask)
     count = mask.sum(-1, dtype=jnp.int32)
@@ -605,10 +540,8 @@ def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
 
 
 def play_random_plies(env: Env, state: GameState, key: PRNGKey, plies: Array | int) -> GameState:
-    """``state`` after ``plies`` (int or int32[], may be traced) uniformly random legal plies,
-    ply t drawn with ``fold_in(key, t)``; plies after the game ends change nothing. One game
-    (``jax.vmap`` it for a batch). The evaluation's openings and training's random openings
-    both play their plies with it."""
+    """One game after ``plies`` (int or int32[], may be traced) uniformly random legal plies,
+    ply t drawn with ``fold_in(key, t)`` (evaluation and training openings)."""
 
     def ply(t, s):
         return env.step(s, random_action(jax.random.fold_in(key, t), s.legal_action_mask))
@@ -617,13 +550,12 @@ def play_random_plies(env: Env, state: GameState, key: PRNGKey, plies: Array | i
 
 
 def random_policy(key: PRNGKey, state: GameState) -> Array:
-    """The uniform player as a policy: ``policy(key, state) -> int32[]``, a random legal move of
-    one state (``jax.vmap`` it for a batch). Every random opponent in jaxgames is this one."""
+    """The uniform player, ``policy(key, state) -> int32[]`` (every random opponent)."""
     return random_action(key, state.legal_action_mask)
 
 
 def check_options(cls: type, options: dict[str, Any], game: str) -> None:
-    """Raise ``ValueError`` if ``options`` holds a keyword ``cls.__init__`` does not take."""
+    """``ValueError`` if ``options`` holds a keyword ``cls.__init__`` does not take."""
     params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(options) - set(params))
     if unknown:

@@ -1,42 +1,24 @@
 """Scale out with JAX's own SPMD machinery: one ``Mesh`` with a ``'data'`` axis.
 
-The batch of games is split across devices, everything else (parameters, optimiser state,
-PRNG keys, counters) is replicated, and the jitted training chunk is compiled once for the
-whole mesh (``jax.jit`` with ``in_shardings``/``out_shardings``). XLA's SPMD partitioner
-inserts the collectives: a loss that is a mean over a sharded batch yields gradients
-all-reduced (averaged) over ``'data'``, so every device applies the same update to its
-replica of the parameters. No algorithm code knows about devices::
+The batch of games is split across devices, everything else (parameters, optimiser state, keys,
+counters) replicated, and the training chunk compiled once for the whole mesh (``jax.jit`` with
+``in_shardings``/``out_shardings``). XLA inserts the collectives: a loss averaged over a sharded
+batch gives gradients all-reduced over ``'data'``. No algorithm code knows about devices::
 
     mesh = make_mesh()                       # all devices (or make_mesh(4) / make_mesh([d0, d1]))
-    init, chunk = sharded_train_fns(algo, mesh)
+    init, chunk, _ = sharded_train_fns(algo, mesh)
     state = init(jax.random.PRNGKey(0))      # env_state sharded on 'data', the rest replicated
-    state, metrics = chunk(state)            # same program as on one device, run on all of them
+    state, metrics = chunk(state)
 
-Which leaves are split is decided by a partition function ``train_state -> pytree of
-PartitionSpec`` (:attr:`jaxgames.agents.algorithm.Algorithm.partition`). The default,
-:func:`default_partition`, shards every leaf stored under a field named ``env_state`` (the
-batched game states ``[num_envs, ...]`` of PPO, DQN, winner imitation) on its leading axis and
-replicates everything else -- always correct; an algorithm may also shard e.g. a per-env replay
-buffer by supplying its own function.
+Which leaves are split is an algorithm's ``partition(train_state) -> PartitionSpec`` pytree
+(default :func:`default_partition`: the batched game states under ``env_state``). Random numbers
+do not depend on the device count (``jax_threefry_partitionable``), so a sharded rollout plays
+the same games; updates match to float tolerance.
 
-Random numbers do not depend on the device count (``jax_threefry_partitionable``, the default
-since JAX 0.5), so a sharded rollout plays exactly the same games as a single-device one; the
-learning update matches to float tolerance (reductions are summed in a different order).
-
-Multi-host (several machines, each with its own accelerators)
---------------------------------------------------------------
-Call :func:`initialize` (``jax.distributed.initialize()``) at the start of the SAME script on
-every host -- ``jaxgames train ... --distributed`` does it. Cloud TPU pods, SLURM and
-Open MPI are detected automatically; elsewhere set ``JAX_COORDINATOR_ADDRESS=host:port``,
-``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` (or pass them as arguments). ``jax.devices()`` then
-lists the devices of ALL hosts and :func:`make_mesh` spans them. Because the train state is
-created inside ``jit`` with ``out_shardings`` (:func:`sharded_train_fns`), each host only ever
-computes and stores the games on its own devices: each host owns its local games, and nothing
-is gathered to one host. Data that starts on the hosts (numpy batches, e.g. positions for
-imitation) becomes one global array with :func:`host_local_to_global`
-(``jax.make_array_from_process_local_data``). Orbax checkpoints are collective: every host
-calls ``save``/``restore`` and orbax writes each shard once (the driver's metrics files are
-written by process 0 only). ``num_envs`` must be divisible by the total number of devices.
+Multi-host: :func:`initialize` on every host (``jaxgames train --distributed``); ``jax.devices()``
+then spans all hosts. The train state is created inside ``jit`` with ``out_shardings``, so each
+host computes and stores only the games on its devices; host data becomes global arrays with
+:func:`host_local_to_global`. Orbax checkpoints are collective; process 0 writes the logs.
 """
 
 from __future__ import annotations
@@ -56,11 +38,8 @@ BATCH_FIELDS = ("env_state",)
 
 
 def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[Any]:
-    """The devices to use: ``None`` / ``"all"`` / ``0`` -> all of ``jax.devices()``; an int ``n``
-    (or its string) -> the first ``n``; a sequence of ``jax.Device`` -> those.
-
-    ``ValueError`` for a count that is not positive or exceeds the devices present.
-    """
+    """``None`` / ``"all"`` / ``0`` -> all of ``jax.devices()``; an int ``n`` (or its string) ->
+    the first ``n``; a sequence of ``jax.Device`` -> those. ``ValueError`` for a bad count."""
     available = jax.devices()
     if devices is None or (isinstance(devices, str) and devices.strip().lower() in ("all", "")):
         return list(available)
@@ -112,9 +91,9 @@ def _path_names(path) -> list[str]:
 
 
 def partition_by_field(**axes: int) -> Callable[[Any], Any]:
-    """A partition function: leaves under a field (attribute or dict key, anywhere in the tree)
-    named like a keyword are split over ``'data'`` along the given axis, the rest replicated.
-    Leaves with too few dimensions (e.g. a buffer's scalar counters) stay replicated::
+    """A partition function splitting leaves under a field (attribute or dict key) named like a
+    keyword over ``'data'`` along the given axis; the rest (and leaves of too few dimensions)
+    replicated::
 
         partition=partition_by_field(env_state=0, buffer=1)   # buffer data [rows, num_envs, ...]
     """
@@ -132,21 +111,16 @@ def partition_by_field(**axes: int) -> Callable[[Any], Any]:
 
 
 def default_partition(train_state: Any) -> Any:
-    """``P('data')`` for every leaf under a field named ``env_state`` (anywhere in the tree),
-    ``P()`` (replicated) for the rest (``partition_by_field(env_state=0)``). Works on arrays or
-    ``jax.eval_shape`` results."""
+    """``partition_by_field(env_state=0)``: the batched game states split, the rest
+    replicated (arrays or ``jax.eval_shape`` results)."""
     return partition_by_field(**{f: 0 for f in BATCH_FIELDS})(train_state)
 
 
 def state_shardings(
     mesh: Mesh, train_state: Any, partition: Callable[[Any], Any] | None = None
 ) -> Any:
-    """Pytree of :class:`NamedSharding` matching ``train_state`` (arrays or ShapeDtypeStructs).
-
-    ``partition(train_state)`` returns a pytree of ``PartitionSpec`` (default
-    :func:`default_partition`). ``ValueError`` if a sharded leading axis is not divisible by
-    the number of devices (e.g. ``num_envs`` 6 on 4 devices).
-    """
+    """Pytree of :class:`NamedSharding` of ``train_state`` by ``partition`` (default
+    :func:`default_partition`); ``ValueError`` if a split axis does not divide evenly."""
     specs = (partition or default_partition)(train_state)
     n = mesh_size(mesh)
 
@@ -174,8 +148,7 @@ def batch_sharding(mesh: Mesh) -> NamedSharding:
 
 
 def shard_batch(tree: Any, mesh: Mesh) -> Any:
-    """Place a batch (e.g. ``vmap(env.init)(keys)``: every leaf ``[B, ...]``) with its leading
-    axis split over the mesh. ``B`` must be divisible by the device count."""
+    """Place a batch (every leaf ``[B, ...]``) split over the mesh on its leading axis."""
     n = mesh_size(mesh)
     for leaf in jax.tree_util.tree_leaves(tree):
         if np.ndim(leaf) == 0 or np.shape(leaf)[0] % n:
@@ -187,8 +160,7 @@ def shard_batch(tree: Any, mesh: Mesh) -> Any:
 
 
 def constrain_batch(tree: Any, mesh: Mesh) -> Any:
-    """Inside ``jit``: ask for ``tree``'s leading axis to be split over ``'data'``
-    (``jax.lax.with_sharding_constraint``); leaves of rank 0 are left alone."""
+    """Inside ``jit``: constrain ``tree``'s leading axis to be split over ``'data'``."""
     sh = batch_sharding(mesh)
     return jax.tree_util.tree_map(
         lambda x: jax.lax.with_sharding_constraint(x, sh) if np.ndim(x) else x, tree
@@ -196,15 +168,9 @@ def constrain_batch(tree: Any, mesh: Mesh) -> Any:
 
 
 def constrain_data(tree: Any, axis: int = 0) -> Any:
-    """Inside an algorithm's jitted code: split axis ``axis`` of every leaf over ``'data'`` when
-    it runs under a mesh (:func:`sharded_train_fns` / the driver set one with ``jax.set_mesh``);
-    the identity otherwise, so algorithms stay device-agnostic.
-
-    Use it where a batch is rebuilt from a gather that SPMD propagation would otherwise
-    replicate, e.g. PPO's shuffled minibatches ``[num_minibatches, mb, ...]`` (``axis=1``): each
-    device then computes the loss on its slice and the gradient is all-reduced (averaged), instead
-    of every device computing the whole minibatch. The values are unchanged.
-    """
+    """Inside jitted code under a mesh (``jax.set_mesh``): split axis ``axis`` of every leaf
+    over ``'data'``; the identity otherwise. For batches rebuilt from a gather that SPMD
+    propagation would replicate (PPO's shuffled minibatches, ``axis=1``); values unchanged."""
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty or DATA not in mesh.axis_names:
         return tree
@@ -214,24 +180,10 @@ def constrain_data(tree: Any, axis: int = 0) -> Any:
     )
 
 
-def shard_state(train_state: Any, mesh: Mesh, partition: Callable[[Any], Any] | None = None) -> Any:
-    """``device_put`` an existing train state with :func:`state_shardings` (e.g. after restore)."""
-    return jax.device_put(train_state, state_shardings(mesh, train_state, partition))
-
-
 def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Callable, Callable, Any]:
-    """(init, chunk, shardings) of an :class:`~jaxgames.agents.algorithm.Algorithm` compiled
-    for ``mesh``.
-
-    init(key) -> train_state   created directly in its sharded layout (``out_shardings``)
-    chunk(state) -> (state, metrics)
-                               the algorithm's chunk, state in and out with the same
-                               shardings (donated), metrics replicated
-    shardings                  pytree of NamedSharding of the train state
-
-    Both run (and trace) under ``jax.set_mesh(mesh)``, so :func:`constrain_data` hints inside
-    the algorithm apply.
-    """
+    """``(init, chunk, shardings)`` of an algorithm compiled for ``mesh``: ``init(key)``
+    creates the train state in its sharded layout, ``chunk(state) -> (state, metrics)`` keeps
+    it (donated) and replicates the metrics; both run under ``jax.set_mesh(mesh)``."""
     template = jax.eval_shape(algo.init, jax.random.PRNGKey(0))
     shardings = state_shardings(mesh, template, getattr(algo, "partition", None))
     init_jit = jax.jit(algo.init, out_shardings=shardings)
@@ -254,17 +206,15 @@ def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Calla
 
 
 def abstract_state(template: Any, shardings: Any) -> Any:
-    """``template`` (``jax.eval_shape`` result) with each leaf's sharding attached, so that a
-    checkpoint restores straight into the sharded layout."""
+    """``template`` (``jax.eval_shape``) with each leaf's sharding, to restore into."""
     return jax.tree_util.tree_map(
         lambda t, s: jax.ShapeDtypeStruct(t.shape, t.dtype, sharding=s), template, shardings
     )
 
 
 def host_local_to_global(local_tree: Any, mesh: Mesh) -> Any:
-    """Multi-host: each process passes ITS games (leaves ``[B_local, ...]``, numpy or arrays);
-    returns global arrays ``[B_local * num_processes, ...]`` split over ``'data'``
-    (``jax.make_array_from_process_local_data``). On one host it equals :func:`shard_batch`."""
+    """Multi-host: each process's games (leaves ``[B_local, ...]``) as global arrays
+    ``[B_local * num_processes, ...]`` split over ``'data'``."""
     sh = batch_sharding(mesh)
     return jax.tree_util.tree_map(
         lambda x: jax.make_array_from_process_local_data(sh, np.asarray(x)), local_tree
@@ -272,7 +222,7 @@ def host_local_to_global(local_tree: Any, mesh: Mesh) -> Any:
 
 
 def is_primary() -> bool:
-    """True on the process that writes logs and plots (process 0; always true on one host)."""
+    """True on process 0, which writes logs and plots."""
     return jax.process_index() == 0
 
 
@@ -281,10 +231,9 @@ def initialize(
     num_processes: int | None = None,
     process_id: int | None = None,
 ) -> None:
-    """Join a multi-host run: ``jax.distributed.initialize`` (call before anything touches
-    devices, on every host). Arguments default to ``JAX_COORDINATOR_ADDRESS``,
-    ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` or to the cluster's auto-detection (TPU pods,
-    SLURM, Open MPI). A no-op if already initialised."""
+    """Join a multi-host run (``jax.distributed.initialize``, before devices are touched, on
+    every host). Arguments default to ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
+    ``JAX_PROCESS_ID`` or the cluster's auto-detection (TPU pods, SLURM, Open MPI)."""
     if jax.distributed.is_initialized():
         return
     env = os.environ

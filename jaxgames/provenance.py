@@ -11,8 +11,7 @@ import jax
 
 
 def machine_description() -> str:
-    """Hardware and software this process runs on (a run's ``config.json`` and a ladder's
-    ``machine`` field: model cards say where each training stage and measurement ran)."""
+    """Hardware and software this process runs on (run configs, ladders, model cards)."""
     devs = jax.devices()
     return (
         f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPUs; "

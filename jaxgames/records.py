@@ -15,14 +15,11 @@ game's own move notation (``env.action_to_text``). Lines starting with ``#`` are
     c5
     ...
 
-Header keys: ``game`` (required, a registered name), ``options`` (a JSON object of
-``jaxgames.make`` keywords; default ``{}``), ``player0``/``player1`` (who played player 0 / 1:
-``human`` or an agent spec), ``date`` (ISO 8601, UTC), ``result`` (``1-0`` player 0 won,
-``0-1`` player 1 won, ``1/2-1/2`` draw, ``*`` unfinished), optional ``start`` (position
-notation, when the game did not start from ``env.init``). Other keys are kept in ``extra``.
-
-:func:`load` checks every move against the rules by replaying it and reports the first bad
-line as ``FILE:LINE: ...`` (a :class:`RecordError`, a ``ValueError``).
+Header keys: ``game`` (required), ``options`` (JSON ``jaxgames.make`` keywords, default
+``{}``), ``player0``/``player1`` (``human`` or an agent spec), ``date`` (ISO 8601, UTC),
+``result`` (``1-0``, ``0-1``, ``1/2-1/2`` or ``*`` unfinished), optional ``start`` (position
+notation, when not ``env.init``); other keys are kept in ``extra``. :func:`load` replays every
+move and reports the first bad line as ``FILE:LINE: ...`` (a :class:`RecordError`).
 """
 
 from __future__ import annotations
@@ -51,8 +48,7 @@ class RecordError(ValueError):
 
 @dataclasses.dataclass
 class GameRecord:
-    """One game. ``moves``: move notations in order; ``lines``: the 1-based line of each
-    header key and of each move in the text it was parsed from (empty for new records)."""
+    """One game. ``lines``: the 1-based line of each header key and move in the parsed text."""
 
     game: str
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -65,8 +61,7 @@ class GameRecord:
     lines: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     def make_env(self) -> Any:
-        """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line if that
-        fails."""
+        """``jaxgames.make(game, **options)``; :class:`RecordError` naming the line."""
         try:
             return make(self.game, **self.options)
         except ValueError as e:
@@ -92,8 +87,7 @@ class GameRecord:
 
 
 def result_of(state: Any) -> str:
-    """Result string of one state: ``*`` while the game is on, else ``1-0``/``0-1``/``1/2-1/2``
-    from the final step's ``rewards`` (float32[2])."""
+    """``*`` while the game is on, else ``1-0``/``0-1``/``1/2-1/2`` from the final rewards."""
     if not (bool(state.terminated) or bool(state.truncated)):
         return "*"
     r0, r1 = float(state.rewards[0]), float(state.rewards[1])
@@ -115,7 +109,7 @@ def new_record(
     date: str | None = None,
     **extra: str,
 ) -> GameRecord:
-    """A record of a game played in ``env`` (result from ``final_state`` if given, else ``*``)."""
+    """A record of a game played in ``env`` (result from ``final_state``, else ``*``)."""
     if date is None:
         date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return GameRecord(
@@ -148,10 +142,8 @@ def to_text(record: GameRecord) -> str:
 
 
 def parse(text: str, source: str = "<record>") -> GameRecord:
-    """Parse a record's text (syntax only; :func:`replay` checks the moves).
-
-    Raises :class:`RecordError` ``"SOURCE:LINE: problem"`` for a malformed header line, a
-    missing ``game``, bad ``options`` JSON, an unknown result, or a move line with spaces."""
+    """Parse a record's text (syntax only; :func:`replay` checks the moves);
+    :class:`RecordError` ``"SOURCE:LINE: problem"``."""
     fields: dict[str, str] = {}
     lines: dict[str, Any] = {"source": source, "moves": []}
     moves: list[str] = []
@@ -215,18 +207,15 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
 
 @functools.lru_cache(maxsize=16)
 def jitted(env: Any) -> tuple[Any, Any]:
-    """``(init(seed: int) -> state, step(state, action) -> state)`` of ``env``, jitted once
-    per env and cached, so that replaying and playing share one compilation."""
+    """``(init(seed) -> state, step(state, action) -> state)`` of ``env``, jitted once per env
+    (replaying and playing share the compilation)."""
     return jax.jit(lambda seed: env.init(jax.random.PRNGKey(seed))), jax.jit(env.step)
 
 
 def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
-    """Check every move by playing it: returns ``(env, states)`` with ``states[0]`` the start
-    and ``states[i]`` the position after move ``i``.
-
-    Raises :class:`RecordError` ``"SOURCE:LINE: move N 'x': why"`` at the first malformed or
-    illegal move (or a move after the game ended), and for a ``result`` header that disagrees
-    with the final position."""
+    """Play every move: ``(env, states)``, ``states[i]`` the position after ``i`` moves.
+    :class:`RecordError` ``"SOURCE:LINE: move N 'x': why"`` at the first bad move, or for a
+    ``result`` that disagrees with the final position."""
     env = record.make_env() if env is None else env
     init, step = jitted(env)
     if record.start is not None:
@@ -270,10 +259,8 @@ def save(path: str, record: GameRecord) -> None:
 
 
 def load(path: str, validate: bool = True) -> GameRecord:
-    """Read a record from ``path``; with ``validate`` replay it to check every move.
-
-    Raises :class:`RecordError` naming ``path`` and the line of the first problem, or
-    ``OSError`` if the file cannot be read."""
+    """Read a record from ``path`` (with ``validate``, replay it): :class:`RecordError` naming
+    the file and line of the first problem."""
     with open(path, encoding="utf-8") as f:
         record = parse(f.read(), source=str(path))
     if validate:

@@ -1,18 +1,13 @@
 """Board rendering for every game: text for terminals, SVG for documents, PNG via matplotlib.
 
-Renderers never look inside a game's state layout: they draw the :class:`~jaxgames.view.BoardView`
-that the game itself builds (``env.board_view(state)``: pieces, hands, colours, piece style,
-score), the same way for every game, and name the players with ``env.side_names``. All games
-name squares the same way (see :mod:`jaxgames.games.grid`): file letter = column from the left,
-rank number = row from the top, so a move's squares are the ``[a-z][0-9]+`` tokens of its
-notation (``d3``, ``b3b2``, ``C*b2``; ``pass`` has none; the last token is the square the piece
-lands on).
+Renderers draw the :class:`~jaxgames.view.BoardView` a game builds (``env.board_view(state)``)
+the same way for every game and name the players with ``env.side_names``. A move's squares are
+the ``[a-z][0-9]+`` tokens of its notation (``d3``, ``b3b2``, ``C*b2``; the last is where the
+piece lands), file letter = column from the left, rank = row from the top.
 
-    from jaxgames import render
     print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
     open("board.svg", "w").write(render.svg(state, env, last_move="c5"))
-    open("game.svg", "w").write(render.svg_game(states, env, moves, every=4))  # a whole game
-    open("game.svg", "w").write(render.svg_animation(states, env, moves))  # ... animated
+    open("game.svg", "w").write(render.svg_animation(states, env, moves))  # a whole game
     render.png(state, env, path="board.png")          # needs matplotlib (or cairosvg)
 
 Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
@@ -21,41 +16,20 @@ Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
      1   .  .  .  .  .  .
      2   .  .  *  .  .  .
      3   .  . [X] X  O  .
-     ...
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import re
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 import jax
 import numpy as np
 
 from jaxgames.view import BoardStyle, BoardView, Piece
-
-__all__ = [
-    "BoardStyle",
-    "BoardView",
-    "Piece",
-    "board_view",
-    "default_flip",
-    "legal_moves",
-    "move_numbers",
-    "move_squares",
-    "png",
-    "repr_html",
-    "repr_svg",
-    "side_names",
-    "svg",
-    "svg_animation",
-    "svg_game",
-    "text",
-]
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
 _SQUARE = re.compile(r"([a-z])(\d{1,2})")
@@ -68,8 +42,7 @@ def side_names(env: Any) -> tuple[str, str]:
 
 
 def default_flip(env: Any, player: int) -> bool:
-    """Whether to show the board turned round for a human playing ``player`` (the game's
-    ``flip_for_second``, e.g. animal shogi: each side sees its own pieces at the bottom)."""
+    """Whether to turn the board round for a human playing ``player`` (``flip_for_second``)."""
     return player == 1 and bool(getattr(env, "flip_for_second", False))
 
 
@@ -84,9 +57,7 @@ def _view_or_none(state: Any, env: Any) -> BoardView | None:
 
 
 def board_view(state: Any, env: Any) -> BoardView:
-    """The game's own view of one (unbatched) state, ``env.board_view(state)``.
-
-    Raises ``ValueError`` if the game has no board view (it cannot be drawn)."""
+    """``env.board_view(state)``; ``ValueError`` if the game has none."""
     view = _view_or_none(state, env)
     if view is None:
         raise ValueError(
@@ -96,10 +67,8 @@ def board_view(state: Any, env: Any) -> BoardView:
 
 
 def move_squares(move: str | None) -> list[tuple[int, int]]:
-    """(row, col) of the squares named in a move's notation, in order (destination last).
-
-    ``"d3"`` -> [(2, 3)]; ``"b3b2"`` -> [(2, 1), (1, 1)]; ``"C*b2"`` -> [(1, 1)];
-    ``"pass"`` -> []."""
+    """(row, col) of the squares a move names, destination last: ``"b3b2"`` -> [(2, 1), (1, 1)],
+    ``"C*b2"`` -> [(1, 1)], ``"pass"`` -> []."""
     if not move:
         return []
     return [(int(r) - 1, FILES.index(f)) for f, r in _SQUARE.findall(move)]
@@ -138,16 +107,16 @@ def text(
     numbers: bool = False,
     flip: bool = False,
 ) -> str:
-    """A text diagram of one (unbatched) state for terminals.
+    """A text diagram of one (unbatched) state.
 
-    history:    the moves played so far in notation (for move numbers and the last move)
+    history:    the moves played so far (move numbers, last move)
     last_move:  the move to highlight with ``[ ]`` (default: ``history[-1]``)
-    legal:      mark the landing squares of legal moves with ``*`` and list the legal moves
-    numbers:    write on each piece the number of the move that put it there (e.g. ``X12``)
-    flip:       turn the board 180 degrees (player 1's side at the bottom)
+    legal:      mark legal moves' landing squares with ``*`` and list them
+    numbers:    write on each piece the number of the move that placed it (``X12``)
+    flip:       turn the board 180 degrees
 
-    Below the board: the game's summary line (reversi: disc counts), pieces in hand (animal
-    shogi), the last move and whose turn it is. A game without a board view shows its notation.
+    Then the game's summary, the hands, the last move and who moves. A game without a board
+    view shows its notation.
     """
     if last_move is None and history:
         last_move = history[-1]
@@ -173,7 +142,7 @@ def text(
         w = max(len(s) for s in contents.values())
         lw = len(str(view.rows))
         # every cell is "<l><content centred in w><r>", with [] around the last move
-        rows, cols = _order(view.rows, flip), _order(view.cols, flip)
+        rows, cols = (range(n - 1, -1, -1) if flip else range(n) for n in (view.rows, view.cols))
         top = 0 if flip else 1  # the player whose side is at the top
         header = " " * (lw + 2) + "".join(f" {FILES[c]:^{w}} " for c in cols)
         if view.hands is not None:
@@ -191,7 +160,7 @@ def text(
             lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
         if view.summary:
             lines.append(view.summary)
-    if last_move:  # players alternate in every game (a pass is a move): the mover is the other side
+    if last_move:  # players alternate (a pass is a move)
         ply = f"{len(history)}. " if history else ""
         lines.append(f"last move: {ply}{last_move} ({names[1 - int(state.current_player)]})")
     if legal and moves:
@@ -201,10 +170,6 @@ def text(
     else:
         lines.append(f"{names[int(state.current_player)]} to move")
     return "\n".join(lines)
-
-
-def _order(n: int, flip: bool) -> list[int]:
-    return list(range(n - 1, -1, -1)) if flip else list(range(n))
 
 
 def _hand(pieces: Sequence[Piece]) -> str:
@@ -218,8 +183,7 @@ def _hand(pieces: Sequence[Piece]) -> str:
 
 # ---------------------------------------------------------------------------- scene
 # A tiny display list shared by the SVG and matplotlib back ends, in pixel units (y down).
-@dataclasses.dataclass(frozen=True)
-class _Rect:
+class _Rect(NamedTuple):
     x: float
     y: float
     w: float
@@ -230,8 +194,7 @@ class _Rect:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Circle:
+class _Circle(NamedTuple):
     cx: float
     cy: float
     r: float
@@ -241,8 +204,7 @@ class _Circle:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Line:
+class _Line(NamedTuple):
     x1: float
     y1: float
     x2: float
@@ -252,8 +214,7 @@ class _Line:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Text:
+class _Text(NamedTuple):
     x: float
     y: float
     s: str
@@ -264,8 +225,7 @@ class _Text:
     cls: str = ""
 
 
-@dataclasses.dataclass(frozen=True)
-class _Group:
+class _Group(NamedTuple):
     cls: str
     items: tuple
     attrs: tuple = ()  # (name, value) pairs written on the SVG <g>
@@ -281,8 +241,7 @@ def _piece(
     cls: str = "piece",
     flip: bool = False,
 ) -> _Group:
-    """One piece centred on (cx, cy) in a cell of side ``s``, drawn in the game's piece style
-    (tiles face their owner: upside down for the player at the top)."""
+    """One piece centred on (cx, cy) in a cell of side ``s`` (tiles face their owner)."""
     items: list = []
     ink = "#000"
     owner = piece.owner
@@ -300,23 +259,17 @@ def _piece(
         else:
             items.append(_Circle(cx, cy, 0.32 * s, "none", "#2c3e8f", 0.1 * s))
     else:  # "tile": a lettered piece
-        a = 0.4 * s
-        items.append(
-            _Rect(
-                cx - a, cy - a, 2 * a, 2 * a, "#fff8e6" if owner == 0 else "#e8e0d0", "#5a4020", 1.5
-            )
-        )
-        items.append(
-            _Text(cx, cy, piece.label, 0.45 * s, "#000", 180.0 if owner != int(flip) else 0.0, True)
-        )
+        a, paper = 0.4 * s, "#fff8e6" if owner == 0 else "#e8e0d0"
+        turn = 180.0 if owner != int(flip) else 0.0
+        items.append(_Rect(cx - a, cy - a, 2 * a, 2 * a, paper, "#5a4020", 1.5))
+        items.append(_Text(cx, cy, piece.label, 0.45 * s, "#000", turn, True))
     if number is not None:  # on a disc: centred; on marks and tiles: in the cell's corner
+        n = str(number)
         if style.pieces == "disc":
-            items.append(_Text(cx, cy, str(number), 0.34 * s, ink, 0.0, True, "number"))
+            items.append(_Text(cx, cy, n, 0.34 * s, ink, 0.0, True, "number"))
         else:
             items.append(
-                _Text(
-                    cx + 0.3 * s, cy - 0.33 * s, str(number), 0.22 * s, "#000", 0.0, True, "number"
-                )
+                _Text(cx + 0.3 * s, cy - 0.33 * s, n, 0.22 * s, "#000", 0.0, True, "number")
             )
     return _Group(cls, tuple(items), (("data-owner", str(owner)), ("data-piece", piece.name)))
 
@@ -371,29 +324,16 @@ def _scene(
     last = move_squares(last_move)
     for k, (r, c) in enumerate(last):  # origin square faint, destination strong
         strong = k == len(last) - 1
+        fill_ = "#ffd54f" if strong else "#fff3c4"
+        cls = "last-move" if strong else "last-move-from"
         items.append(
-            _Rect(
-                x(c) - 0.5 * cell + 2,
-                y(r) - 0.5 * cell + 2,
-                cell - 4,
-                cell - 4,
-                "#ffd54f" if strong else "#fff3c4",
-                cls="last-move" if strong else "last-move-from",
-            )
+            _Rect(x(c) - 0.5 * cell + 2, y(r) - 0.5 * cell + 2, cell - 4, cell - 4, fill_, cls=cls)
         )
     for r in range(view.rows):
         for c in range(view.cols):
             if view.cells[r][c] is not None:
                 items.append(
-                    _piece(
-                        style,
-                        view.cells[r][c],
-                        x(c),
-                        y(r),
-                        cell,
-                        nums.get((r, c)),
-                        flip=flip,
-                    )
+                    _piece(style, view.cells[r][c], x(c), y(r), cell, nums.get((r, c)), flip=flip)
                 )
     if legal and not _is_over(state):
         for mv in legal_moves(state, env):
@@ -405,23 +345,10 @@ def _scene(
         top = 0 if flip else 1
         for player, y0 in ((top, 0.0), (1 - top, oy + view.rows * cell + 0.3 * m)):
             for i, p in enumerate(view.hands[player]):
-                items.append(
-                    _piece(
-                        style,
-                        p,
-                        ox + (i + 0.35) * 0.7 * cell,
-                        y0 + 0.35 * cell,
-                        0.7 * cell,
-                        None,
-                        "hand-piece",
-                        flip,
-                    )
-                )
+                cx, cy = ox + (i + 0.35) * 0.7 * cell, y0 + 0.35 * cell
+                items.append(_piece(style, p, cx, cy, 0.7 * cell, None, "hand-piece", flip))
     names = side_names(env)
-    if _is_over(state):
-        status = "game over"
-    else:
-        status = f"{names[int(state.current_player)]} to move"
+    status = "game over" if _is_over(state) else f"{names[int(state.current_player)]} to move"
     if view.score:
         status = f"{view.score}   " + status
     if last_move:
@@ -474,20 +401,27 @@ def svg(
     flip: bool = False,
     cell: float = 48.0,
 ) -> str:
-    """An SVG document (``str``) of one (unbatched) state.
-
-    Options as in :func:`text`; ``cell`` is the side of a square in pixels. Every piece on the
-    board is one ``<g class="piece" data-owner="0|1" data-piece="...">``; pieces in hand are
-    ``class="hand-piece"``, the last move ``class="last-move"``, legal moves ``class="legal"``.
-    """
+    """An SVG document of one (unbatched) state; options as in :func:`text`, ``cell``: a
+    square's side in pixels. Each board piece is ``<g class="piece" data-owner="0|1"
+    data-piece="...">``; also classes ``hand-piece``, ``last-move`` and ``legal``."""
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
+    return f"{_svg_head(width, height, env, env.to_text(state))}\n{body}\n</svg>\n"
+
+
+def _svg_head(width: float, height: float, env: Any, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.1f} {height:.1f}">\n'
-        f"<title>{escape(env.name)}: {escape(env.to_text(state))}</title>\n"
-        f"{body}\n</svg>\n"
+        f"<title>{escape(env.name)}: {escape(title)}</title>"
     )
+
+
+def _check_game(states: Sequence[Any], moves: Sequence[str]) -> None:
+    if len(states) != len(moves) + 1:
+        raise ValueError(
+            f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves"
+        )
 
 
 def svg_game(
@@ -500,14 +434,10 @@ def svg_game(
     numbers: bool = False,
     cell: float = 24.0,
 ) -> str:
-    """One SVG with a grid of panels showing a game: ``states[i]`` is the position after
-    ``moves[:i]`` (as from :func:`jaxgames.records.replay`); every ``every``-th position and
-    the last one are drawn, ``columns`` per row, each titled with the move that led to it.
-    Each panel is a nested ``<svg class="panel">``."""
-    if len(states) != len(moves) + 1:
-        raise ValueError(
-            f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves"
-        )
+    """One SVG of a game as a grid of panels (``<svg class="panel">``, ``columns`` per row):
+    every ``every``-th position and the last, each titled with its move. ``states[i]`` is the
+    position after ``moves[:i]`` (:func:`jaxgames.records.replay`)."""
+    _check_game(states, moves)
     if every < 1 or columns < 1:
         raise ValueError(f"every and columns must be >= 1, got every={every}, columns={columns}")
     picks = sorted(set(range(0, len(states), every)) | {len(states) - 1})
@@ -519,19 +449,13 @@ def svg_game(
         width, height = max(width, w), max(height, h)
     head = 0.7 * cell
     rows = -(-len(panels) // columns)
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{columns * width:.0f}" '
-        f'height="{rows * (height + head):.0f}" '
-        f'viewBox="0 0 {columns * width:.1f} {rows * (height + head):.1f}">',
-        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
-    ]
+    out = [_svg_head(columns * width, rows * (height + head), env, " ".join(moves))]
     for k, (w, h, title, items) in enumerate(panels):
         x, y = (k % columns) * width, (k // columns) * (height + head)
-        out.append(
-            _svg_item(
-                _Text(x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption")
-            )
+        caption = _Text(
+            x + width / 2, y + head / 2, title, 0.45 * cell, "#000", 0.0, True, "caption"
         )
+        out.append(_svg_item(caption))
         out.append(
             f'<svg class="panel" x="{x:.1f}" y="{y + head:.1f}" width="{w:.1f}" height="{h:.1f}">'
         )
@@ -551,19 +475,13 @@ def svg_animation(
     flip: bool = False,
     cell: float = 48.0,
 ) -> str:
-    """One SVG that plays a whole game in a loop: ``states[i]`` is the position after
-    ``moves[:i]`` (as from :func:`jaxgames.records.replay`), each shown for ``seconds``, the last
-    for ``hold`` times as long.
+    """One SVG playing a game in a loop, each position (``states[i]`` after ``moves[:i]``) for
+    ``seconds``, the last ``hold`` times as long.
 
-    Each position is the drawing of :func:`svg` in a ``<g class="... frame">`` (the last one
-    also ``last``); CSS keyframes show one frame at a time, no script. A viewer without CSS
-    animation (or asking for reduced motion) shows the final position. Class names carry a
-    hash of the drawing, so that several animations inlined in one page (a notebook) do not
-    share their styles."""
-    if len(states) != len(moves) + 1:
-        raise ValueError(
-            f"need one state per move plus the start: got {len(states)} states, {len(moves)} moves"
-        )
+    Each frame is :func:`svg`'s drawing in a ``<g class="... frame">`` shown by CSS keyframes,
+    no script; without CSS animation (or with reduced motion) the final position shows. Class
+    names carry a hash of the drawing, so animations inlined in one page do not share styles."""
+    _check_game(states, moves)
     if not seconds > 0 or not hold >= 1:
         raise ValueError(f"need seconds > 0 and hold >= 1, got seconds={seconds}, hold={hold}")
     scenes = [
@@ -589,12 +507,7 @@ def svg_animation(
     )
     if n == 1:  # nothing to animate
         style = f".{uid} {{ visibility: visible; }}"
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.1f} {height:.1f}">',
-        f"<title>{escape(env.name)}: {escape(' '.join(moves))}</title>",
-        f"<style>\n{style}\n</style>",
-    ]
+    out = [_svg_head(width, height, env, " ".join(moves)), f"<style>\n{style}\n</style>"]
     for i, body in enumerate(bodies):
         cls = f"{uid} frame" + (" last" if i == n - 1 else "")
         delay = i * seconds - total
@@ -607,12 +520,10 @@ def svg_animation(
 
 
 # ---------------------------------------------------------------------------- notebooks
-# What Jupyter shows for a game state (``GameStateBase._repr_svg_`` / ``_repr_html_``): IPython
-# asks both and shows the richest answer; None means "not this way" (it falls back to the
-# next format, finally the dataclass repr).
+# What Jupyter shows for a game state (``GameStateBase._repr_svg_`` / ``_repr_html_``); None
+# means "not this way" (IPython falls back to the next format).
 def _displayable(state: Any) -> tuple[Any, tuple[int, ...]] | None:
-    """(env to draw with, leading batch shape: ``()`` for one game) of a game state; None for
-    a state that holds tracers (printed inside ``jit``) or whose game cannot say its env."""
+    """(env to draw with, batch shape) of a state; None for tracers or an unknown env."""
     if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(state)):
         return None
     try:
@@ -623,8 +534,7 @@ def _displayable(state: Any) -> tuple[Any, tuple[int, ...]] | None:
 
 
 def repr_svg(state: Any) -> str | None:
-    """The SVG of one game state (legal moves marked), or None for a batch (see
-    :func:`repr_html`) or a traced state."""
+    """The SVG of one game state (legal moves marked); None for a batch."""
     shown = _displayable(state)
     if shown is None or shown[1] != ():
         return None
@@ -632,9 +542,7 @@ def repr_svg(state: Any) -> str | None:
 
 
 def repr_html(state: Any, limit: int = 8) -> str | None:
-    """HTML for a batch of game states (any leading shape): a caption with the batch shape and
-    small boards of the first ``limit`` games; None for one game (see :func:`repr_svg`) or a
-    traced state."""
+    """HTML for a batch of states: its shape and the first ``limit`` boards; None for one game."""
     shown = _displayable(state)
     if shown is None or shown[1] == ():
         return None
@@ -660,57 +568,31 @@ def repr_html(state: Any, limit: int = 8) -> str | None:
 
 # ---------------------------------------------------------------------------- PNG
 def _draw_matplotlib(ax: Any, items: Sequence[Any], px: float) -> None:
-    """Draw the display list on a matplotlib axes whose data units are pixels (y down).
-    ``px``: points per pixel (line widths and font sizes are in points)."""
+    """Draw the display list on matplotlib axes in pixel units (y down); ``px``: points per
+    pixel (line widths and font sizes are in points)."""
     from matplotlib import patches  # optional dependency (the 'plots' extra)
     from matplotlib.lines import Line2D
 
     for it in items:
-        if isinstance(it, _Group):
+        if isinstance(it, (_Rect, _Circle)):
+            none = it.stroke == "none"
+            edge = dict(
+                edgecolor=None if none else it.stroke, linewidth=0 if none else it.width * px
+            )
+            if isinstance(it, _Rect):
+                ax.add_patch(patches.Rectangle((it.x, it.y), it.w, it.h, facecolor=it.fill, **edge))
+            else:
+                ax.add_patch(patches.Circle((it.cx, it.cy), it.r, facecolor=it.fill, **edge))
+        elif isinstance(it, _Group):
             _draw_matplotlib(ax, it.items, px)
-        elif isinstance(it, _Rect):
-            ax.add_patch(
-                patches.Rectangle(
-                    (it.x, it.y),
-                    it.w,
-                    it.h,
-                    facecolor=it.fill,
-                    edgecolor=None if it.stroke == "none" else it.stroke,
-                    linewidth=0 if it.stroke == "none" else it.width * px,
-                )
-            )
-        elif isinstance(it, _Circle):
-            ax.add_patch(
-                patches.Circle(
-                    (it.cx, it.cy),
-                    it.r,
-                    facecolor=it.fill,
-                    edgecolor=None if it.stroke == "none" else it.stroke,
-                    linewidth=0 if it.stroke == "none" else it.width * px,
-                )
-            )
         elif isinstance(it, _Line):
-            ax.add_line(
-                Line2D(
-                    [it.x1, it.x2],
-                    [it.y1, it.y2],
-                    color=it.stroke,
-                    linewidth=it.width * px,
-                    solid_capstyle="round",
-                )
-            )
+            line = dict(color=it.stroke, linewidth=it.width * px, solid_capstyle="round")
+            ax.add_line(Line2D([it.x1, it.x2], [it.y1, it.y2], **line))
         elif isinstance(it, _Text):
+            font = dict(ha="center", va="center", family="sans-serif")
+            font["fontweight"] = "bold" if it.bold else "normal"
             ax.text(
-                it.x,
-                it.y,
-                it.s,
-                fontsize=it.size * px,
-                color=it.fill,
-                rotation=it.rotate,
-                ha="center",
-                va="center",
-                fontweight="bold" if it.bold else "normal",
-                family="sans-serif",
+                it.x, it.y, it.s, fontsize=it.size * px, color=it.fill, rotation=it.rotate, **font
             )
 
 
@@ -727,10 +609,9 @@ def png(
     cell: float = 48.0,
     dpi: int = 100,
 ) -> bytes:
-    """PNG bytes of one state (written to ``path`` too if given); options as in :func:`svg`.
-
-    Draws with matplotlib (Agg, no display needed); without matplotlib, converts the SVG with
-    cairosvg if that is installed; raises ``RuntimeError`` if neither is available."""
+    """PNG bytes of one state (also written to ``path`` if given); options as in :func:`svg`.
+    Drawn with matplotlib (Agg), else converted from the SVG by cairosvg, else
+    ``RuntimeError``."""
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -742,18 +623,8 @@ def png(
             raise RuntimeError(
                 "render.png needs matplotlib (pip install matplotlib) or cairosvg"
             ) from None
-        data = cairosvg.svg2png(
-            bytestring=svg(
-                state,
-                env,
-                history=history,
-                last_move=last_move,
-                legal=legal,
-                numbers=numbers,
-                flip=flip,
-                cell=cell,
-            ).encode()
-        )
+        opts = dict(history=history, last_move=last_move, legal=legal, numbers=numbers)
+        data = cairosvg.svg2png(bytestring=svg(state, env, **opts, flip=flip, cell=cell).encode())
     else:
         fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi)
         FigureCanvasAgg(fig)

@@ -1,39 +1,29 @@
 """Opponent specs: one string names any player, wherever a player is accepted (``eval``,
-``play --agent``, ``rate``, the arena, the strength table, training partners).
+``play --agent``, ``rate``, the arena, training partners).
 
     random              uniform over legal moves
     greedy              one ply: win if possible, else the best static evaluation
     minimax:D           full-width depth-D negamax (exact reference; num_actions**D leaves)
-    alphabeta:D         depth-D negamax with alpha-beta pruning, the game's heuristic
+    alphabeta:D         depth-D negamax with alpha-beta pruning on the game's heuristic
     engine:D[:E]        reversi / animal shogi engine: alpha-beta to depth D with a classical
-                        evaluation and move ordering; reversi solves the endgame exactly once
-                        E (default 10) or fewer squares are empty
-    uct:N               pure Monte Carlo tree search: N simulations (UCB1, random rollouts)
-    perfect             tic-tac-toe only: optimal play from value iteration
-    <run directory>     a trained agent (its newest checkpoint, greedy), or an exported one
+                        evaluation; reversi plays exactly from E (default 10) empty squares
+    uct:N               Monte Carlo tree search, N simulations (UCB1, random rollouts)
+    perfect             tic-tac-toe: optimal play from value iteration
+    <run directory>     a trained or exported agent (its newest checkpoint, greedy)
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
-    sym:<agent>         that agent's network averaged over the game's symmetries (the 8 of a
-                        reversi or tic-tac-toe board, animal shogi's mirror): K forward
-                        passes per position; also as a search's guide, mcts:N:sym:<agent>
-    mcts:N:<agent>      that agent guiding N simulations of Gumbel MuZero search per move
-    mcts:N/K[/C]:<agent>  the same with K root moves considered (sequential halving over
-                        the Gumbel top-K; default 16: fewer moves get more visits each) and C
-                        the scale of the searched values (c_scale, default 0.1: how far they
-                        move a move's prior; both defaults mctx's)
-    mcts:N[/K[/C]]/w:<agent>  the same with one ply of exact lookahead at every node the
-                        search expands: a position whose mover can win at once is worth +1
-                        (SearchPolicy's win_check; A more env steps per node)
+    sym:<agent>         the agent's network averaged over the game's symmetries
+    mcts:N[/K[/C]][/w]:<agent>  the agent guiding N simulations of Gumbel MuZero search per
+                        move over K root moves (default 16) with value scale C (default 0.1;
+                        both mctx's); ``/w``: one ply of exact win lookahead at every node
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
-                        play (the engine's exact endgame), e.g. solve:10:mcts:64:pretrained:reversi8
+                        play (the engine's exact endgame)
 
-    parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)) -- syntax only, pure
-    check_spec("runs/r6", env)            # normalised text; reads only the run's config.json
-    make_opponent("mcts:16:runs/r6", env) # policy(key, state) -> int32[] action
-    make_opponent("pretrained:reversi8", env)
+    parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)): syntax only, pure
+    check_spec("runs/r6", env)            # normal form; reads only the run's config.json
+    make_opponent("mcts:16:runs/r6", env) # policy(key, state) -> int32[]
 
-Errors are one-line ``ValueError`` messages naming the spec and listing the valid forms.
-Sizes are bounded by what a 2-core CPU can search in reasonable time; the bound is named in
-the message.
+Errors are one-line ``ValueError`` messages naming the spec and the valid forms; sizes have
+bounds, named in the message.
 """
 
 from __future__ import annotations
@@ -70,8 +60,8 @@ VALID_SPECS = (
 
 @dataclasses.dataclass(frozen=True)
 class _Builtin:
-    """A built-in player: its integer arguments (the first ``required`` must be given), the
-    largest value of each, and the games it exists for (``None``: every game)."""
+    """A built-in player: its integer arguments (the first ``required`` of them needed), the
+    largest value of each, and its games (``None``: all)."""
 
     args: tuple[str, ...] = ()
     maxima: tuple[int, ...] = ()
@@ -85,31 +75,24 @@ _BUILTINS: dict[str, _Builtin] = {
     "perfect": _Builtin(games=("tic_tac_toe",)),
     "minimax": _Builtin(("depth",), (8,), 1),
     "alphabeta": _Builtin(("depth",), (12,), 1),
-    # depth 8 / an exact endgame at 20 empties are already minutes per move on 2 CPU cores
     "engine": _Builtin(("depth", "endgame_empties"), (8, 20), 1, ("reversi", "animal_shogi")),
     "uct": _Builtin(("simulations",), (100_000,), 1),
 }
-#: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
-#: root moves ``mcts:N:<agent>`` considers (``mcts:N/K:`` sets K) and the scale of its
-#: searched values (``mcts:N/K/C:`` sets C): SearchPolicy's defaults, mctx's
+#: ``mcts:N/K/C``'s defaults: SearchPolicy's (mctx's)
 DEFAULT_CONSIDERED = SearchPolicy.max_num_considered_actions
 DEFAULT_VALUE_SCALE = SearchPolicy.value_scale
 MAX_VALUE_SCALE = 100.0
-#: empty squares of ``solve:E:<player>`` (the engine's bound for its exact endgame)
-MAX_SOLVE_EMPTIES = 20
-#: ``minimax:D`` expands num_actions**D leaves at once
+MAX_SOLVE_EMPTIES = 20  # the engine's bound for its exact endgame
 MAX_MINIMAX_LEAVES = 2_000_000
 
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
-    """A parsed spec: ``kind`` is a built-in name, ``"run"`` (``path``: a run or exported
-    agent's folder), ``"pretrained"`` (``name``: a shipped agent), ``"mcts"`` (``args`` =
-    (simulations, root moves considered, value scale, win check 0 or 1), ``inner`` = the
-    guiding agent's spec) or ``"solve"`` (``args`` =
-    (endgame empties,), ``inner`` = the midgame player's spec). ``str(spec)`` is the normal
-    form."""
+    """A parsed spec; ``str(spec)`` is the normal form. ``kind``: a built-in name, ``"run"``
+    (``path``), ``"pretrained"`` (``name``), ``"sym"`` (``inner``), ``"mcts"`` (``args`` =
+    (simulations, root moves, value scale, win check 0/1), ``inner`` the guide) or ``"solve"``
+    (``args`` = (endgame empties,), ``inner`` the midgame player)."""
 
     kind: str
     args: tuple[int | float, ...] = ()
@@ -150,11 +133,8 @@ def _int_arg(text: str, name: str, what: str, value: str, maximum: int) -> int:
 
 
 def parse_spec(text: str) -> Spec:
-    """The :class:`Spec` of ``text`` (syntax only: no file is read, no game is known).
-
-    A string that is not a built-in name, ``pretrained:...`` or ``mcts:...`` is taken as a run
-    directory path. Whether a ``pretrained:<name>`` is shipped is checked by :func:`check_spec`.
-    """
+    """The :class:`Spec` of ``text`` (syntax only: no file is read, no game known); anything
+    that is no other form is taken as a run directory."""
     if not isinstance(text, str):
         raise ValueError(f"an opponent spec must be a string, got {type(text).__name__}")
     text = text.strip()
@@ -235,28 +215,19 @@ def parse_spec(text: str) -> Spec:
 
 
 def agent_run(text: str) -> str | None:
-    """The folder of a trained-agent spec (``<run>``, ``pretrained:<name>``, or ``mcts:N:`` /
-    ``solve:E:`` around one), else None; ``ValueError`` for a pretrained name that is not
-    shipped."""
+    """The folder of a trained agent's spec (also inside ``mcts:``, ``sym:``, ``solve:``), else
+    None; ``ValueError`` for a pretrained name that is not shipped."""
     spec = parse_spec(text)
     while spec.inner is not None:
         spec = spec.inner
-    return _agent_dir(spec)
-
-
-def _agent_dir(spec: Spec) -> str | None:
     if spec.kind == "pretrained":
         return pretrained_dir(spec.name)
     return spec.path if spec.kind == "run" else None
 
 
 def check_spec(text: str, env: Env) -> str:
-    """Validate ``text`` for ``env`` without building the player; returns the normal form.
-
-    A run directory's ``config.json`` is read and its game compared with ``env``; no
-    checkpoint is restored (:func:`make_opponent` does that, and reports a missing or damaged
-    checkpoint). ``ValueError`` naming the problem otherwise.
-    """
+    """The normal form of ``text`` checked for ``env`` without building the player (a run's
+    ``config.json`` is read, no checkpoint restored); ``ValueError`` naming the problem."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
     return str(spec)
@@ -310,14 +281,8 @@ def _check_agent_game(what: str, folder: str, env: Env) -> None:
         raise ValueError(f"{what} was trained on {trained_on!r}, not on {env!r}")
 
 
-# built-in players are made once per (spec, game): the same spec gives the same function
-# object, so an arena jitted for it compiles once per process
+# built-in players are made once per (spec, game), so jitted callers compile once
 _BUILT: dict[tuple, Policy] = {}
-
-
-def _perfect(env: Env) -> Policy:
-    """Tic-tac-toe: optimal play from value iteration, uniformly random among optimal moves."""
-    return value_iteration.perfect_policy()
 
 
 def _engine(env: Env, depth: int, *endgame: int) -> Policy:
@@ -329,7 +294,7 @@ def _engine(env: Env, depth: int, *endgame: int) -> Policy:
 _MAKERS: dict[str, Callable[..., Policy]] = {
     "random": lambda env: random_policy,
     "greedy": opponents.greedy_policy,
-    "perfect": _perfect,
+    "perfect": lambda env: value_iteration.perfect_policy(),
     "minimax": opponents.minimax_policy,
     "alphabeta": opponents.alphabeta_policy,
     "engine": _engine,
@@ -338,10 +303,8 @@ _MAKERS: dict[str, Callable[..., Policy]] = {
 
 
 def make_opponent(text: str, env: Env) -> Policy:
-    """``policy(key, state) -> int32[] action`` for the spec ``text`` on ``env`` (one state;
-    ``jax.vmap`` for a batch; legal moves only). Errors as :func:`check_spec`, plus
-    :class:`~jaxgames.runs.checkpoint.CheckpointError` for a run without a usable
-    checkpoint."""
+    """``policy(key, state) -> int32[]`` (legal moves) of the spec ``text`` on ``env``; errors
+    as :func:`check_spec`, and ``CheckpointError`` for a run without a usable checkpoint."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
     if spec.kind in ("run", "pretrained", "sym"):
@@ -365,9 +328,8 @@ def make_opponent(text: str, env: Env) -> Policy:
 
 
 def _agent_policy(spec: Spec) -> Policy:
-    """A trained agent's greedy policy (``sym:``: averaged over the game's symmetries): a run
-    is read afresh (it may have moved on), a shipped agent once per process
-    (:func:`~jaxgames.pretrained.load_pretrained`)."""
+    """A trained agent's greedy policy (``sym:``: averaged over the symmetries); a run is read
+    afresh (it may have moved on), a shipped agent once per process."""
     averaged = spec.kind == "sym"
     spec = spec.inner if averaged else spec
     if spec.kind == "pretrained":
@@ -376,8 +338,8 @@ def _agent_policy(spec: Spec) -> Policy:
 
 
 def make_partners(partners: Mapping[str, float], env: Env) -> dict[str, Policy]:
-    """The policy of every training partner spec in ``partners`` (spec -> share), for
-    ``make_algorithm(config, partners=...)``; ``ValueError`` ``invalid partners=...: <why>``."""
+    """The policy of every training partner in ``partners`` (spec -> share); ``ValueError``
+    ``invalid partners=...: <why>``."""
     out = {}
     for text in partners:
         try:

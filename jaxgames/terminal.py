@@ -1,17 +1,10 @@
-"""Play any jaxgames game in a terminal against an agent (or another human), and step
-through game records. The command line (``jaxgames play`` / ``jaxgames replay``, argument
-parsing) lives in :mod:`jaxgames.cli.play`; this module is the interactive session.
+"""Play any game in a terminal against an agent (any opponent spec of
+:func:`jaxgames.specs.make_opponent`) or another human, and step through game records; the
+command line is :mod:`jaxgames.cli.play`.
 
-The agent is any opponent spec of :func:`jaxgames.specs.make_opponent` (``random``,
-``greedy``, ``alphabeta:3``, ``perfect``, a run directory, ``mcts:16:<run directory>`` for the
-trained agent playing with search) or ``human``.
-
-Commands at the prompt (see ``HELP``): a move in the game's notation, ``pass``, ``undo``,
-``hint``, ``legal``, ``numbers``, ``board``, ``save FILE``, ``help``, ``quit``. Bad input gets
-a one-line explanation, never a traceback; end of input or Ctrl-C ends the session cleanly.
-Agent moves are single jitted policy calls (one host round trip per agent move, on purpose:
-this is an interactive program). The session keeps a tally of results by colour and by
-human/agent and offers a new game after each one.
+Commands at the prompt are in ``HELP``. Bad input gets a one-line explanation, never a
+traceback; end of input or Ctrl-C ends the session cleanly. Each agent move is one jitted policy
+call. The session keeps a tally of results and offers a new game after each one.
 """
 
 from __future__ import annotations
@@ -23,7 +16,6 @@ from typing import Any, Callable, TextIO
 import jax
 
 from jaxgames import records, render
-from jaxgames.core import Policy
 from jaxgames.specs import make_opponent
 
 HELP = """\
@@ -43,12 +35,6 @@ COLORS = {"first": 0, "black": 0, "x": 0, "sente": 0, "second": 1, "white": 1, "
 
 
 # ---------------------------------------------------------------------------- policies
-def make_policy(spec: str, env: Any) -> Policy:
-    """``policy(key, state) -> int32[]`` for an opponent ``spec``
-    (:func:`jaxgames.specs.make_opponent`)."""
-    return make_opponent(str(spec), env)
-
-
 def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
     """``jit`` of ``(seed, counter, x) -> policy(fold_in(PRNGKey(seed), counter), x)``."""
 
@@ -60,14 +46,27 @@ def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any],
 
 
 def one_line(err: BaseException, limit: int = 2000) -> str:
-    """``err``'s message on one line, at most ``limit`` characters (a message may quote a huge
-    input, e.g. a 10 MB line of a game record)."""
+    """``err``'s message on one line, at most ``limit`` characters."""
     text = " ".join(str(err).split()) or type(err).__name__
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def _is_over(state: Any) -> bool:
     return bool(state.terminated) or bool(state.truncated)
+
+
+def _read_line(stdin: TextIO | None, out: TextIO, prompt: str) -> str:
+    """One line of input after ``prompt`` (``input()`` without ``stdin``); ``EOFError`` at the
+    end of input."""
+    out.flush()
+    if stdin is None:
+        return input(prompt)
+    out.write(prompt)
+    out.flush()
+    line = stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
 
 
 # ---------------------------------------------------------------------------- tally
@@ -84,8 +83,7 @@ class Tally:
         self.games.pop()
 
     def summary(self, names: tuple[str, str], agent: str | None) -> str:
-        """One line, e.g.
-        ``session: X won 2, O won 1, drawn 0 | you 2, agent random 1, drawn 0``."""
+        """``session (3 games): X won 2, O won 1, drawn 0 | you won 2, agent random won 1, ...``"""
         w = [sum(g[0] == p for g in self.games) for p in (0, 1)]
         d = sum(g[0] == -1 for g in self.games)
         line = (
@@ -104,17 +102,14 @@ class Tally:
 
 # ---------------------------------------------------------------------------- the game
 class TerminalGame:
-    """An interactive session: games between a human and an agent (or two humans).
+    """An interactive session of games between a human and an agent (or two humans).
 
-    env:         a jaxgames Env
-    agent:       opponent spec (see :func:`make_policy`) or ``"human"`` for two humans
-    human:       the human's player id (0 moves first); ignored with two humans
-    hint:        spec of the policy asked by ``hint`` (default: the agent)
-    seed:        seed of the agents' PRNG keys
-    stdin/stdout: streams (default: the terminal; stdin ``None`` uses ``input()``)
-    legal/numbers: initial state of the ``legal`` / ``numbers`` toggles
-
-    :meth:`run` plays until ``quit`` or end of input and returns an exit code.
+    agent:         opponent spec, or ``"human"`` for two humans
+    human:         the human's player id (0 moves first)
+    hint:          spec of the policy asked by ``hint`` (default: the agent)
+    seed:          seed of the agents' PRNG keys
+    stdin/stdout:  streams (stdin ``None`` uses ``input()``)
+    legal/numbers: initial state of those toggles
     """
 
     def __init__(
@@ -135,11 +130,10 @@ class TerminalGame:
         self.two_humans = agent == "human"
         self.agent_name = None if self.two_humans else agent
         self.human = human
-        self.agent = None if self.two_humans else make_policy(agent, env)
-        hint_policy = make_policy(hint, env) if hint else self.agent
+        self.agent = None if self.two_humans else make_opponent(agent, env)
+        hint_policy = make_opponent(hint, env) if hint else self.agent
         self.hint_name = hint or self.agent_name
-        # jitted entry points; keys are made inside from (seed, counter) so that nothing runs
-        # op by op on the host (each eager op would compile on first use)
+        # jitted entry points making their keys from (seed, counter): nothing runs op by op
         self._act = None if self.agent is None else _keyed(self.agent)
         self._hint = self._act if hint is None else _keyed(hint_policy)
         value = getattr(hint_policy, "value", None)
@@ -162,16 +156,7 @@ class TerminalGame:
         self.out.flush()
 
     def ask(self, prompt: str) -> str:
-        """One line of input; ``EOFError`` at end of input."""
-        if self.stdin is None:
-            self.out.flush()
-            return input(prompt)
-        self.out.write(prompt)
-        self.out.flush()
-        line = self.stdin.readline()
-        if not line:
-            raise EOFError
-        return line.rstrip("\n")
+        return _read_line(self.stdin, self.out, prompt)
 
     # ------------------------------------------------------------ state
     @property
@@ -222,9 +207,8 @@ class TerminalGame:
 
     # ------------------------------------------------------------ session
     def run(self, start: Any = None, moves: list[str] | None = None) -> int:
-        """Play games until the user quits; returns 0 (quit / end of input) or 130 (Ctrl-C).
-
-        ``start``/``moves``: continue the first game from a position and moves (a loaded record)."""
+        """Play games until the user quits: exit code 0, or 130 after Ctrl-C. ``start`` and
+        ``moves`` continue the first game from a loaded record."""
         try:
             self.say(self.banner())
             first = True
@@ -305,9 +289,7 @@ class TerminalGame:
         if word in ("y", "yes", "new"):
             return "new"
         if word in ("s", "swap"):
-            if self.two_humans:
-                return "new"
-            return "swap"
+            return "new" if self.two_humans else "swap"
         if word in ("n", "no", "q", "quit", "exit"):
             return "quit"
         if word in ("undo", "u", "save", "help", "board", "legal", "numbers", "flip", "hint", "?"):
@@ -456,9 +438,8 @@ def replay_session(
     numbers: bool = False,
     flip: bool = False,
 ) -> int:
-    """Step through a validated record (``states`` from :func:`jaxgames.records.replay`).
-
-    ``auto``: print every position and return without asking. Returns an exit code."""
+    """Step through a record (``states`` from :func:`jaxgames.records.replay`); ``auto``
+    prints every position without asking. Returns an exit code."""
     out = stdout or sys.stdout
     say = lambda s="": (out.write(s + "\n"), out.flush())  # noqa: E731
     names = render.side_names(env)
@@ -484,14 +465,7 @@ def replay_session(
     say(REPLAY_HELP)
     try:
         while True:
-            if stdin is None:
-                line = input(f"move {i}/{len(record.moves)}> ")
-            else:
-                out.write(f"move {i}/{len(record.moves)}> ")
-                out.flush()
-                line = stdin.readline()
-                if not line:
-                    raise EOFError
+            line = _read_line(stdin, out, f"move {i}/{len(record.moves)}> ")
             cmd = line.strip().lower()
             if cmd in ("", "n", "next"):
                 if i == len(record.moves):

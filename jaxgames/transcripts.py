@@ -1,37 +1,29 @@
 """Reversi games in the othello world's transcripts: move strings and GGF.
 
-**Move strings** (``f5d6c3d3c4f4...``): the squares played, concatenated, letter case ignored
-(spaces between moves allowed), starting from the standard position with black to move. Passes
-are not written: reading inserts one wherever the side to move has no placement, and the two
-passes that end a game neither side can continue. Squares are named as everywhere in jaxgames
-(file letter = column from the left, rank = row from the top; the start has white on d4 and
-e5), which is the othello convention: ``f5`` is one of black's four opening moves.
+**Move strings** (``f5d6c3d3c4f4...``): the squares played from the standard start, letter
+case and spaces ignored. Passes are not written: reading inserts one wherever the mover has no
+placement, and the two that end a game neither side can continue. Squares are named as in
+jaxgames, which is the othello convention (``f5`` is one of black's four opening moves).
 
-**GGF** (Generic Game Format of the GGS othello servers, one game per ``(; ... ;)``)::
+**GGF** (the GGS othello servers' Generic Game Format, one game per ``(; ... ;)``)::
 
     (;GM[Othello]DT[2026.11.21_10:40:00.UTC]PB[human]PW[engine:3]RE[+12.00]TY[8]
     BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- -------- *]
     B[f5]W[d6]B[c3]...;)
 
-``BO`` is the start position (rows from rank 1, ``*`` black, ``O`` white, ``-`` empty, then the
-side to move), ``TY`` the board size (``TY[6]``, ``TY[10]``: any even size jaxgames plays; a
-random-start ``TY[8r16]`` reads too, its start is in ``BO``), ``RE`` black's disc margin with
-the empty squares given to the winner (written for finished games; read as a check), moves
-``B[f5]``/``W[d6]`` (an evaluation and a time after ``/`` are ignored), ``PA`` a pass (forced
-passes may be left out). Other properties (``PC``, ``TI``, ``RB``, ...) are kept in the
-record's ``extra`` as ``ggf-pc`` etc. and written back.
+``BO`` is the start (rows from rank 1, ``*`` black, ``O`` white, ``-`` empty, then the mover),
+``TY`` the board size (any even size jaxgames plays; a random start ``TY[8r16]`` reads too),
+``RE`` black's disc margin with the empty squares given to the winner (a check when read),
+moves ``B[f5]``/``W[d6]`` (an evaluation or time after ``/`` is ignored), ``PA`` a pass (forced
+ones may be left out). Other properties are kept in ``extra`` as ``ggf-pc`` etc.
 
-    from jaxgames import transcripts
-    record = transcripts.from_move_string("f5d6c3d3c4")   # a GameRecord, checked move by move
+    record = transcripts.from_move_string("f5d6c3d3c4")   # a GameRecord, every move checked
     transcripts.to_move_string(record)                    # "f5d6c3d3c4"
-    text = transcripts.to_ggf(record); transcripts.from_ggf(text) == record
-    record = transcripts.load("game.ggf")                 # GGF, a move string or a jaxgames record
+    transcripts.from_ggf(transcripts.to_ggf(record)) == record
+    record = transcripts.load("game.ggf")                 # GGF, a move string or a record
 
-Animal shogi has no notation in wide use (the shogi formats CSA, KIF and USI are for the 9x9
-board), so its records stay in the jaxgames record format (moves like ``c3c2``, ``C*b2``).
-
-Errors are :class:`~jaxgames.records.RecordError` (a ``ValueError``): ``SOURCE: move N 'x':
-why`` for a bad move, ``SOURCE: ...`` for a malformed transcript.
+Animal shogi has no notation in wide use (CSA, KIF and USI are for the 9x9 board): its records
+stay in the jaxgames format. Errors are :class:`~jaxgames.records.RecordError`.
 """
 
 from __future__ import annotations
@@ -46,8 +38,6 @@ from jaxgames import records
 from jaxgames.games import shared_env
 from jaxgames.records import GameRecord, RecordError
 from jaxgames.validation import quote
-
-__all__ = ["from_ggf", "from_move_string", "ggf_games", "load", "to_ggf", "to_move_string"]
 
 _MOVE = re.compile(r"([a-zA-Z])([1-9][0-9]?)")
 _GGF_GAME = re.compile(r"\(;(.*?);\)", re.DOTALL)
@@ -64,7 +54,7 @@ def _play(
     env: Any, start: Any, moves: Sequence[tuple[str, int | None]], source: str
 ) -> tuple[list[str], Any]:
     """Play ``(move text, colour or None)`` pairs from ``start``, inserting forced passes:
-    returns (the moves in jaxgames notation, passes included; the final state)."""
+    (the moves in jaxgames notation, the final state)."""
     _, step = records.jitted(env)
     state, played = start, []
 
@@ -103,8 +93,7 @@ def _over(state: Any) -> bool:
 
 
 def _env(size: int, source: str) -> Any:
-    """The shared reversi env of ``size``: one compilation of its step per size and process
-    (:func:`jaxgames.records.jitted` caches by env)."""
+    """The shared reversi env of ``size`` (one compilation of its step per size)."""
     try:
         return shared_env("reversi", size=size)
     except ValueError as e:
@@ -120,9 +109,8 @@ def _reversi(record: GameRecord, what: str) -> Any:
 
 # ---------------------------------------------------------------------------- move strings
 def to_move_string(record: GameRecord) -> str:
-    """The placements of a reversi record from the standard start, e.g. ``"f5d6c3"`` (passes
-    left out). ``ValueError`` for another game or a record with its own start position (use
-    :func:`to_ggf`, whose ``BO`` holds it)."""
+    """The placements of a reversi record from the standard start, e.g. ``"f5d6c3"``;
+    ``ValueError`` for another game or start (:func:`to_ggf` keeps a start)."""
     env = _reversi(record, "move strings")
     if record.start is not None:
         raise ValueError("a move string starts from the standard position; this record has its own")
@@ -137,9 +125,8 @@ def from_move_string(
     players: Sequence[str] = ("?", "?"),
     source: str = "<move string>",
 ) -> GameRecord:
-    """A reversi record of ``size`` from a move string (see the module docstring); every move
-    is checked. :class:`RecordError` for a character that is not part of a square or an
-    illegal move (``"SOURCE: move 5 'a1': illegal move 'a1': it flips no discs; ..."``)."""
+    """A reversi record of ``size`` from a move string, every move checked
+    (``"SOURCE: move 5 'a1': illegal move 'a1': it flips no discs; ..."``)."""
     if not isinstance(text, str):
         raise RecordError(f"{source}: a move string must be a str, got {type(text).__name__}")
     squares, pos = [], 0
@@ -192,8 +179,7 @@ def _margin(env: Any, state: Any) -> int:
 
 
 def to_ggf(record: GameRecord) -> str:
-    """The reversi ``record`` as one GGF game (one line, see the module docstring); the moves
-    are checked first. ``ValueError`` for another game or a value holding ``]``."""
+    """The reversi ``record`` as one GGF game on one line, the moves checked first."""
     env = _reversi(record, "GGF transcripts")
     _, states = records.replay(record, env)
     board, side = env.to_text(states[0]).split()[:2]
@@ -316,9 +302,8 @@ def _ggf_board(value: str, size: int | None, source: str) -> tuple[int, str]:
 
 # ---------------------------------------------------------------------------- files
 def load(path: str) -> GameRecord:
-    """A game record from ``path`` in any format it is written in: GGF (``(;GM[Othello]...``),
-    a reversi 8x8 move string, or a jaxgames record (:func:`jaxgames.records.load`); every
-    move is checked. :class:`RecordError` naming ``path``, ``OSError`` if it cannot be read."""
+    """A game record from ``path`` in GGF, a reversi 8x8 move string or the jaxgames format,
+    every move checked; :class:`RecordError` naming ``path``."""
     with open(path, encoding="utf-8") as f:
         text = f.read()
     body = text.strip()

@@ -1,8 +1,6 @@
-"""Checks of user-supplied values, shared by configs, specs and the command line.
-
-Every check raises ``ValueError`` with one line naming the field and the bad value, e.g.
-``invalid num_envs=0: must be a positive integer``. Nothing here imports the rest of jaxgames.
-"""
+"""Checks of user-supplied values (configs, specs, command line): each raises a one-line
+``ValueError`` naming the field and value, e.g. ``invalid num_envs=0: must be a positive
+integer``. Imports nothing of jaxgames."""
 
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ def fail(name: str, value: Any, what: str) -> NoReturn:
 
 
 def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> None:
-    """``value`` is an int in ``[minimum, maximum]`` (``ValueError`` naming ``name`` otherwise)."""
+    """``value`` is an int in ``[minimum, maximum]``."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         fail(
             name,
@@ -28,8 +26,7 @@ def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = Non
         fail(name, value, f"must be at most {maximum}")
 
 
-#: seeds are at most this (JAX's PRNG keys hold 32 bits without x64, and jitted int32 arguments
-#: 31: a larger seed would collide with a smaller one or overflow)
+#: the largest seed (a jitted int32 argument; larger ones would overflow or collide)
 MAX_SEED = 2**31 - 1
 
 
@@ -41,8 +38,8 @@ def check_seed(name: str, value: Any) -> None:
 def check_float(
     name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False
 ) -> None:
-    """``value`` is a finite real number in [low, high] (bounds open when asked; an infinite
-    bound only says there is none: NaN and infinities are always rejected)."""
+    """``value`` is a finite number in [low, high] (bounds open when asked; an infinite bound
+    means none)."""
     ok = (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
@@ -60,7 +57,7 @@ def check_float(
 
 
 def check_bool(name: str, value: Any) -> None:
-    """``value`` is a bool (``ValueError`` naming ``name`` otherwise)."""
+    """``value`` is a bool."""
     if not isinstance(value, bool):
         fail(name, value, "must be true or false")
 
@@ -73,8 +70,8 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> None:
 
 
 def parse_scalar(text: str) -> Any:
-    """'64' -> 64, '1e-3' -> 0.001, 'true' -> True, '(4, 8)' -> (4, 8), 'abc' -> 'abc';
-    'nan', 'inf', '1e999' -> the float NaN / infinity (which checks then reject)."""
+    """'64' -> 64, '1e-3' -> 0.001, 'true' -> True, '(4, 8)' -> (4, 8), 'abc' -> 'abc',
+    'nan' / 'inf' -> floats (for the checks to reject)."""
     low = text.strip().lower()
     if low in ("true", "false"):
         return low == "true"
@@ -87,8 +84,8 @@ def parse_scalar(text: str) -> Any:
 
 
 def quote(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` for an error message, cut to ``limit`` characters of a long string
-    (an input line may be megabytes long): ``'abcd...' (10,485,760 characters)``."""
+    """``repr(value)`` for a message, cut to ``limit`` characters: ``'abcd...' (10,485,760
+    characters)``."""
     if isinstance(value, str) and len(value) > limit:
         return f"{value[:limit]!r}... ({len(value):,} characters)"
     text = repr(value)
@@ -96,14 +93,13 @@ def quote(value: Any, limit: int = 60) -> str:
 
 
 class MissingExtraError(ValueError, ImportError):
-    """An optional integration's library is not installed (the message names the pip extra).
-    A ``ValueError`` so the command line prints it as one ``error:`` line."""
+    """An optional library is missing (the message names the pip extra); a ``ValueError``,
+    so the command line prints one ``error:`` line."""
 
 
 def require(module: str, extra: str, what: str, package: str | None = None) -> Any:
-    """Import the optional ``module`` for ``what`` (e.g. ``"--logger tensorboard"``), or raise
-    :class:`MissingExtraError` naming the pip extra that installs it (``package``: its pip
-    name when it differs from the module's)."""
+    """Import the optional ``module`` for ``what`` (``"--logger tensorboard"``), or raise
+    :class:`MissingExtraError` naming the pip ``extra`` (``package``: the pip name if other)."""
     import importlib
 
     try:

@@ -1,12 +1,6 @@
-"""What a game shows: the board of one position as plain data, drawn by :mod:`jaxgames.render`.
-
-Each game builds a :class:`BoardView` from one (unbatched) state with its own
-``board_view(spec, state)`` (exposed as ``env.board_view(state)``); the renderers draw any
-``BoardView`` the same way and know nothing about the games. Data only: no JAX, no drawing.
-
-Coordinates are those of every jaxgames game (see :mod:`jaxgames.games.grid`): row 0 is rank 1
-at the top, column 0 is file ``a`` at the left.
-"""
+"""What a game shows: one position as plain data (``env.board_view(state)``), which
+:mod:`jaxgames.render` draws the same way for every game. No JAX, no drawing. Row 0 is rank 1
+at the top, column 0 file ``a`` at the left (:mod:`jaxgames.games.grid`)."""
 
 from __future__ import annotations
 
@@ -20,10 +14,9 @@ PIECE_STYLES = ("disc", "mark", "tile")
 class Piece:
     """One piece on the board or in hand.
 
-    symbol: its letter in text diagrams, as in the game's notation (``"X"``, ``"L"``, ``"c"``)
-    owner:  player id (0 or 1)
-    name:   what it is, e.g. ``"lion"`` (SVG ``data-piece``; default: ``symbol``)
-    label:  the letter written on a ``"tile"`` piece (default: ``symbol``)
+    symbol: its letter in text diagrams (``"X"``, ``"L"``, ``"c"``); owner: player id
+    name:   e.g. ``"lion"`` (SVG ``data-piece``; default ``symbol``)
+    label:  the letter on a ``"tile"`` piece (default ``symbol``)
     """
 
     symbol: str
@@ -40,16 +33,13 @@ class Piece:
 
 @dataclasses.dataclass(frozen=True)
 class BoardStyle:
-    """How a game's board looks (the same for every position of the game).
+    """How a game's board looks.
 
-    board:       board fill colour
-    grid:        colour of the grid lines and the border
-    pieces:      ``"disc"`` (a round disc, black for player 0 and white for player 1),
-                 ``"mark"`` (a cross for player 0, a ring for player 1) or ``"tile"`` (a square
-                 tile with the piece's ``label``, facing its owner: upside down for the player
-                 whose side is at the top)
-    star_points: grid intersections ``(row, col)`` marked with a dot (the corner above and to
-                 the left of square ``(row, col)``)
+    board, grid: fill colour; colour of the grid lines and border
+    pieces:      ``"disc"`` (black for player 0, white for 1), ``"mark"`` (cross, ring) or
+                 ``"tile"`` (a square with the piece's ``label``, facing its owner)
+    star_points: grid intersections ``(row, col)`` marked with a dot (top-left corner of the
+                 square)
     """
 
     board: str = "#eeeeee"
@@ -64,20 +54,15 @@ class BoardStyle:
 
 @dataclasses.dataclass(frozen=True)
 class BoardView:
-    """One position as a renderer needs it.
+    """One position as a renderer needs it (``ValueError`` unless the cells are a rectangle).
 
     game:        ``env.name`` (for messages)
-    cells:       ``rows`` tuples of ``cols`` pieces (row 0 = rank 1 = top), None for empty
-    to_move:     player id to move
-    style:       the game's :class:`BoardStyle`
-    hands:       per player id, the pieces in hand (one entry per piece), or None if the game
-                 has no hands
-    move_number: the move number, if the game's notation has one
-    summary:     a line written under a text board, e.g. ``"discs: black (X) 4, white (O) 1"``
-    score:       a short score written before the status line of a drawn board,
-                 e.g. ``"black 4 - white 1"``
-
-    Raises ``ValueError`` ("cannot render GAME: ...") when the cells are not a rectangle.
+    cells:       ``rows`` tuples of ``cols`` pieces (row 0 at the top), None for empty
+    to_move:     player id to move; style: the game's :class:`BoardStyle`
+    hands:       per player id, the pieces in hand (one entry each), None without hands
+    move_number: the move number, if the notation has one
+    summary:     a line under a text board (``"discs: black (X) 4, white (O) 1"``)
+    score:       a short score before a drawn board's status line (``"black 4 - white 1"``)
     """
 
     game: str
@@ -106,11 +91,6 @@ class BoardView:
     @property
     def cols(self) -> int:
         return len(self.cells[0])
-
-    @property
-    def owners(self) -> tuple[tuple[int | None, ...], ...]:
-        """The same layout as ``cells``: the player id owning each piece, or None."""
-        return tuple(tuple(None if p is None else p.owner for p in row) for row in self.cells)
 
     def pieces(self, player: int | None = None) -> int:
         """Number of pieces on the board (of ``player`` if given)."""

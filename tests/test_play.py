@@ -291,7 +291,7 @@ def test_hint_uses_value_when_the_policy_has_one(monkeypatch):
             return 0.25 * (state.current_player + 1)
 
     monkeypatch.setattr(
-        terminal, "make_policy", lambda spec, env: WithValue() if spec == "valued" else policy
+        terminal, "make_opponent", lambda spec, env: WithValue() if spec == "valued" else policy
     )
     _, _, out = session(["hint"], agent="random", hint="valued")
     assert re.search(r"hint \(valued\): [abc][123], value \+0\.25 for X", out), out
@@ -301,7 +301,7 @@ def test_hint_uses_value_when_the_policy_has_one(monkeypatch):
 
 def test_unknown_agent_spec_is_a_value_error():
     with pytest.raises(ValueError, match="nonsense"):
-        terminal.make_policy("nonsense", jaxgames.make("tic_tac_toe"))
+        terminal.make_opponent("nonsense", jaxgames.make("tic_tac_toe"))
 
 
 @pytest.mark.parametrize(

@@ -1,22 +1,16 @@
 """Tabular Q-learning for tic-tac-toe against a random opponent (the Godot article's baseline),
-vectorised over many simultaneous games on device.
+vectorised over many games on device.
 
-One Q table ``float32[3**9, 9]`` indexed by the base-3 board code and the square, holding values
-from **X's point of view**: X picks ``argmax`` and O ``argmin`` (the min/max backup for the two
-players). Every ply of every game -- the agent's moves and the random opponent's -- updates::
+One table ``float32[3**9, 9]`` by base-3 board code and square holds values from **X's point
+of view** (X maximises, O minimises). Every ply of every game, the opponent's too, updates::
 
     target = r_X + gamma * (max_a' Q[s', a'] if X is to move in s' else min_a' Q[s', a'])
     (target = r_X when s' ended the game; r_X = +1 X won, -1 O won, 0 otherwise)
 
-The agent plays epsilon-greedy (``epsilon = 0.1``), its colour alternating between consecutive
-games of each slot (half its games as X, half as O, unless ``agent_player`` pins it); the
-opponent plays uniformly at random. ``num_envs`` games advance one ply per ``lax.scan`` step
-and restart when they end.
-
-Batched updates: several games may update the same ``(s, a)`` in one step (all games start from
-the empty board). Their ``n`` updates are applied as ``n`` sequential updates towards their
-mean target, ``Q += (1 - (1 - lr) ** n) * (mean_target - Q)`` (exact when the targets agree),
-with scatter-adds into the table.
+The agent plays epsilon-greedy, alternating colours between games (unless ``agent_player``
+pins one); ``num_envs`` games advance one ply per ``lax.scan`` step and restart when they end.
+``n`` updates of the same ``(s, a)`` in one step are ``n`` sequential updates towards their
+mean target, ``Q += (1 - (1 - lr) ** n) * (mean_target - Q)`` (exact when the targets agree).
 
     train = make_train(TabularQConfig(total_games=30_000))
     out = jax.jit(train)(jax.random.PRNGKey(0))     # out.q, out.curve (per-step counts)
@@ -42,14 +36,12 @@ from jaxgames.games import tic_tac_toe as ttt
 class TabularQConfig:
     """Hyper-parameters of :func:`make_train`.
 
-    total_games: about how many games to play (see ``num_steps``)
-    num_envs: simultaneous games
-    epsilon: exploration rate of the agent (the opponent is uniformly random)
-    lr: step size; gamma: discount per ply
-    agent_player: None (alternate colours between games), 0 (always X) or 1 (always O)
-    update_opponent_moves: also back up the random opponent's plies (min/max backup)
-    eval_points: if > 0, the greedy table is evaluated this many times during training (evenly
-      spaced in plies) against random in ``eval_games`` games (half as X, half as O)
+    total_games: about how many games to play; num_envs: simultaneous games
+    epsilon: the agent's exploration rate; lr: step size; gamma: discount per ply
+    agent_player: None (alternate colours), 0 (always X) or 1 (always O)
+    update_opponent_moves: also back up the random opponent's plies
+    eval_points: evaluations of the greedy table against random during training (evenly
+      spaced, ``eval_games`` games each, half as X)
     """
 
     total_games: int = 30_000
@@ -83,17 +75,15 @@ class TabularQConfig:
 
     @property
     def num_steps(self) -> int:
-        """Scan length in plies: ``total_games`` games of 7.5 plies on average (the measured
-        mean against random is 7-8), so about ``total_games`` games are played."""
+        """Scan length in plies: ``total_games`` games of 7.5 plies on average."""
         return -(-self.total_games * 15 // (2 * self.num_envs))
 
 
 class TrainOutput(NamedTuple):
-    """q: float32[3**9, 9] (X's view). curve: dict of int32[num_steps] per-step counts of games
-    finished, agent wins, draws and losses (summed over the batch), and agent-as-X wins/games.
-    evals: dict of arrays [eval_points]: ``games`` played so far, greedy-policy ``wins``,
-    ``draws``, ``losses`` vs random over ``eval_games`` games, and ``x_wins``/``o_wins``
-    (per colour, out of eval_games / 2 each); empty when ``eval_points == 0``."""
+    """q: float32[3**9, 9] (X's view). curve: int32[num_steps] per-step counts of finished
+    games, agent wins, draws, losses, and agent-as-X games and wins. evals: [eval_points] arrays
+    of ``games`` so far and the greedy table's ``wins``, ``draws``, ``losses``, ``x_wins``,
+    ``o_wins`` against random (empty without ``eval_points``)."""
 
     q: jax.Array
     curve: dict
@@ -101,8 +91,7 @@ class TrainOutput(NamedTuple):
 
 
 def greedy_action(q: jax.Array, state: ttt.TicTacToeState, key: jax.Array) -> jax.Array:
-    """Best move for the mover under the X-view table (X max, O min), random among ties.
-    q: float32[3**9, 9]; one state -> int32[]."""
+    """int32[] best move of one state's mover under the X-view table, random among ties."""
     sign = jnp.where(state.current_player == 0, 1.0, -1.0)
     v = sign * q[board_code(state.board)]
     v = jnp.where(state.legal_action_mask, v, -jnp.inf)
@@ -111,7 +100,7 @@ def greedy_action(q: jax.Array, state: ttt.TicTacToeState, key: jax.Array) -> ja
 
 
 def q_policy(q: jax.Array):
-    """Greedy policy of a trained table, ``policy(key, state) -> int32[]`` for the arena."""
+    """Greedy ``policy(key, state) -> int32[]`` of a trained table."""
     return lambda key, state: greedy_action(q, state, key)
 
 
@@ -214,9 +203,8 @@ def make_train(config: TabularQConfig):
 
 
 def learning_curve(curve: dict, window: int = 1000):
-    """Per-step counts (numpy/JAX, int[T]) -> (games played at the end of each window
-    int[W], agent win rate in the window float[W], draw rate, loss rate), windows of
-    ``window`` finished games (the last partial window is dropped)."""
+    """Per-step counts int[T] -> (games played at each window's end int[W], win, draw and loss
+    rates float[W]) over windows of ``window`` finished games (no partial window)."""
     games = np.cumsum(np.asarray(curve["games"]))
     out = {k: np.cumsum(np.asarray(curve[k])) for k in ("wins", "draws", "losses")}
     edges = np.arange(window, games[-1] + 1, window)

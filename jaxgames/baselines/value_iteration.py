@@ -1,24 +1,20 @@
 """Value iteration for tic-tac-toe, vectorised in JAX (the C++ article's baseline).
 
-1. :func:`enumerate_positions` walks the game tree breadth-first with ``env.step`` (one
-   jitted, vmapped expansion per ply level) and finds the 5,478 reachable positions
-   (terminal ones included).
-2. :func:`value_iteration` iterates the Bellman optimality update over all positions at once
+1. :func:`enumerate_positions` finds the 5,478 reachable positions breadth-first with
+   ``env.step`` (one jitted, vmapped expansion per ply level).
+2. :func:`value_iteration` iterates the Bellman optimality update over all of them at once
    until the largest change is below ``tol``::
 
        Q_k(s, a) = R_k(s, a) + gamma * V_k(s')        (V_k(s') = 0 if s' ended the game)
        V_k(s)    = max_a Q_k(s, a)   if player k is to move at s
                    min_a Q_k(s, a)   otherwise         (the opponent is adversarial)
 
-   ``k`` in {0, 1} is the player whose point of view the values take; ``R_k`` is ``win`` /
-   ``loss`` / ``draw`` on the move that ends the game, 0 otherwise. With the default zero-sum
-   rewards (1, -1, 0) and ``gamma = 1`` this is plain negamax and the game value is 0 (a draw).
-   ``ARTICLE_CPP`` holds the C++ article's variant (gamma 0.8, win 1, loss -1, draw 0.3).
-3. :func:`perfect_policy` plays uniformly at random among the moves with the best ``Q`` of the
-   player to move.
+   from player k's point of view; ``R_k`` is ``win`` / ``loss`` / ``draw`` on the move that
+   ends the game. With zero-sum rewards and ``gamma = 1`` this is negamax (the game value is
+   0, a draw); ``ARTICLE_CPP`` is the C++ article's variant.
+3. :func:`perfect_policy` plays uniformly among the moves with the mover's best ``Q``.
 
-Positions are looked up through their base-3 code ``sum_i (board[i] + 1) * 3**i`` (empty 0,
-X 1, O 2), a dense table of 3**9 = 19,683 entries.
+Positions are looked up by their base-3 code ``sum_i (board[i] + 1) * 3**i`` in a dense table.
 """
 
 from __future__ import annotations
@@ -52,23 +48,18 @@ def decode(code: jax.Array) -> jax.Array:
 
 
 def state_from_board(board: jax.Array) -> ttt.TicTacToeState:
-    """int32[9] board -> TicTacToeState (mover and step count from the mark counts)."""
+    """int32[9] board -> TicTacToeState (mover and ply from the mark counts)."""
     n = jnp.sum(board != ttt.EMPTY)
     return ttt.make_state(ttt.TicTacToeSpec(), board, n % 2, n)
 
 
 class Positions(NamedTuple):
-    """All reachable positions (N = 5,478) and their transitions, as numpy arrays.
+    """All reachable positions (N = 5,478) and their transitions (numpy).
 
-    codes:      int32[N]        base-3 codes, sorted
-    boards:     int32[N, 9]
-    mover:      int32[N]        player to move
-    terminal:   bool[N]
-    child:      int32[N, 9]     index of the position after each action, -1 if illegal
-    legal:      bool[N, 9]
-    child_done: bool[N, 9]      the action ends the game
-    rewards:    float32[N, 9, 2] rewards of each transition, by player id
-    index:      int32[3**9]     code -> position index, -1 if unreachable
+    codes int32[N] (sorted), boards int32[N, 9], mover int32[N], terminal bool[N],
+    child int32[N, 9] (index after each action, -1 if illegal), legal bool[N, 9],
+    child_done bool[N, 9] (the action ends the game), rewards float32[N, 9, 2] (by player id),
+    index int32[3**9] (code -> position, -1 if unreachable)
     """
 
     codes: np.ndarray
@@ -84,8 +75,8 @@ class Positions(NamedTuple):
 
 @jax.jit
 def _expand(boards: jax.Array):
-    """int32[M, 9] boards -> (child codes int32[M, 9], legal bool[M, 9], child done bool[M, 9],
-    rewards float32[M, 9, 2], terminal bool[M], mover int32[M]) via ``env.step``."""
+    """int32[M, 9] boards -> (child codes [M, 9], legal [M, 9], child done [M, 9], rewards
+    [M, 9, 2], terminal [M], mover [M]) via ``env.step``."""
     env = make("tic_tac_toe")
     states = jax.vmap(state_from_board)(boards)
     acts = jnp.arange(9, dtype=jnp.int32)
@@ -108,11 +99,8 @@ def _pad(x: np.ndarray, size: int) -> np.ndarray:
 
 @functools.lru_cache(maxsize=None)
 def enumerate_positions() -> Positions:
-    """Breadth-first search from the empty board over legal moves with ``env.step``.
-
-    Returns a :class:`Positions` with the 5,478 reachable positions (one jitted expansion per
-    ply level on padded batches; host-side de-duplication between levels).
-    """
+    """:class:`Positions` by breadth-first search from the empty board (one jitted expansion
+    per ply level on padded batches, de-duplicated on the host)."""
     pad = 2048  # the largest ply level has 1,520 positions
     level = np.array([int(board_code(jnp.full(9, -1, jnp.int32)))], np.int32)
     found = [level]
@@ -139,13 +127,8 @@ def enumerate_positions() -> Positions:
 
 
 class ValueTable(NamedTuple):
-    """Result of :func:`value_iteration`.
-
-    values:     float32[2, N]     V_k of every position, from player k's point of view
-    q:          float32[2, N, 9]  Q_k (-inf for illegal actions)
-    iterations: int               sweeps until the change fell below ``tol``
-    positions:  Positions
-    """
+    """:func:`value_iteration`'s ``values`` float32[2, N] (V_k from player k's view), ``q``
+    float32[2, N, 9] (-inf where illegal), ``iterations`` and ``positions``."""
 
     values: np.ndarray
     q: np.ndarray
@@ -153,8 +136,7 @@ class ValueTable(NamedTuple):
     positions: Positions
 
     def value(self, text_or_board, player: int | None = None) -> float:
-        """Value of a position (text such as ``"XX.OO.... X"`` or an int board[9]) from the
-        point of view of ``player`` (default: the player to move)."""
+        """Value of a position (text or int board[9]) for ``player`` (default: the mover)."""
         if isinstance(text_or_board, str):
             board = make("tic_tac_toe").from_text(text_or_board).board
         else:
@@ -166,8 +148,7 @@ class ValueTable(NamedTuple):
         return float(self.values[k, i])
 
     def mover_q_table(self) -> jax.Array:
-        """float32[3**9, 9]: Q of the player to move, indexed by board code (-inf where
-        illegal or unreachable) — the lookup table of the perfect policy."""
+        """float32[3**9, 9] Q of the mover by board code (-inf where illegal or unreachable)."""
         pos = self.positions
         q_mover = np.where(pos.mover[:, None] == 0, self.q[0], self.q[1])
         table = np.full((NUM_CODES, 9), -np.inf, np.float32)
@@ -183,12 +164,8 @@ def value_iteration(
     tol: float = 1e-6,
     max_iterations: int = 1000,
 ) -> ValueTable:
-    """Iterate the Bellman optimality update (module docstring) on all 5,478 positions in one
-    jitted ``lax.while_loop`` until ``max |V_new - V| < tol``.
-
-    ``value_iteration(**ARTICLE_CPP)`` runs the C++ article's variant.
-    Returns a :class:`ValueTable`; ``.value("......... X")`` is the game value.
-    """
+    """The Bellman update (module docstring) in one jitted ``lax.while_loop`` until
+    ``max |V_new - V| < tol``; ``.value("......... X")`` of the result is the game value."""
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must be in [0, 1], got {gamma}")
     if tol <= 0:
@@ -238,9 +215,8 @@ def _perfect_table() -> jax.Array:
 
 
 def perfect_policy(table: jax.Array | None = None):
-    """Optimal tic-tac-toe policy ``policy(key, state) -> int32[]``: uniformly random among the
-    moves whose Q (from a :meth:`ValueTable.mover_q_table`, default: the zero-sum table) is
-    within 1e-6 of the best."""
+    """Optimal ``policy(key, state) -> int32[]``: uniform among the moves within 1e-6 of the
+    best Q of ``table`` (:meth:`ValueTable.mover_q_table`, default: the zero-sum one)."""
     table = _perfect_table() if table is None else table
 
     def policy(key: jax.Array, state: ttt.TicTacToeState) -> jax.Array:

@@ -8,17 +8,11 @@
     jaxgames export runs/X shared/X         # the agent as portable files
     jaxgames render game.txt --animate game.svg  # the whole game as an animated SVG
 
-One module per command in this package, each with ``add_command(subparsers)`` (adds its
-sub-parser and sets ``func=handler``, ``handler(args) -> int`` exit code); adding a command is
-one line in :data:`COMMANDS`. Game options are spelled the same everywhere
-(:mod:`jaxgames.cli.options`). Training algorithms come from
-:data:`jaxgames.agents.registry.ALGORITHMS` automatically.
-
-Errors are one line on stderr (``error: ...``, exit code 2) and warnings too
-(``warning: ...``). Importing this package is cheap: the command modules (and JAX with them)
-are imported inside :func:`main`, where a Ctrl-C is held back until they are loaded, so an
-early Ctrl-C ends the command cleanly (exit code 130) instead of interrupting an extension
-module half-way through its import.
+One module per command, each with ``add_command(subparsers)`` setting ``func(args) -> int``
+(the exit code); adding a command is one line in :data:`COMMANDS`. Errors and warnings are one
+line on stderr (``error: ...`` exits with 2). The command modules (and JAX) are imported inside
+:func:`main` with Ctrl-C held back, so an early Ctrl-C ends cleanly (130) instead of
+interrupting an extension module's import.
 """
 
 from __future__ import annotations
@@ -34,8 +28,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from jaxgames.compile_cache import enable_compile_cache
 
-#: command modules of this package, in the order ``--help`` lists them (``play`` adds ``play``
-#: and ``replay``)
+#: command modules in ``--help`` order (``play`` adds ``play`` and ``replay``)
 COMMANDS = ("train", "eval", "rate", "play", "render", "export")
 
 
@@ -95,10 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
-    """``run()`` as a program: its exit code (an int it returns, else 0), with bad input
-    (``ValueError``) and running out of memory reported as one line on stderr (``error: ...``,
-    exit code 2), warnings one line each, and Ctrl-C ending it with ``interrupted`` (130). The
-    ``jaxgames`` commands and the ``experiments/`` scripts run through it."""
+    """``run()`` as a program (commands, ``experiments/`` scripts): its exit code (an int it
+    returns, else 0); bad input (``ValueError``) and out of memory are one ``error:`` line
+    (exit 2), warnings one line each, Ctrl-C ``interrupted`` (130)."""
     format_warning = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
     try:

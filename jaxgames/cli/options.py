@@ -15,8 +15,8 @@ from jaxgames.validation import parse_scalar
 
 
 def add_game_arguments(p: argparse.ArgumentParser, default: str | None = "tic_tac_toe") -> None:
-    """``--game``, ``--size`` and ``--game-option`` on parser ``p`` (``default``: the game when
-    ``--game`` is not given; ``None`` makes the caller decide, e.g. from a run directory)."""
+    """``--game``, ``--size`` and ``--game-option`` on ``p`` (``default`` ``None``: the caller
+    decides, e.g. from a run directory)."""
     p.add_argument(
         "--game",
         default=default,
@@ -50,8 +50,7 @@ def make_env(args: argparse.Namespace) -> Env:
 
 
 def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
-    """``--game`` if given, else the game of the first trained agent among ``specs`` (a run
-    directory or a search over one)."""
+    """``--game`` if given, else the game of the first trained agent among ``specs``."""
     if args.game is not None:
         return make_env(args)
     for text in specs:
@@ -62,8 +61,8 @@ def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
 
 
 def check_output_file(path: str, flag: str) -> None:
-    """``ValueError`` unless ``path`` can be written as a file: its folder exists and it is not
-    a directory (checked before a command spends minutes computing what it would write)."""
+    """``ValueError`` unless ``path`` can be written as a file (checked before a command
+    computes what it would write)."""
     if os.path.isdir(path):
         raise ValueError(f"{flag} {path!r} is a directory; give a file name, e.g. {path}/out.json")
     folder = os.path.dirname(os.path.abspath(path))

@@ -19,55 +19,10 @@ from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
 
 
-def _add_play_arguments(p: argparse.ArgumentParser) -> None:
-    add_game_arguments(p)
-    p.add_argument(
-        "--agent",
-        default="random",
-        help="opponent: any opponent spec (random, greedy, alphabeta:D, perfect, a run "
-        "directory, mcts:N:<run directory>, ...) or human (default: random)",
-    )
-    p.add_argument(
-        "--color",
-        "--colour",
-        dest="color",
-        default="first",
-        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
-    )
-    p.add_argument(
-        "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)"
-    )
-    p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
-    p.add_argument("--numbers", action="store_true", help="start with move numbers on")
-    p.add_argument(
-        "--load",
-        metavar="FILE",
-        default=None,
-        help="continue the game saved in FILE (its game and options replace "
-        "--game/--size/--option)",
-    )
-
-
-def _add_replay_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "file", help="a game record (saved with 'save FILE' in play), a GGF file or a move string"
-    )
-    p.add_argument("--auto", action="store_true", help="print every position without waiting")
-    p.add_argument("--legal", action="store_true", help="mark legal moves")
-    p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
-    p.add_argument("--flip", action="store_true", help="show the board turned round")
-    p.add_argument(
-        "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
-    )
-
-
 def run_play(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run ``play`` from parsed arguments; errors in the arguments print one line and return 2."""
+    """``play``; bad arguments print one line and return 2."""
     try:
         check_seed("--seed", args.seed)
         color = args.color.strip().lower()
@@ -100,8 +55,7 @@ def run_play(
 def run_replay(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """Run ``replay`` from parsed arguments; a bad record prints ``FILE:LINE: why`` and returns
-    2."""
+    """``replay``; a bad record prints ``FILE:LINE: why`` and returns 2."""
     try:
         record = transcripts.load(args.file)  # any format: jaxgames record, GGF, move string
         env, states = records.replay(record)
@@ -136,15 +90,51 @@ def run_replay(
 
 
 def add_command(subparsers: Any) -> None:
-    """Add ``play`` and ``replay`` to an argparse ``subparsers`` object; each sets
-    ``func(args) -> int`` (the exit code): ``sys.exit(args.func(args))``."""
+    """Add ``play`` and ``replay`` (each sets ``func(args) -> int``)."""
     p = subparsers.add_parser(
         "play",
         help="play a game in the terminal against an agent or a human",
         description="Play a game in the terminal against an agent (or another human).",
     )
-    _add_play_arguments(p)
+    add_game_arguments(p)
+    p.add_argument(
+        "--agent",
+        default="random",
+        help="opponent: any opponent spec (random, greedy, alphabeta:D, perfect, a run "
+        "directory, mcts:N:<run directory>, ...) or human (default: random)",
+    )
+    p.add_argument(
+        "--color",
+        "--colour",
+        dest="color",
+        default="first",
+        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
+    )
+    p.add_argument(
+        "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the agent's random choices (default: 0)"
+    )
+    p.add_argument("--legal", action="store_true", help="start with legal-move marks on")
+    p.add_argument("--numbers", action="store_true", help="start with move numbers on")
+    p.add_argument(
+        "--load",
+        metavar="FILE",
+        default=None,
+        help="continue the game saved in FILE (its game and options replace "
+        "--game/--size/--game-option)",
+    )
     p.set_defaults(func=run_play)
     r = subparsers.add_parser("replay", help="step through a saved game record")
-    _add_replay_arguments(r)
+    r.add_argument(
+        "file", help="a game record (saved with 'save FILE' in play), a GGF file or a move string"
+    )
+    r.add_argument("--auto", action="store_true", help="print every position without waiting")
+    r.add_argument("--legal", action="store_true", help="mark legal moves")
+    r.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
+    r.add_argument("--flip", action="store_true", help="show the board turned round")
+    r.add_argument(
+        "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
+    )
     r.set_defaults(func=run_replay)

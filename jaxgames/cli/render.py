@@ -19,8 +19,7 @@ from jaxgames.terminal import one_line
 
 
 def run_render(args: argparse.Namespace) -> int:
-    """Run ``render`` from parsed arguments; a bad record or option prints one line and returns
-    2."""
+    """``render``; a bad record or option prints one line and returns 2."""
     try:
         for flag in ("animate", "svg", "grid"):
             if getattr(args, flag):
@@ -67,7 +66,7 @@ def run_render(args: argparse.Namespace) -> int:
 
 
 def add_command(subparsers: Any) -> None:
-    """Add ``render`` to an argparse ``subparsers`` object (sets ``func(args) -> int``)."""
+    """Add ``render`` (sets ``func(args) -> int``)."""
     p = subparsers.add_parser(
         "render",
         help="draw a saved game: text, SVG, an animated SVG or a grid of positions",

@@ -1,9 +1,7 @@
-"""Multi-word bitboards as tuples of uint32 words (shared by reversi and its engine).
-
-A board of N*N bits (bit ``row * N + col``) is ``W = ceil(N*N / 32)`` uint32 words (bit b in
-word ``b // 32`` at position ``b % 32``). Inside jitted code a bitboard is a *tuple of W uint32
-scalars*, so that under ``vmap`` every word is one flat ``[batch]`` array and a multi-word shift
-is a handful of elementwise ops with static shift amounts (no gathers, no ``jax_enable_x64``).
+"""Multi-word bitboards (reversi and its engine): N*N bits (bit ``row * N + col``) in
+``W = ceil(N*N / 32)`` uint32 words, bit b in word ``b // 32``. In jitted code a bitboard is a
+*tuple of W uint32 scalars*: under ``vmap`` each word is one flat ``[batch]`` array and a
+multi-word shift a few elementwise ops with static amounts (no gathers, no x64).
 """
 
 from __future__ import annotations
@@ -82,13 +80,9 @@ def runtime_one(x: jax.Array) -> jax.Array:
 
 def materialize(a: Words, one: jax.Array) -> Words:
     """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
-    computed once and stored instead of being fused (and recomputed) into every consumer.
-
-    Bit operations are "cheap" to XLA, so without this the Kogge-Stone fills are duplicated
-    into each of the N*N+1 outputs of the legal-mask expansion (and into each consumer of the
-    post-move boards): measured 100x slower on CPU. ``optimization_barrier`` does not help
-    there (the CPU pipeline removes it before fusion); an integer division by a value that is
-    not a compile-time constant does.
+    computed once and stored: bit operations are "cheap" to XLA, which would otherwise fuse
+    (recompute) the Kogge-Stone fills into each of the N*N+1 legal-mask outputs. An integer
+    division by a runtime value does this; ``optimization_barrier`` is removed before fusion.
     """
     return tuple(w // one for w in a)
 

@@ -1,23 +1,19 @@
-"""Text helpers shared by games on a rectangular grid (tic-tac-toe, reversi), the strictness
-rules every game's notation follows, the symmetry tables of grid boards, and the plane shift
-that the games' network input features are built from.
+"""What grid games share: square names and position text, the strictness rules of every game's
+notation, board symmetry tables, and the plane shift that input features are built from.
 
-Squares are named like chess squares but counted from the *top*: file letter ``a..`` is the
-column (col 0 = ``a``), rank number ``1..`` is the row (row 0 = rank 1)::
+Squares are named like chess squares counted from the *top*: file ``a..`` is the column, rank
+``1..`` the row::
 
         a  b  c
-    1   0  1  2        action/square index = row * width + col
+    1   0  1  2        square index = row * width + col
     2   3  4  5
     3   6  7  8
 
-Notation is ASCII: only ASCII letters and digits ``0-9`` are read as such (a Unicode digit such
-as ``٣`` or ``３`` is an error, not a 3), fields are separated by spaces or tabs, and numbers
-have no leading zeros, so every accepted text is the one ``to_text``/``action_to_text`` would
-write, up to letter case and spacing. Anything that is not a ``str`` is a ``ValueError``.
-
-Game over: a position whose end the board does not show (a reversi game both players passed
-in, an animal shogi draw by repetition, a game ended by an illegal move) is written with a
-last field :data:`GAME_OVER` (``end``); texts without it read as before.
+Notation is ASCII (a Unicode digit such as ``３`` is an error), fields are separated by spaces or
+tabs and numbers have no leading zeros, so an accepted text is the one ``to_text`` writes up to
+letter case and spacing; a non-``str`` is a ``ValueError``. A finished game whose board does
+not show the end (both players passed, a draw by repetition, an illegal move) ends its position
+text with the field :data:`GAME_OVER`.
 """
 
 from __future__ import annotations
@@ -34,7 +30,7 @@ from jaxgames.validation import quote
 _FILES = "abcdefghijklmnopqrstuvwxyz"
 #: the last field of a finished game's position text when the board does not show the end
 GAME_OVER = "end"
-#: quoted positions are cut to this many characters in messages (16x16 reversi fits)
+#: quoted positions are cut to this many characters (16x16 reversi fits)
 POSITION_QUOTE = 300
 _SQUARE = re.compile(r"([a-zA-Z])([1-9][0-9]?)")
 
@@ -47,7 +43,7 @@ def check_text(text: object, what: str, example: str) -> str:
 
 
 def fields(text: str) -> list[str]:
-    """``text`` split at runs of ASCII spaces/tabs (and stripped of line breaks at the ends)."""
+    """``text`` split at runs of ASCII spaces, tabs and line breaks."""
     return [f for f in re.split(r"[ \t\r\n]+", text) if f]
 
 
@@ -58,8 +54,8 @@ def square_name(index: int, width: int) -> str:
 
 
 def parse_square(text: str, height: int, width: int) -> int:
-    """Name such as ``"d3"`` (letter case and surrounding spaces ignored) -> index;
-    ``ValueError`` if malformed or off board."""
+    """``"d3"`` (case and surrounding spaces ignored) -> index; ``ValueError`` if malformed or
+    off the board."""
     check_text(text, "a square", "b2")
     m = _SQUARE.fullmatch(text.strip(" \t\r\n"))
     if not m:
@@ -79,12 +75,10 @@ def parse_square(text: str, height: int, width: int) -> int:
 def parse_grid_position(
     text: str, cells: int, symbols: str, sides: str
 ) -> tuple[list[int], int, bool]:
-    """Parse ``"<cells chars> <side>"``, optionally followed by ``" end"`` (:data:`GAME_OVER`).
+    """``"<cells chars> <side>[ end]"`` -> (cell values, player to move, ``end`` given).
 
-    ``symbols``: one char per cell value, e.g. ``".XO"`` maps ``.``->0, ``X``->1, ``O``->2.
-    ``sides``: the side-to-move chars for player 0 and player 1, e.g. ``"XO"``.
-    Returns (cell values, player to move, game-over marker given). ``ValueError`` names what
-    is wrong.
+    ``symbols``: one char per cell value (``".XO"``: ``.`` 0, ``X`` 1, ``O`` 2); ``sides``: the
+    side-to-move chars of players 0 and 1. ``ValueError`` names what is wrong.
     """
     check_text(text, "a position", f"{symbols[0] * cells} {sides[0]}")
     q = quote(text, POSITION_QUOTE)
@@ -117,9 +111,8 @@ def parse_grid_position(
 
 # ----------------------------------------------------------------------- symmetries
 def dihedral_squares(n: int) -> np.ndarray:
-    """int32[8, n*n]: the 8 symmetries of an n x n board (identity, the rotations by 90, 180,
-    270 degrees, the mirrors left-right and top-bottom, the two diagonal reflections) as gather
-    tables: symmetry k moves a board ``b`` (flat, row-major) to ``b[table[k]]``."""
+    """int32[8, n*n]: the 8 symmetries of an n x n board (identity, three rotations, two
+    mirrors, two diagonal reflections); symmetry k moves a flat board ``b`` to ``b[table[k]]``."""
     idx = np.arange(n * n, dtype=np.int32).reshape(n, n)
     boards = [
         idx,
@@ -135,12 +128,9 @@ def dihedral_squares(n: int) -> np.ndarray:
 
 
 def board_symmetries(squares: np.ndarray, planes: int, extra_actions: int = 0) -> Symmetries:
-    """:class:`~jaxgames.core.Symmetries` of a game whose observation is ``[rows, cols,
-    planes]`` (square-major, row-major squares) and whose actions are one per square
-    (``row * cols + col``) followed by ``extra_actions`` that no symmetry moves (a pass).
-
-    squares: int32[K, rows*cols] gather tables of the board (e.g. :func:`dihedral_squares`).
-    """
+    """:class:`~jaxgames.core.Symmetries` of a game with observation ``[rows, cols, planes]``
+    and one action per square followed by ``extra_actions`` no symmetry moves (a pass), from
+    the board's gather tables ``squares`` int32[K, rows*cols]."""
     squares = np.asarray(squares, np.int32)
     k, cells = squares.shape
     obs = (squares[:, :, None] * planes + np.arange(planes, dtype=np.int32)).reshape(k, -1)
@@ -151,8 +141,8 @@ def board_symmetries(squares: np.ndarray, planes: int, extra_actions: int = 0) -
 
 
 def shift_planes(x: jax.Array, dr: int, dc: int) -> jax.Array:
-    """Boards ``x[..., H, W]`` moved by (dr, dc) squares: ``out[r, c] = x[r - dr, c - dc]``,
-    zero (False) where that square is off the board. Jittable; static shifts."""
+    """``x[..., H, W]`` moved by static (dr, dc): ``out[r, c] = x[r - dr, c - dc]``, zero off
+    the board."""
     h, w = x.shape[-2:]
     pad = [(0, 0)] * (x.ndim - 2) + [(max(dr, 0), max(-dr, 0)), (max(dc, 0), max(-dc, 0))]
     r0, c0 = max(-dr, 0), max(-dc, 0)

@@ -12,38 +12,20 @@ Board, squares and actions for N = 8 (action = row * N + col; text names like ``
      7  48 49 50 51 52 53 54 55
      8  56 57 58 59 60 61 62 63        action 64 (= N*N) is ``pass``
 
-Rules. A placement must flip at least one line of opponent discs (8 directions). ``pass``
-(action N*N) is legal only when no placement is, so players always alternate. The game ends
-after a placement that fills the board or leaves the opponent without discs, or when a pass
-follows a pass (neither side can place). More discs wins (+1/-1); equal is a draw (0/0).
-These are exactly pgx's ``othello`` rules for N = 8.
+Rules (pgx's ``othello`` for N = 8). A placement must flip at least one line of opponent discs.
+``pass`` (action N*N) is legal only when no placement is, so players alternate. The game ends
+when the board is full, a side has no discs, or a pass follows a pass. More discs wins.
 
-Bitboards. A board of N*N bits (bit ``row * N + col``) is ``W = ceil(N*N / 32)`` uint32 words
-(bit b lives in word ``b // 32`` at position ``b % 32``); 8x8 is two words, 16x16 eight.
-Inside the pure functions a bitboard is a *tuple of W uint32 scalars*, so that under ``vmap``
-every word is one flat ``[batch]`` array and a multi-word shift is a handful of elementwise
-ops with static shift amounts (no gathers, no ``jax_enable_x64``). Legal moves and flips use
-Kogge-Stone occluded fills in all 8 directions (``ceil(log2(N - 1))`` doubling stages).
+The discs are :mod:`~jaxgames.games.bitboard` words; legal moves and flips use Kogge-Stone
+occluded fills in the 8 directions (``ceil(log2(N - 1))`` doubling stages). Observation:
+``float32[N, N, 2]``, the mover's discs and the opponent's.
 
-Observation: ``float32[N, N, 2]``, plane 0 = the mover's discs, plane 1 = the opponent's
-(a property computed on demand from the bitboards).
-
-Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` empty), a space,
-the side to move (``X``/``O``), e.g. the 8x8 start
-``---------------------------OX------XO--------------------------- X``.
-A finished game whose board does not show the end (both players passed with empty squares
-left, or an illegal move ended it; a full board or a side without discs shows it) has a third
-field ``end``: ``"...OX... X end"``; texts without it read as before. Every state reached by
-play round-trips exactly through ``to_text``/``from_text`` in what the text records (discs,
-side to move, legal moves, terminated); not recorded are the passes (a state read from text
-has ``step_count`` = discs - 4 and ``passed`` False, so a live position after one pass reads
-as if the pass had not happened: the same moves are legal and the game ends the same way, one
-ply later) and the final step's rewards (zero).
-Move text: a square name such as ``d3``, or ``pass``.
-
-Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract): the
-:class:`Geometry` of the board size, ``init(geo)``, ``step(geo, state, action)``,
-``heuristic(geo, state)``, ``board_view(geo, state)``; ``env.spec is env.geo``.
+Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` empty), a space
+and the side to move, e.g. ``---------------------------OX------XO--------------------------- X``,
+then ``end`` for a finished game the board does not show as finished. Every state reached by
+play round-trips through ``to_text``/``from_text`` except for the passes (read back,
+``step_count`` is discs - 4 and ``passed`` False: the same moves are legal, the game ends the
+same way) and the final rewards. Moves: ``d3`` or ``pass``. The spec is :class:`Geometry`.
 """
 
 from __future__ import annotations
@@ -88,16 +70,11 @@ DIRECTIONS = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -
 
 @struct.dataclass
 class ReversiState(GameStateBase):
-    """One game of NxN reversi (W = ceil(N*N/32) words per bitboard).
+    """One game of NxN reversi, besides the common fields (player 0 is black ``X``).
 
-    mover:             uint32[W]       discs of the player to move (bit row*N+col)
-    opponent:          uint32[W]       discs of the other player
-    current_player:    int32[]         player to move (0 = black ``X``, 1 = white ``O``)
-    legal_action_mask: bool[N*N+1]     legal placements, then ``pass``; all False once over
-    rewards:           float32[2]      by player id, nonzero only on the final step
-    terminated:        bool[]
-    truncated:         bool[]          always False (a game lasts at most ~2*N*N plies)
-    step_count:        int32[]         plies played so far (passes included)
+    mover, opponent:   uint32[W]       discs of the player to move and of the other (bitboards)
+    legal_action_mask: bool[N*N+1]     legal placements, then ``pass``
+    truncated:         bool[]          always False; step_count counts passes
     passed:            bool[]          the previous action was a pass
     """
 
@@ -131,10 +108,8 @@ class ReversiState(GameStateBase):
 
 # ----------------------------------------------------------------------- bitboard helpers
 class Geometry:
-    """Static (numpy / Python int) masks and shifts for one board size: reversi's spec.
-
-    Hashable and compared by ``size`` (usable as a static ``jit`` argument); treat as
-    read-only."""
+    """Reversi's spec: static masks and shifts for one board size, hashed and compared by
+    ``size`` (a static ``jit`` argument); read-only."""
 
     def __init__(self, size: int):
         n = self.size = size
@@ -176,12 +151,9 @@ class Geometry:
 
 
 def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
-    """Squares where the owner of ``p`` may place against ``o``.
-
-    p, o: bitboards (tuples of W uint32[...] words, disjoint) -> bitboard of the same form.
-    One Kogge-Stone fill from ``p`` through ``o`` per direction; a move is an empty square one
-    step past a filled opponent disc.
-    """
+    """Bitboard of the squares where the owner of ``p`` may place against ``o`` (disjoint
+    bitboards): per direction, a Kogge-Stone fill from ``p`` through ``o``, one step further
+    onto an empty square."""
     empty = andnot(geo.full, or_(p, o))
     moves = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
@@ -191,12 +163,9 @@ def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
 
 
 def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
-    """Opponent discs flipped when the owner of ``p`` places on ``move``.
-
-    p, o, move: bitboards (tuples of W uint32[...] words); ``move`` has one bit, or none for a
-    pass (then nothing flips). Per direction: fill from ``move`` through ``o``; the run flips
-    if the square one step past it holds a disc of ``p``.
-    """
+    """Opponent discs flipped when the owner of ``p`` places on ``move`` (one bit, none for a
+    pass): per direction, the fill from ``move`` through ``o`` flips if a disc of ``p`` closes
+    it."""
     out = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
         flood = fill(move, and_(o, dest), s, geo.stages)
@@ -261,8 +230,7 @@ def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
     is_pass = action == geo.cells
     n_moved, n_other = popcount(p), popcount(o)
     terminated = (n_moved + n_other == geo.cells) | (n_other == 0) | (is_pass & state.passed)
-    # pack the per-game outcome into one word and materialise it, so the callers' selects over
-    # the N*N+1 mask entries do not each recount the discs
+    # the outcome packed in one materialised word, so the N*N+1 mask selects don't recount
     (code,) = materialize(
         (
             terminated.astype(jnp.uint32)
@@ -279,9 +247,8 @@ def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
 
 
 def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
-    """float32[]: weighted disc difference from the mover's view (corners 10, X-squares -3,
-    other edges 3, interior 1); a finished game scores +-1000 (win/loss) plus the plain disc
-    difference."""
+    """float32[] weighted disc difference from the mover's view (corners 10, X-squares -3,
+    other edges 3, interior 1); a finished game +-1000 plus the disc difference."""
     p, o = split_words(state.mover), split_words(state.opponent)
     score = jnp.float32(0)
     for w, m in geo.weight_classes:
@@ -305,10 +272,7 @@ MOBILITY_PLANES = (
 
 
 def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Array:
-    """bool[..., N, N]: empty squares where the owner of ``p`` flips a line of ``o``. Per
-    direction: discs of ``o`` reached from ``p`` through ``o``, one step further onto an empty
-    square (:func:`legal_moves` on planes; the search of a move goes the other way, the same
-    lines)."""
+    """bool[..., N, N]: :func:`legal_moves` on planes (empty squares where ``p`` flips ``o``)."""
     n = p.shape[-1]
     moves = jnp.zeros_like(p)
     for dr, dc in DIRECTIONS:
@@ -320,14 +284,10 @@ def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Arra
 
 
 def mobility_features(obs: jax.Array) -> jax.Array:
-    """Network input features (``features="mobility"``) from observations float32[..., N, N, 2]
-    -> float32[..., N, N, 7], the planes :data:`MOBILITY_PLANES`: the two observation planes,
-    the empty squares, both sides' legal moves and frontier discs (discs next to an empty
-    square). Mobility and frontier are what classical othello evaluations weigh most (the
-    ladder's ``engine:D`` among them); an MLP on the bare discs has to find each line of
-    flips on its own. Pure and symmetric: a board symmetry commutes with it, so symmetry
-    augmentation of the observations stays exact. The mover's moves equal
-    ``legal_action_mask[:-1]`` of a live state."""
+    """Input features ``"mobility"``: float32[..., N, N, 2] -> float32[..., N, N, 7], the planes
+    :data:`MOBILITY_PLANES` (frontier discs: next to an empty square). Mobility and frontier
+    are what classical othello evaluations weigh most; an MLP on the bare discs has to find
+    each line of flips itself. Commutes with the board symmetries."""
     p, o = obs[..., 0] > 0.5, obs[..., 1] > 0.5
     empty = ~(p | o)
     near_empty = jnp.zeros_like(empty)
@@ -350,7 +310,7 @@ SIDE_NAMES = ("black", "white")
 
 
 def cells(geo: Geometry, state: ReversiState) -> list[int]:
-    """0 empty, 1 black, 2 white per square of one (unbatched) state (plain Python)."""
+    """0 empty, 1 black, 2 white per square of one state (plain Python)."""
     mover = np.asarray(unpack(jnp.asarray(state.mover), geo.cells))
     opp = np.asarray(unpack(jnp.asarray(state.opponent), geo.cells))
     black, white = (mover, opp) if int(state.current_player) == 0 else (opp, mover)
@@ -358,14 +318,12 @@ def cells(geo: Geometry, state: ReversiState) -> list[int]:
 
 
 def _board_over(values: list[int]) -> bool:
-    """The board of ``values`` (0 empty, 1 black, 2 white) shows a finished game: it is full or
-    one side has no discs."""
+    """The board shows a finished game: full, or one side without discs."""
     return 0 not in values or 1 not in values or 2 not in values
 
 
 def board_view(geo: Geometry, state: ReversiState) -> BoardView:
-    """The board of one (unbatched) state for :mod:`jaxgames.render`: black (``X``) and white
-    (``O``) discs on green, the four star points on boards of 8, 12 and 16, disc counts."""
+    """Discs on green, star points on boards of 8, 12 and 16, disc counts."""
     n = geo.size
     discs = [None if v == 0 else Piece("-XO"[v], v - 1) for v in cells(geo, state)]
     q = n // 4
@@ -384,8 +342,7 @@ def board_view(geo: Geometry, state: ReversiState) -> BoardView:
 
 # ----------------------------------------------------------------------- Env wrapper
 class Reversi(Env):
-    """``jaxgames.make("reversi", size=N)``: N*N+1 actions (last = pass), observation
-    float32[N, N, 2] (mover's discs, opponent's discs). ``size``: even, 4..16, default 8."""
+    """``jaxgames.make("reversi", size=N)``, N even in 4..16 (default 8)."""
 
     name = "reversi"
     side_names = SIDE_NAMES
@@ -407,8 +364,7 @@ class Reversi(Env):
         self.validate_options(size)
         self.size = int(size)
         self.geo = self.spec = Geometry(self.size)
-        # jitted once per env: eager (op-by-op) calls from text / interactive code stay fast;
-        # inside a caller's jit or vmap these simply inline
+        # jitted once per env for eager callers (text, play); inlined under a caller's jit
         self._step_fn = jax.jit(functools.partial(step, self.geo))
         self._heuristic_fn = jax.jit(functools.partial(heuristic, self.geo))
         self._make_state_fn = jax.jit(functools.partial(make_state, self.geo))
@@ -433,10 +389,7 @@ class Reversi(Env):
 
     @property
     def symmetries(self):
-        """The 8 rotations and reflections of the board (``pass`` stays ``pass``): the rules,
-        the start's centre squares and the result are all symmetric under them (a rotation by
-        90 degrees maps the start to the start with colours swapped, a position the rules play
-        the same way)."""
+        """The 8 rotations and reflections of the board (``pass`` stays ``pass``)."""
         return grid.board_symmetries(grid.dihedral_squares(self.size), 2, extra_actions=1)
 
     @property
@@ -458,8 +411,7 @@ class Reversi(Env):
         return self._step_fn(state, action)
 
     def observe(self, state, player):
-        """float32[N, N, 2] from ``player``'s side: the state stores the discs by mover and
-        opponent, so the other player sees the two planes swapped."""
+        """The planes swapped for the player not to move (discs are stored by mover)."""
         obs = state.observation
         return jnp.where(player == state.current_player, obs, obs[..., ::-1])
 
@@ -478,26 +430,13 @@ class Reversi(Env):
         return board_view(self.geo, state)
 
     # ------------------------------------------------------------------- text
-    def _cells(self, state) -> list[int]:
-        """0 empty, 1 black, 2 white per square."""
-        return cells(self.geo, state)
-
     def to_text(self, state) -> str:
-        """OBF-style text of one (unbatched) state, e.g. ``"---...OX---XO...--- X"`` (with
-        ``" end"`` for a finished game whose board does not show the end)."""
-        values = self._cells(state)
+        values = cells(self.geo, state)
         text = f"{''.join('-XO'[v] for v in values)} {'XO'[int(state.current_player)]}"
         over = bool(state.terminated) or bool(state.truncated)
         return f"{text} {grid.GAME_OVER}" if over and not _board_over(values) else text
 
     def from_text(self, text: str) -> ReversiState:
-        """Parse OBF-style text (N*N of ``X``/``O``/``-`` from a1, a space, ``X``/``O`` to move,
-        then ``end`` if the game is over though the board does not show it).
-
-        ``ValueError`` for malformed text or an empty centre square. The state has
-        ``step_count`` = discs - 4 (passes are not recorded) and ``passed`` False; a full board,
-        a side without discs or the ``end`` field make it ``terminated`` (with zero rewards).
-        """
         n, n2 = self.size, self.size * self.size
         values, side, over = grid.parse_grid_position(text, n2, "-XO", "XO")
         c = n // 2
@@ -520,15 +459,12 @@ class Reversi(Env):
         )
 
     def action_to_text(self, state, action: int) -> str:
-        """``"d3"``-style square name, or ``"pass"`` for action N*N."""
         a = action_index(action)
         if not 0 <= a < self.num_actions:
             raise ValueError(f"action {a} is out of range 0..{self.num_actions - 1}")
         return "pass" if a == self.pass_action else grid.square_name(a, self.size)
 
     def text_to_action(self, state, text: str) -> int:
-        """``"d3"`` / ``"pass"`` -> legal action id; ``ValueError`` naming the problem (malformed or
-        off-board square, occupied square, no flips, pass while a placement exists, game over)."""
         t = grid.check_text(text, "a move", "d3").strip(" \t\r\n").lower()
         if bool(state.terminated) or bool(state.truncated):
             raise ValueError(f"illegal move {quote(t)}: the game is over")
@@ -541,9 +477,9 @@ class Reversi(Env):
             return self.pass_action
         action = grid.parse_square(t, self.size, self.size)
         if not bool(state.legal_action_mask[action]):
-            cells = self._cells(state)
-            if cells[action]:
-                why = f"the square is occupied by {'XO'[cells[action] - 1]}"
+            values = cells(self.geo, state)
+            if values[action]:
+                why = f"the square is occupied by {'XO'[values[action] - 1]}"
             else:
                 why = "it flips no discs"
             raise ValueError(f"illegal move {quote(t)}: {why}; legal: {self.describe_legal(state)}")

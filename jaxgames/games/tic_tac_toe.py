@@ -1,27 +1,12 @@
-"""Tic-tac-toe.
+"""Tic-tac-toe: actions ``row * 3 + col`` (squares ``a1``..``c3``, :mod:`~jaxgames.games.grid`).
 
-Board and actions (action = row * 3 + col; squares named like ``b2`` in text)::
+Player 0 is X and moves first. Three in a row wins; a full board without a line is a draw.
+Observation: ``float32[3, 3, 2]``, the mover's marks and the opponent's.
 
-        a  b  c
-    1   0  1  2
-    2   3  4  5
-    3   6  7  8
-
-Player 0 is X and moves first; player 1 is O. Three in a row wins (+1/-1); a full board
-without a line is a draw (0/0).
-
-Observation: ``float32[3, 3, 2]``, plane 0 = the mover's marks, plane 1 = the opponent's.
-
-Text notation: 9 characters row-major from the top-left (``X``, ``O``, ``.``), a space, then
-the side to move (``X`` or ``O``), e.g. ``"X...O.... X"``. A finished game whose board does not
-show the end (only a game ended by an illegal move: every end by the rules, a line or a full
-board, is visible) has a third field ``end``: ``"X........ O end"``. Every state reached by
-play round-trips exactly through ``to_text``/``from_text`` (board, side to move, marks placed,
-legal moves, terminated); a state read from text has zero rewards.
-
-Pure functions take the game's static spec first (the :mod:`jaxgames.core` contract):
-``init(spec)``, ``step(spec, state, action)``, ``heuristic(spec, state)``,
-``board_view(spec, state)``, with ``spec = TicTacToeSpec()`` (the game has no options).
+Text: 9 characters row-major (``X``, ``O``, ``.``), a space and the side to move, e.g.
+``"X...O.... X"``, then ``end`` when an illegal move ended the game (every other end shows on
+the board). Every state reached by play round-trips through ``to_text``/``from_text`` but for
+the final rewards. The spec is ``TicTacToeSpec()`` (no options).
 """
 
 from __future__ import annotations
@@ -52,16 +37,8 @@ class TicTacToeSpec:
 
 @struct.dataclass
 class TicTacToeState(GameStateBase):
-    """One game of tic-tac-toe.
-
-    board:             int32[9]  -1 empty, 0 = X (player 0), 1 = O (player 1)
-    current_player:    int32[]   player to move
-    legal_action_mask: bool[9]   empty squares; all False once the game is over
-    rewards:           float32[2]
-    terminated:        bool[]
-    truncated:         bool[]    always False (tic-tac-toe has no time limit)
-    step_count:        int32[]   marks placed
-    """
+    """One game: ``board`` int32[9] (-1 empty, else the owner's id) and the common fields
+    (``truncated`` always False)."""
 
     board: jax.Array
     current_player: jax.Array
@@ -83,10 +60,7 @@ class TicTacToeState(GameStateBase):
 
 
 def observe(board: jax.Array, player: jax.Array) -> jax.Array:
-    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] planes (player's,
-    opponent's).
-
-    Works on batched states too (``state.observation`` of a vmapped state)."""
+    """int32[..., 9] board, int32[...] player -> float32[..., 3, 3, 2] (player's, opponent's)."""
     player = jnp.asarray(player)[..., None]
     planes = jnp.stack([board == player, board == 1 - player], axis=-1)
     return planes.reshape(*board.shape[:-1], 3, 3, 2).astype(jnp.float32)
@@ -134,12 +108,8 @@ def step(spec: TicTacToeSpec, state: TicTacToeState, action: jax.Array) -> TicTa
 
 
 def heuristic(spec: TicTacToeSpec, state: TicTacToeState) -> jax.Array:
-    """Static evaluation for the mover: float32[] 1.0 if it can complete a line with this move
-    (a line holding two of its marks and an empty square), else 0.0.
-
-    Deliberately coarse: one ply of search over it gives the classic "greedy" opponent
-    (win if possible, else block the opponent's immediate win, else random).
-    """
+    """float32[] 1.0 if the mover can complete a line this move, else 0.0: coarse on purpose,
+    one ply of search over it is the classic greedy player (win, else block, else random)."""
     cells = state.board[LINES]  # int32[8, 3]
     player = state.current_player
     threat = (jnp.sum(cells == player, axis=-1) == 2) & jnp.any(cells == EMPTY, axis=-1)
@@ -150,7 +120,7 @@ STYLE = BoardStyle(board="#ffffff", grid="#333333", pieces="mark")
 
 
 def board_view(spec: TicTacToeSpec, state: TicTacToeState) -> BoardView:
-    """The board of one (unbatched) state for :mod:`jaxgames.render`: X and O marks."""
+    """X and O marks."""
     marks = [None if int(v) == EMPTY else Piece("XO"[int(v)], int(v)) for v in state.board]
     return BoardView(
         "tic_tac_toe",
@@ -161,7 +131,7 @@ def board_view(spec: TicTacToeSpec, state: TicTacToeState) -> BoardView:
 
 
 class TicTacToe(Env):
-    """``jaxgames.make("tic_tac_toe")``: 9 actions, observation float32[3, 3, 2]."""
+    """``jaxgames.make("tic_tac_toe")``."""
 
     name = "tic_tac_toe"
     side_names = ("X", "O")
@@ -185,7 +155,6 @@ class TicTacToe(Env):
         return step(self.spec, state, action)
 
     def heuristic(self, state: TicTacToeState) -> jax.Array:
-        """float32[]: 1.0 if the mover can win this move, else 0.0 (see :func:`heuristic`)."""
         return heuristic(self.spec, state)
 
     def board_view(self, state: TicTacToeState) -> BoardView:

@@ -1,12 +1,6 @@
-"""Adapters that run jaxgames games under other libraries' APIs.
-
-* :mod:`jaxgames.interop.pettingzoo`: ``PettingZooEnv``, a PettingZoo AEC environment (one
-  game, stepped on the host; needs the ``interop`` extra);
-* :mod:`jaxgames.interop.pgx`: ``PgxEnv``, pgx's ``Env``/``State`` API over a jaxgames game
-  (pure JAX, ``jit``/``vmap`` as usual; pgx itself is not needed).
-
-Each submodule is imported on its own, so the core package never needs PettingZoo.
-"""
+"""Adapters to other libraries' APIs, each imported on its own: ``pettingzoo.PettingZooEnv``
+(an AEC environment, one game on the host; the ``interop`` extra) and ``pgx.PgxEnv`` (pgx's
+``Env``/``State`` API, pure JAX; pgx not needed)."""
 
 from typing import Any
 
@@ -15,8 +9,8 @@ from jaxgames.games import make
 
 
 def as_env(game: str | Env, options: dict[str, Any]) -> Env:
-    """``game`` itself if it is an ``Env``, else ``make(game, **options)``; options given with
-    an ``Env`` are a ``ValueError`` (they would be silently ignored)."""
+    """``game`` if it is an ``Env`` (then ``options`` are a ``ValueError``), else
+    ``make(game, **options)``."""
     if isinstance(game, Env):
         if options:
             raise ValueError("give game options only with a game name, not with an Env")

@@ -10,22 +10,12 @@
         action = None if terminated or truncated else int(np.flatnonzero(mask)[0])
         env.step(action)
 
-This is an adapter for compatibility with code written for PettingZoo, not the fast path: it
-plays one game, and every move is one call of the jitted ``env.step`` plus a copy back to the
-host. To train or evaluate at speed, ``vmap`` the game's pure functions (README, quick start).
-
-Conventions (those of PettingZoo's classic environments):
-
-* agents ``player_0``, ``player_1``, by jaxgames player id (``player_0`` moves first);
-* ``observe(agent)`` is ``{"observation": float32[observation_shape] from that agent's side
-  (``Env.observe``), "action_mask": int8[num_actions]}``; the mask is all zeros except for the
-  agent to move while the game runs;
-* rewards arrive on the final move (+1 / -1 / 0 by player), ``terminations`` when the game ends
-  by its rules, ``truncations`` when a move cap cuts it off (animal shogi's ``max_steps``);
-* an illegal action (not in the mask, or out of range) ends the game: the mover gets -1 and the
-  opponent +1, as jaxgames and pgx do.
-
-Needs PettingZoo (``pip install 'jaxgames[interop]'``).
+For compatibility, not speed: one game, each move one jitted ``env.step`` and a copy to the
+host (``vmap`` the game to train). Conventions of PettingZoo's classic environments: agents
+``player_0`` (moves first) and ``player_1``; ``observe(agent)`` is ``{"observation": that
+agent's view (``Env.observe``), "action_mask": int8[num_actions]}`` (zeros but for the agent to
+move); rewards on the final move; ``truncations`` when a move cap ends the game; an illegal
+action ends it with -1 for the mover. Needs ``pip install 'jaxgames[interop]'``.
 """
 
 from __future__ import annotations
@@ -44,12 +34,8 @@ from gymnasium import spaces  # noqa: E402  (a PettingZoo dependency, present on
 
 
 class PettingZooEnv(_pettingzoo.AECEnv):
-    """PettingZoo AEC view of one jaxgames game.
-
-    game: a registered name (``options`` go to :func:`jaxgames.make`) or an ``Env``.
-    render_mode: ``None``, ``"ansi"`` (``render()`` returns the text diagram) or ``"human"``
-    (``render()`` prints it).
-    """
+    """PettingZoo AEC view of one game (a name with ``options``, or an ``Env``);
+    ``render_mode`` ``"ansi"`` returns the text diagram, ``"human"`` prints it."""
 
     metadata = {"render_modes": ["ansi", "human"], "name": "jaxgames", "is_parallelizable": False}
 
@@ -71,7 +57,6 @@ class PettingZooEnv(_pettingzoo.AECEnv):
         )
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(n) for a in self.possible_agents}
-        # compiled once per adapter; each call then costs one dispatch and one copy to the host
         self._init_fn = jax.jit(self.game.init)
         self._step_fn = jax.jit(self.game.step)
         self._observe_fn = jax.jit(self.game.observe)

@@ -6,24 +6,12 @@
     state = jax.vmap(env.init)(keys)
     state = jax.vmap(env.step)(state, actions)          # pgx's step(state, action, key=None)
 
-Pure JAX like the game itself (``jit``/``vmap``/``scan``); pgx is not needed. A
-:class:`PgxState` carries pgx's state fields, computed from the jaxgames state it wraps
-(``state.game``):
-
-* ``current_player``, ``rewards`` (float32[2] by player, final step only), ``terminated``,
-  ``truncated``: the same as jaxgames';
-* ``observation``: a stored field, as in pgx (jaxgames computes it in a property); float32 0/1
-  planes from the mover's side (pgx's tic-tac-toe has bool planes);
-* ``legal_action_mask``: all **True** once the game is over, as in pgx (so a masked softmax
-  never divides by zero); jaxgames' own mask is all False then;
-* ``_step_count``: pgx's (private) name of jaxgames' ``step_count`` (also an alias here);
-* ``env_id``: the game's name and options, e.g. ``"reversi_size6"``.
-
-The rules agree with pgx's: an illegal action ends the game with -1 for the mover and +1 for
-the opponent, and stepping a finished game returns it with zero rewards.
-``env.observe(state, player_id)`` gives any player's view (pgx deprecates the argument; here it
-is :meth:`jaxgames.core.Env.observe`). Actions are the jaxgames ids (``docs/api.md``): for
-tic-tac-toe and reversi 8x8 they are pgx's ``tic_tac_toe`` and ``othello`` ids.
+Pure JAX; pgx is not needed. A :class:`PgxState` holds pgx's fields computed from the jaxgames
+state it wraps (``state.game``); they differ from jaxgames' in that ``observation`` is a stored
+field (float32 planes), ``legal_action_mask`` is all True once the game is over (so a masked
+softmax never divides by zero), ``_step_count`` is pgx's name of ``step_count`` and ``env_id``
+names the variant (``"reversi_size6"``). Actions are the jaxgames ids (pgx's for tic-tac-toe
+and 8x8 othello).
 """
 
 from __future__ import annotations
@@ -58,11 +46,7 @@ class PgxState:
 
 
 class PgxEnv:
-    """pgx's ``Env`` interface (``init``, ``step``, ``observe``, ``id``, ``version``,
-    ``num_players``, ``num_actions``, ``observation_shape``) over a jaxgames ``Env``.
-
-    game: a registered name (``options`` go to :func:`jaxgames.make`) or an ``Env``.
-    """
+    """pgx's ``Env`` interface over a game (a name with ``options``, or an ``Env``)."""
 
     def __init__(self, game: str | Env = "tic_tac_toe", **options: Any):
         self.game = as_env(game, options)
@@ -70,7 +54,7 @@ class PgxEnv:
         self._id = f"{self.game.name}{opts}"
 
     def view(self, state: GameState) -> PgxState:
-        """The pgx view of a jaxgames state (one state, or a batch under ``vmap``)."""
+        """The pgx view of a jaxgames state."""
         over = state.terminated | state.truncated
         return PgxState(
             current_player=state.current_player,
@@ -88,8 +72,7 @@ class PgxEnv:
         return self.view(self.game.init(key))
 
     def step(self, state: PgxState, action: jax.Array, key: jax.Array | None = None) -> PgxState:
-        """pgx's ``step(state, action, key=None)``; the games are deterministic, so ``key`` is
-        accepted and unused."""
+        """pgx's ``step``; ``key`` is unused (the games are deterministic)."""
         del key
         return self.view(self.game.step(state.game, action))
 
@@ -105,7 +88,7 @@ class PgxEnv:
 
     @property
     def version(self) -> str:
-        """pgx versions each game's rules; jaxgames' rules have had one version so far."""
+        """pgx's version of the rules."""
         return "v0"
 
     @property

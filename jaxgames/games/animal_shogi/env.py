@@ -14,8 +14,7 @@ from jaxgames.view import BoardView
 
 
 class AnimalShogi(Env):
-    """``jaxgames.make("animal_shogi", max_steps=256)``: 132 actions, observation
-    float32[4, 3, 24]. See the package docstring for rules, encodings and text."""
+    """``jaxgames.make("animal_shogi", max_steps=256)`` (the package docstring has the rules)."""
 
     name = "animal_shogi"
     side_names = notation.SIDE_NAMES
@@ -68,8 +67,7 @@ class AnimalShogi(Env):
         return notation.board_view(self.spec, state)
 
     def to_text(self, state: AnimalShogiState) -> str:
-        # a finished game with no winner that was not cut off: a draw by repetition (or an
-        # illegal move ended it); every other end shows in the position and the move number
+        # a draw by repetition or an illegal move: the only ends the position does not show
         unseen_end = bool(state.terminated) and int(state.winner) < 0
         return notation.position_text(
             np.asarray(state.board),

@@ -1,20 +1,13 @@
-"""Animal shogi text (positions and moves) and the board view drawn by :mod:`jaxgames.render`.
+"""Animal shogi text and board view, in plain Python / numpy.
 
-Text: SFEN-like ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits = runs of
-empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g. ``"2Ce"``:
-sente's pieces uppercase, gote's lowercase, count ``2`` before the letter when there are two),
-move number (plies played + 1; odd for sente; ASCII digits, no leading zero). A finished game
-whose position does not show the end - a draw by repetition (or a game ended by an illegal
-move) - has a fifth field ``end``: ``"gle/1c1/1C1/ELG b - 9 end"``; a lost position (the mover
-has no legal move, or the opponent's lion stands on its far rank) and a game cut off at
-``max_steps`` (the move number shows it) need none, and texts without it read as before.
-Every state reached by play round-trips exactly through ``to_text``/``from_text`` in what the
-text records (board, hands, side to move, move number, legal moves, terminated, truncated,
-winner); not recorded are the earlier positions (``history``, ``repetitions``: a state read
-from text starts a fresh repetition count) and the final step's rewards (zero).
-Moves: ``"b3b2"`` (from, to; promotion is forced, a ``+`` suffix is optional), drops ``"C*b2"``.
-
-Plain Python / numpy (no tracing): these functions read and build concrete values.
+Positions are SFEN-like, ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits =
+runs of empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g.
+``"2Ce"``: sente's uppercase, gote's lowercase, a count of 2 before the letter), move number
+(plies played + 1), then ``end`` for a finished game the position does not show (a draw by
+repetition, an illegal move). Every state reached by play round-trips through
+``to_text``/``from_text`` but for the earlier positions (the repetition count restarts) and the
+final rewards. Moves: ``"b3b2"`` (promotion is forced, a ``+`` suffix optional), drops
+``"C*b2"``.
 """
 
 from __future__ import annotations
@@ -49,7 +42,7 @@ from jaxgames.view import BoardStyle, BoardView, Piece
 
 # ----------------------------------------------------------------------------- actions
 def action_parts(action: int, player: int) -> tuple[int, int, int]:
-    """Pure-Python :func:`decode_action` (no JAX): absolute (from_sq, to_sq, drop_kind)."""
+    """Pure-Python :func:`~.rules.decode_action`: absolute (from_sq, to_sq, drop_kind)."""
     action, player = action_index(action), int(player)
     if not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action {action} is out of range 0..{NUM_ACTIONS - 1}")
@@ -89,8 +82,7 @@ def action_text(action: int, player: int) -> str:
 
 # ----------------------------------------------------------------------------- text
 def position_text(board, hand, player: int, step_count: int, game_over: bool = False) -> str:
-    """SFEN-like text of an absolute position (plain Python / numpy inputs); ``game_over``
-    appends the ``end`` field (for a finished game the position does not show as finished)."""
+    """SFEN-like text of an absolute position; ``game_over`` appends the ``end`` field."""
     board = [int(x) for x in np.asarray(board).reshape(-1)]
     hand = np.asarray(hand).reshape(2, 3)
     ranks = []
@@ -121,12 +113,9 @@ def _reject(text: str, why: str):
 
 
 def parse_position(spec: AnimalShogiSpec, text: str, with_game_over: bool = False):
-    """SFEN-like text -> (board int32[12] numpy, hand int32[2, 3] numpy, player, step_count),
-    and ``game_over`` (the ``end`` field was given) as a fifth item with ``with_game_over``.
-
-    ValueError names what is wrong (format, unknown letters, rank lengths, piece counts,
-    impossible positions such as a capturable lion or a mover's lion already on its far rank).
-    """
+    """SFEN-like text -> (board int32[12], hand int32[2, 3], player, step_count), and whether
+    ``end`` was given with ``with_game_over``. ``ValueError`` names what is wrong (format,
+    letters, piece counts, impossible positions)."""
     grid.check_text(text, "a position", "gle/1c1/1C1/ELG b - 1")
     parts = grid.fields(text)
     game_over = len(parts) == 5 and parts[4] == grid.GAME_OVER
@@ -231,7 +220,7 @@ def _np_rotate(view: np.ndarray) -> np.ndarray:
 
 
 def _np_attacked(view: np.ndarray) -> set[int]:
-    """Squares the opponent attacks in a mover-frame ``view`` (plain Python, for text checks)."""
+    """Squares the opponent attacks in a mover-frame ``view``."""
     return {
         int(TO_SQ[d, s])
         for s, code in enumerate(np.asarray(view))
@@ -242,12 +231,8 @@ def _np_attacked(view: np.ndarray) -> set[int]:
 
 
 def parse_move(state: AnimalShogiState, text: str) -> tuple[int, str]:
-    """Move text (``"b3b2"``, ``"b2b1+"``, ``"C*b2"``) in one (unbatched) state -> ``(action,
-    why)``: the action id it names, and why that action would be illegal here (for the caller's
-    message when ``state.legal_action_mask[action]`` is False).
-
-    ``ValueError`` for malformed text, an off-board square, a step that is not one square, or a
-    ``+`` on a move that is not a chick's promotion."""
+    """Move text in one state -> ``(action, why it would be illegal here)``; ``ValueError`` for
+    malformed text, an off-board square, a step of more than one square or a misplaced ``+``."""
     grid.check_text(text, "a move", "b3b2")
     player = int(state.current_player)
     board = np.asarray(state.board)
@@ -300,14 +285,12 @@ STYLE = BoardStyle(board="#f3deb0", grid="#8b6b3e", pieces="tile")
 
 
 def _piece(symbol: str) -> Piece:
-    """A lettered tile: uppercase letters are sente's (player 0), lowercase gote's; the tile
-    shows the capital letter and faces its owner."""
+    """A tile with the capital letter: uppercase symbols are sente's, lowercase gote's."""
     return Piece(symbol, 0 if symbol.isupper() else 1, ANIMALS[symbol.lower()], symbol.upper())
 
 
 def board_view(spec: AnimalShogiSpec, state: AnimalShogiState) -> BoardView:
-    """The board of one (unbatched) state for :mod:`jaxgames.render`: lettered tiles, both
-    hands (sente's letters uppercase, gote's lowercase) and the move number."""
+    """Lettered tiles, both hands and the move number."""
     codes = [int(x) for x in np.asarray(state.board).reshape(-1)]
     hand = np.asarray(state.hand).reshape(2, 3)
     cells = [None if c == EMPTY else _piece(PIECE_CHARS[c]) for c in codes]

@@ -1,7 +1,5 @@
-"""Animal shogi rules: the state, the constants and the pure, jittable game functions on
-12-bit bitboards. Rules, squares, actions and the observation are described in the package
-docstring (:mod:`jaxgames.games.animal_shogi`).
-"""
+"""Animal shogi's state, constants and pure, jittable game functions on 12-bit bitboards
+(rules, actions and observation in :mod:`jaxgames.games.animal_shogi`)."""
 
 from __future__ import annotations
 
@@ -31,7 +29,6 @@ HAND_CHARS = "GEC"
 
 #: directions (d_row, d_col) in the mover's frame: N NE E SE S SW W NW
 DIRECTIONS = ((-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1))
-DIRECTION_NAMES = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 #: directions each of the mover's piece kinds may step in
 MOVES = {
     LION: (0, 1, 2, 3, 4, 5, 6, 7),
@@ -81,28 +78,21 @@ NO_POSITION = np.uint32(0xFFFFFFFF)  # never a valid w0 (no square code is 15)
 # ----------------------------------------------------------------------------- spec, state
 @dataclasses.dataclass(frozen=True)
 class AnimalShogiSpec:
-    """Static spec of animal shogi: ``max_steps``, the game-length cap in plies (a game still
-    running after it is ``truncated``; also the length of the state's position history)."""
+    """Animal shogi's spec: ``max_steps``, the game-length cap in plies (and history length)."""
 
     max_steps: int = 256
 
 
 @struct.dataclass
 class AnimalShogiState(GameStateBase):
-    """One game of animal shogi (absolute frame; see the module docstring).
+    """One game in the absolute frame, besides the common fields (player 0 is sente).
 
-    board:             int32[12]   codes by square: 0 empty, 1..5 sente L G E C H, 6..10 gote
-    hand:              int32[2, 3] pieces in hand by player id and kind (giraffe, elephant, chick)
-    current_player:    int32[]     player to move (0 = sente, 1 = gote)
-    legal_action_mask: bool[132]   all False once the game is over
-    rewards:           float32[2]  by player id, nonzero only on the final step
-    terminated:        bool[]      ended by the rules (win, loss, repetition draw)
-    truncated:         bool[]      cut off by the ``max_steps`` cap (a draw, rewards 0/0)
-    step_count:        int32[]     plies played (``move number - 1`` for positions from text)
-    winner:            int32[]     player id of the winner once terminated, else -1 (also draws)
-    repetitions:       int32[]     earlier occurrences of the current position (2 = drawn)
-    history:           uint32[max_steps, 2]  key of the position after each ply (index =
-                                   step_count), ``NO_POSITION`` for plies not (yet) seen
+    board:        int32[12]    codes by square: 0 empty, 1..5 sente L G E C H, 6..10 gote
+    hand:         int32[2, 3]  pieces in hand by player id and kind (giraffe, elephant, chick)
+    winner:       int32[]      the winner once terminated, else -1 (also draws)
+    repetitions:  int32[]      earlier occurrences of the current position (2 = drawn)
+    history:      uint32[max_steps, 2]  key of the position after each ply (by step_count),
+                               ``NO_POSITION`` where none
     """
 
     board: jax.Array
@@ -118,15 +108,14 @@ class AnimalShogiState(GameStateBase):
     history: jax.Array
 
     def display_env(self):
-        """``make("animal_shogi", max_steps=...)`` with this state's cap (the history length)."""
+        """The env with this state's cap (its history length)."""
         from jaxgames.games import shared_env  # the registry sits above the game modules
 
         return shared_env("animal_shogi", max_steps=int(self.history.shape[-2]))
 
     @property
     def observation(self) -> jax.Array:
-        """float32[..., 4, 3, 24] planes from the mover's point of view (module docstring);
-        works on batched states too (leading axes of ``board``)."""
+        """float32[..., 4, 3, 24] from the mover's view (any leading batch axes)."""
         fn = observe
         for _ in range(self.board.ndim - 1):
             fn = jax.vmap(fn)
@@ -135,8 +124,7 @@ class AnimalShogiState(GameStateBase):
 
 # ----------------------------------------------------------------------------- frames
 def rotate(view: jax.Array) -> jax.Array:
-    """int32[12] codes -> the same position seen by the other player (180 degree turn, colours
-    swapped). Its own inverse; the mover frame of gote is ``rotate(board)``."""
+    """int32[12] codes -> the position seen by the other player (turned, colours swapped)."""
     swapped = jnp.where(view == EMPTY, EMPTY, jnp.where(view <= 5, view + 5, view - 5))
     return swapped[::-1]
 
@@ -167,13 +155,10 @@ def piece_masks(view: jax.Array) -> jax.Array:
 
 
 def legal_action_mask(view: jax.Array, own_hand: jax.Array) -> jax.Array:
-    """Legal actions of the mover, computed for all 132 actions at once.
-
-    view: int32[12] the board in the mover's frame; own_hand: int32[3] the mover's hand.
-    Returns bool[132]. No move is played and rescanned: with no sliding pieces, a non-lion move
-    keeps the lion safe iff the lion is not attacked, or it captures the only attacker; a lion
-    move is safe iff its target is not attacked by the opponent; a drop (which cannot capture or
-    block) iff the lion is not attacked.
+    """bool[132] legal actions of the mover from ``view`` int32[12] (mover's frame) and
+    ``own_hand`` int32[3], all at once without playing them: with no sliding pieces, a non-lion
+    move keeps the lion safe iff it is not attacked or the move captures the only attacker, a
+    lion move iff its target is not attacked, a drop iff the lion is not attacked.
     """
     m = piece_masks(view)
     own_k = {k: m[k - 1] for k in range(1, 6)}
@@ -211,11 +196,9 @@ def legal_action_mask(view: jax.Array, own_hand: jax.Array) -> jax.Array:
 
 # ----------------------------------------------------------------------------- actions
 def decode_action(action, player):
-    """Action id -> absolute ``(from_sq, to_sq, drop_kind)`` (int32 scalars, jittable).
-
-    ``from_sq`` is -1 for drops, ``drop_kind`` (0 giraffe, 1 elephant, 2 chick) is -1 for moves,
-    ``to_sq`` is -1 for a move off the board. ``player`` is the mover (actions are in its frame).
-    """
+    """Action of mover ``player`` -> absolute int32 ``(from_sq, to_sq, drop_kind)``: ``from_sq``
+    -1 for drops, ``drop_kind`` (0 giraffe, 1 elephant, 2 chick) -1 for moves, ``to_sq`` -1
+    off the board."""
     action = jnp.asarray(action, jnp.int32)
     is_drop = action >= NUM_MOVE_ACTIONS
     s = action % 12
@@ -228,7 +211,7 @@ def decode_action(action, player):
 
 # ----------------------------------------------------------------------------- game logic
 def position_key(board: jax.Array, hand: jax.Array, player: jax.Array) -> jax.Array:
-    """Lossless key of (board, hands, side to move): uint32[2]."""
+    """uint32[2] lossless key of (board, hands, side to move)."""
     b = board.astype(jnp.uint32) << _KEY_SHIFT_BOARD
     h = hand.reshape(-1).astype(jnp.uint32) << _KEY_SHIFT_HAND
     w0 = jnp.sum(b[:8], dtype=jnp.uint32)
@@ -238,11 +221,8 @@ def position_key(board: jax.Array, hand: jax.Array, player: jax.Array) -> jax.Ar
 
 
 def apply_action(view: jax.Array, own_hand: jax.Array, action: jax.Array):
-    """Play a (pseudo-)legal action in the mover's frame.
-
-    view int32[12], own_hand int32[3], action int32[] -> (view int32[12], own_hand int32[3]).
-    A chick moving onto row 0 promotes; a captured piece joins the hand (a hen as a chick).
-    """
+    """Play a (pseudo-)legal action in the mover's frame: (view int32[12], own_hand int32[3])
+    -> the same after it (promotion onto row 0, captures into the hand)."""
     sq = jnp.arange(12, dtype=jnp.int32)
     is_drop = action >= NUM_MOVE_ACTIONS
     idx = action % 12
@@ -261,12 +241,8 @@ def apply_action(view: jax.Array, own_hand: jax.Array, action: jax.Array):
 
 
 def make_state(spec: AnimalShogiSpec, board, hand, player, step_count) -> AnimalShogiState:
-    """State for an arbitrary position (no earlier history), e.g. the start or parsed text.
-
-    board int32[12], hand int32[2, 3], player / step_count int32[]. A position where the side
-    not to move has its lion on its far rank is a finished try; one where the mover has no legal
-    move is lost for the mover.
-    """
+    """State of any position without history (board int32[12], hand int32[2, 3]): a finished
+    try if the side not to move has its lion on its far rank, lost if the mover cannot move."""
     board = jnp.asarray(board, jnp.int32)
     hand = jnp.asarray(hand, jnp.int32)
     chex.assert_shape(board, (NUM_SQUARES,))
@@ -303,13 +279,13 @@ def init(spec: AnimalShogiSpec) -> AnimalShogiState:
     return make_state(spec, INIT_BOARD, np.zeros((2, 3), np.int32), 0, 0)
 
 
-#: jitted once for all envs (the spec is static): eager calls from text code stay fast
+#: jitted once for all envs (the spec is static), for eager callers
 init_jit = jax.jit(init, static_argnums=0)
 make_state_jit = jax.jit(make_state, static_argnums=0)
 
 
 def step(spec: AnimalShogiSpec, state: AnimalShogiState, action: jax.Array) -> AnimalShogiState:
-    """Play legal ``action`` (int32[]) in an unfinished game; sets this ply's rewards."""
+    """Play legal ``action`` (int32[]) in an unfinished game."""
     max_steps = spec.max_steps
     p = state.current_player
     view = mover_view(state.board, p)
@@ -349,7 +325,7 @@ def step(spec: AnimalShogiSpec, state: AnimalShogiState, action: jax.Array) -> A
 
 
 def observe(state: AnimalShogiState) -> jax.Array:
-    """float32[4, 3, 24] observation of ``state`` for the player to move (module docstring)."""
+    """float32[4, 3, 24] observation for the player to move."""
     p = state.current_player
     view = mover_view(state.board, p)
     pieces = view[:, None] == jnp.arange(1, 11, dtype=jnp.int32)[None, :]  # [12, 10]
@@ -373,10 +349,9 @@ ATTACK_PLANES = (
 
 
 def attack_features(obs: jax.Array) -> jax.Array:
-    """Network input features (``features="attacks"``) from observations float32[..., 4, 3, 24]
-    -> float32[..., 4, 3, 28]: the observation, then :data:`ATTACK_PLANES`, how many of each
-    side's pieces reach each square (the pieces' moves; what the ladder's ``engine:D`` weighs
-    for lion safety, hanging pieces and try threats). Pure, and it commutes with the mirror."""
+    """Input features ``"attacks"``: float32[..., 4, 3, 24] -> float32[..., 4, 3, 28], the
+    observation then :data:`ATTACK_PLANES` (what a classical evaluation weighs for lion
+    safety, hanging pieces and tries). Commutes with the mirror."""
     attacks = []
     for first, moves in ((0, MOVES), (5, OPP_MOVES)):  # the mover's kinds, then the opponent's
         count = jnp.zeros(obs.shape[:-1], jnp.float32)
@@ -389,13 +364,9 @@ def attack_features(obs: jax.Array) -> jax.Array:
 
 
 def mirror_symmetries() -> Symmetries:
-    """The identity and the left-right mirror (files a <-> c) as gather tables.
-
-    Every piece moves symmetrically, so the mirror is a symmetry of the rules (not of the start
-    position: the giraffes and elephants swap sides). It commutes with the 180-degree turn of
-    the mover frame, so it is the same map in every frame: mover-square ``r*3 + c`` <->
-    ``r*3 + 2 - c``, direction ``(dr, dc)`` <-> ``(dr, -dc)`` (NE <-> NW, E <-> W, ...), drops
-    keep their piece kind.
+    """The identity and the left-right mirror (files a <-> c): a symmetry of the rules (not of
+    the start), the same map in both players' frames: square ``r*3 + c`` <-> ``r*3 + 2 - c``,
+    direction ``(dr, dc)`` <-> ``(dr, -dc)``, drops keep their kind.
     """
     square = np.array([r * 3 + 2 - c for r in range(4) for c in range(3)], np.int32)
     direction = [DIRECTIONS.index((dr, -dc)) for dr, dc in DIRECTIONS]
@@ -408,13 +379,9 @@ def mirror_symmetries() -> Symmetries:
 
 
 def heuristic(spec: AnimalShogiSpec, state: AnimalShogiState) -> jax.Array:
-    """Material from the mover's view: float32[].
-
-    Chick 1, elephant 3, giraffe 4, hen 5, hand pieces at their kind's value. A finished game
-    is +-1000 for a win/loss (caught lion, try; a loss by an illegal action shows only in the
-    final step's rewards, since ``core.Env.step`` leaves ``winner`` at -1) and 0 for a draw or
-    truncation.
-    """
+    """float32[] material from the mover's view (chick 1, elephant 3, giraffe 4, hen 5, hand
+    pieces alike); a finished game +-1000 (an illegal move's loss read from the rewards), 0 for
+    a draw or truncation."""
     p = state.current_player
     board_value = jnp.sum(jnp.asarray(PIECE_VALUES)[state.board])
     hand_value = jnp.sum(state.hand[0] * HAND_VALUES) - jnp.sum(state.hand[1] * HAND_VALUES)
