@@ -42,7 +42,7 @@ import dataclasses
 import os
 from typing import Callable, Mapping
 
-from jaxgames.agents.search import SearchPolicy
+from jaxgames.agents.search import SearchConfig, SearchPolicy
 from jaxgames.baselines import value_iteration
 from jaxgames.core import Env, Policy, random_policy
 from jaxgames.evaluation import opponents
@@ -92,9 +92,9 @@ _BUILTINS: dict[str, _Builtin] = {
 #: simulations of ``mcts:N:<agent>`` (each one a network call per game)
 MAX_SIMULATIONS = 4096
 #: root moves ``mcts:N:<agent>`` considers (``mcts:N/K:`` sets K) and the scale of its
-#: searched values (``mcts:N/K/C:`` sets C): SearchPolicy's defaults, mctx's
-DEFAULT_CONSIDERED = SearchPolicy.max_num_considered_actions
-DEFAULT_VALUE_SCALE = SearchPolicy.value_scale
+#: searched values (``mcts:N/K/C:`` sets C): SearchConfig's defaults, mctx's
+DEFAULT_CONSIDERED = SearchConfig.max_num_considered_actions
+DEFAULT_VALUE_SCALE = SearchConfig.value_scale
 MAX_VALUE_SCALE = 100.0
 #: empty squares of ``solve:E:<player>`` (the engine's bound for its exact endgame)
 MAX_SOLVE_EMPTIES = 20
