@@ -24,32 +24,19 @@ made, and ``sign_t = +1`` if the mover of the next state is the same player (a p
     R_t = sum_{k<n} c_k r_{t+k}          y_t = R_t + c_n * Q_target(s_{t+n}, a*)
     a*  = argmax over the LEGAL moves of s_{t+n} of Q_online(s_{t+n}, .)     (double DQN)
 
-With n = 1 and the opponent to move next this is ``y = r - gamma * Q_target(s', a*)``.
 A game that ends inside the window zeroes ``c`` from there on, so plies of the next game
-(auto-reset) never leak into the target.
-
-Why the loser's last move receives the loss (tic-tac-toe, X wins)::
-
-    ply t   mover  stored r_t = rewards[mover_t]   done_t  sign_t   env rewards (X, O)
-    ------  -----  ------------------------------  ------  ------   ------------------
-    t=0     X      0                               0       -1       (0, 0)
-    t=1     O      0   <- O's last move            0       -1       (0, 0)
-    t=2     X      +1  X completes a line          1       (reset)  (+1, -1)
-    t=3     X'     ... a fresh game (auto-reset), cut off by done_2
-
-The environment pays O's -1 on X's step (t=2), where O is not the mover. In the target of
-O's move at t=1 (n >= 2): ``R_1 = r_1 + gamma * sign_1 * r_2 = 0 + gamma * (-1) * (+1) =
--gamma`` and ``c_2 = 0`` (done at t=2): O's last move gets the discounted loss. With n = 1
-it arrives by bootstrapping: ``y_1 = 0 - gamma * Q_target(s_2, a*)`` and Q(s_2, winning
-move) -> +1. Both rely on zero-sum rewards (``rewards[O] = -rewards[X]``), true for every
-jaxgames game and for the illegal-move rule. A truncated game is treated like a finished
-one with its (zero) rewards.
+(auto-reset) never leak into the target. The loser's last move receives the loss the
+environment pays on the winner's ply through ``sign = -1`` (for n >= 2 in ``R``, for n = 1 by
+bootstrapping from Q(s', winning move) -> +1), as in
+:func:`~jaxgames.agents.common.negamax_gae`; both rely on zero-sum rewards, true for every
+jaxgames game and for the illegal-move rule. A truncated game counts as finished with its
+(zero) rewards.
 
 Epsilon
 -------
 Linear from ``eps_start`` to ``eps_end`` over ``eps_decay`` units, where ``eps_unit`` is
-``"games"`` (completed self-play games, summed over all envs — the article: 1.0 -> 0.1 over
-the first 5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
+``"games"`` (completed games, summed over all envs; the article: 1.0 -> 0.1 over the first
+5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
 
     train = make_train(DQNConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
     train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))

@@ -17,7 +17,7 @@ finished games idle as no-ops)::
 Metrics per chunk (besides the driver's greedy-vs-random evaluation):
 
     legal_rate        fraction of self-play positions where the argmax of the raw, unmasked
-                      policy is a legal move (the article reports 98.7%)
+                      policy is a legal move (the article's measure of learning the rules)
     vs_init/{win,draw,loss}_{first,second}
                       the current policy (sampling among legal moves) against the randomly
                       initialised network of the run, ``eval_vs_init_games`` games per colour
