@@ -4,8 +4,8 @@ training results bit-identical (same machine, same jax).
 
     PYTHONPATH=. python experiments/chunk_fingerprint.py
 
-PPO trains on reversi 6x6 with the preset's partners (random, greedy, alphabeta:2), the
-others on tic-tac-toe; configs are tiny so the whole script takes about a minute on 2 cores.
+Each case is an algorithm's quick preset on a game, shrunk to a tiny chunk (PPO and DQN on
+reversi 6x6 train with the preset's partners: random, greedy, alphabeta:2).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
+from jaxgames.agents.presets import default_config  # noqa: E402
 from jaxgames.agents.registry import algorithm_module  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.specs import make_partners  # noqa: E402
@@ -84,9 +85,9 @@ def fingerprint(tree) -> str:
 
 def main() -> None:
     for name, game, options, overrides in CASES:
-        module = algorithm_module(name)
-        config = module.default_config(game, options, quick=True).override(overrides)
-        algo = module.make_algorithm(config, make_partners(config.partners, config.make_env()))
+        config = default_config(name, game, options, quick=True).override(overrides)
+        partners = make_partners(config.partners, config.make_env())
+        algo = algorithm_module(name).make_algorithm(config, partners)
         state = jax.jit(algo.init)(jax.random.PRNGKey(config.seed))
         state, metrics = jax.jit(algo.chunk)(state)
         first = {k: round(float(v), 6) for k, v in sorted(metrics.items())[:3]}

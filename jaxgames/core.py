@@ -45,7 +45,6 @@ A game module (:mod:`jaxgames.games`) provides:
 from __future__ import annotations
 
 import abc
-import dataclasses
 import inspect
 import operator
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
@@ -444,58 +443,6 @@ class Env(abc.ABC):
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         return f"jaxgames.make({self.name!r}{', ' + opts if opts else ''})"
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class EnvWrapper:
-    """Base of the training wrappers of an ``env`` (:class:`ScoreUtility`,
-    :class:`jaxgames.agents.games_batch.RandomOpenings`): a subclass overrides what it changes
-    and every other attribute of the Env interface is ``env``'s. Hashed by identity, so jitted
-    callers compile once per wrapper."""
-
-    env: Any
-
-    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
-        if name == "env":  # not set yet (copy, pickle): no endless lookup
-            raise AttributeError(name)
-        return getattr(self.env, name)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ScoreUtility(EnvWrapper):
-    """``env`` whose final rewards mix the outcome with the score margin: on the step that
-    ends a game by its rules, ``(1 - weight) * rewards + weight * env.score(final state)``
-    (a win by more discs is worth more, a loss by fewer is worth more than a loss by many);
-    every other reward (0 mid-game, the illegal-move penalty) is ``env``'s. The sign of a
-    final reward is the outcome's (a winner has the larger score), so who won is unchanged.
-    Everything else is ``env``'s.
-
-    Why: KataGo's utility adds a score term to the win/loss value (Wu 2019, "Accelerating
-    self-play learning in Go", score utility): where every move is equally won or lost the
-    win/loss value cannot rank them, and a value that prefers the closer game keeps the
-    search playing for the opponent's mistakes in lost positions instead of choosing among
-    losing moves at random. A learner trained on these rewards learns that utility as its
-    value; evaluation and play-time search count wins as before (``env``'s rewards)."""
-
-    weight: float
-
-    def step(self, state: GameState, action: Array) -> GameState:
-        in_range, safe = action_in_range(action, self.env.num_actions)
-        legal = in_range & state.legal_action_mask[safe]
-        return self._final(state, self.env.step(state, action), legal)
-
-    def step_legal(self, state: GameState, action: Array) -> GameState:
-        return self._final(state, self.env.step_legal(state, action), jnp.bool_(True))
-
-    def _final(self, before: GameState, after: GameState, legal: Array) -> GameState:
-        ended = legal & after.terminated & ~(before.terminated | before.truncated)
-        mixed = (1.0 - self.weight) * after.rewards + self.weight * self.env.score(after)
-        return after.replace(rewards=jnp.where(ended, mixed, after.rewards).astype(jnp.float32))
-
-
-def with_score_utility(env: Any, weight: float) -> Any:
-    """``env`` with :class:`ScoreUtility` final rewards, or ``env`` itself for weight 0."""
-    return ScoreUtility(env, weight) if weight else env
 
 
 class AutoResetStep(NamedTuple):

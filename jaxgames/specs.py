@@ -32,7 +32,7 @@ import dataclasses
 import os
 from typing import Callable, Mapping
 
-from jaxgames.agents.search import SearchPolicy
+from jaxgames.agents.search import SearchConfig, SearchPolicy
 from jaxgames.baselines import value_iteration
 from jaxgames.core import Env, Policy, random_policy
 from jaxgames.evaluation import opponents
@@ -79,9 +79,9 @@ _BUILTINS: dict[str, _Builtin] = {
     "uct": _Builtin(("simulations",), (100_000,), 1),
 }
 MAX_SIMULATIONS = 4096
-#: ``mcts:N/K/C``'s defaults: SearchPolicy's (mctx's)
-DEFAULT_CONSIDERED = SearchPolicy.max_num_considered_actions
-DEFAULT_VALUE_SCALE = SearchPolicy.value_scale
+#: ``mcts:N/K/C``'s defaults: SearchConfig's (mctx's)
+DEFAULT_CONSIDERED = SearchConfig.max_num_considered_actions
+DEFAULT_VALUE_SCALE = SearchConfig.value_scale
 MAX_VALUE_SCALE = 100.0
 MAX_SOLVE_EMPTIES = 20  # the engine's bound for its exact endgame
 MAX_MINIMAX_LEAVES = 2_000_000

@@ -8,10 +8,10 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-from tiny_configs import TINY_FIELDS
+from tiny_configs import TINY_FIELDS, TINY_PPO
 
 import jaxgames
-from jaxgames.agents import alphazero
+from jaxgames.agents import alphazero, ppo, presets
 from jaxgames.agents.common import Agent
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.replay import make_trajectory_buffer
@@ -71,9 +71,11 @@ def test_rollout_targets_are_legal_distributions(key):
     algo = alphazero.make_algorithm(cfg)
     state = algo.init(key)
     guide = algo.agent.policy(state.params)
-    from jaxgames.agents.search import search_batch
+    from jaxgames.agents.search import SearchConfig, search_batch
 
-    out = search_batch(algo.env, guide, key, state.env_state, 4, gumbel_scale=1.0)
+    config = SearchConfig(num_simulations=4, gumbel_scale=1.0)
+    assert algo.config.search == config  # the training search
+    out = search_batch(algo.env, guide, key, state.env_state, config)
     w, mask = np.asarray(out.action_weights), np.asarray(state.env_state.legal_action_mask)
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
     assert np.all(w[~mask] == 0)
@@ -90,8 +92,8 @@ def test_learns_tic_tac_toe_from_its_own_search(ttt, run_bound):
     than random to winning most games against random as X (seeds 0-2: 98.5-99.5%, losing 0-1.5%
     of all games). The full preset (0.5M plies) never loses to the perfect player
     (docs/results.md); that is a benchmark, not a unit test."""
-    cfg = alphazero.default_config(
-        "tic_tac_toe", quick=True, eval_games=0, num_envs=32, total_steps=100_000
+    cfg = presets.default_config(
+        "alphazero", "tic_tac_toe", quick=True, eval_games=0, num_envs=32, total_steps=100_000
     )
     algo = alphazero.make_algorithm(cfg)
     state, _ = jax.jit(algo.make_train())(jax.random.PRNGKey(0))
@@ -117,11 +119,8 @@ def empty_squares(obs):
     return ~np.asarray(obs).astype(bool).any(-1).reshape(*obs.shape[:-3], 9)
 
 
-# 12 plies x 8 games of replay (rounded down from 101), 4 plies per update, 2 updates per chunk,
-# 3 stored plies re-searched per update (so the buffer keeps the game states too)
-REPLAY_CFG = tiny_config(
-    replay_size=8 * 12 + 5, eval_games=0, total_steps=8 * 4 * 4, reanalyse_rows=3
-)
+# 12 plies x 8 games of replay (rounded down from 101), 4 plies per update, 2 updates per chunk
+REPLAY_CFG = tiny_config(replay_size=8 * 12 + 5, eval_games=0, total_steps=8 * 4 * 4)
 
 
 @pytest.fixture(scope="module")
@@ -229,9 +228,8 @@ def test_replay_samples_written_positions_moved_by_symmetries(replay_runs, key):
 
 
 def test_resume_with_replay_buffer_is_bit_exact(replay_runs):
-    """The buffer (with the game states reanalysis searches again) is part of the checkpointed
-    train state: a run stopped after one chunk and resumed ends bit for bit where the
-    uninterrupted run ends."""
+    """The buffer is part of the checkpointed train state: a run stopped after one chunk and
+    resumed ends bit for bit where the uninterrupted run ends."""
     full, part, rest = replay_runs
     assert not part.completed and rest.completed and rest.chunks_run == 1
     assert int(rest.state.buffer.count) == 16  # wrapped, and restored from the checkpoint
@@ -239,76 +237,6 @@ def test_resume_with_replay_buffer_is_bit_exact(replay_runs):
     assert len(la) == len(lb)
     for a, b in zip(la, lb):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-
-
-def test_stored_states_are_the_positions_of_the_targets(replay_runs):
-    """With reanalysis the buffer keeps each target's game state: its observation and legal
-    moves are the stored ones."""
-    from jaxgames.agents.common import batch_observation
-
-    data = replay_runs[0].state.buffer.data  # full: every row written
-    states = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data.state)
-    obs = np.asarray(batch_observation(states)).reshape(np.shape(data.obs))
-    np.testing.assert_array_equal(obs, np.asarray(data.obs))
-    np.testing.assert_array_equal(np.asarray(data.state.legal_action_mask), np.asarray(data.mask))
-
-
-def test_reanalysis_replaces_the_policies_of_one_written_window(replay_runs, key):
-    """``reanalyse`` writes the search's policies of a window of consecutive written rows over
-    theirs, every game of those rows, and changes nothing else; rows of the window a filling
-    buffer has not written keep their zeros."""
-    buf = replay_runs[1].state.buffer  # 8 of 12 rows written
-    buffer = make_trajectory_buffer(REPLAY_CFG.replay_rows, REPLAY_CFG.num_envs)
-
-    def uniform(states, k):  # a stand-in search: the uniform policy over the legal moves
-        legal = states.legal_action_mask.astype(jnp.float32)
-        return legal / jnp.maximum(legal.sum(-1, keepdims=True), 1.0)
-
-    before = jax.tree_util.tree_map(np.asarray, buf.data)
-    flat = np.asarray(uniform(jax.tree_util.tree_map(np.asarray, buf.data.state), None))
-    windows = set()
-    for k in range(6):
-        rows = 3 if k < 5 else 10
-        after = alphazero.reanalyse(buffer, buf, jax.random.PRNGKey(k), rows, uniform)
-        after = jax.tree_util.tree_map(np.asarray, after.data)
-        for a, b in zip(
-            *(jax.tree_util.tree_leaves(d._replace(policy=None)) for d in (after, before))
-        ):
-            np.testing.assert_array_equal(a, b)  # obs, mask, value and states untouched
-        changed = np.flatnonzero((after.policy != before.policy).any((1, 2)))
-        refreshed = (after.policy == flat).all((1, 2))[:8]  # of the written rows
-        if rows == 3:
-            assert len(changed) <= 3 and refreshed.sum() == 3, (k, changed)
-            start = np.flatnonzero(refreshed)[0]
-            assert list(np.flatnonzero(refreshed)) == [start, start + 1, start + 2]
-            assert start + 2 < 8  # inside the written rows
-            windows.add(start)
-        else:  # 10 rows of 8 written: all 8 refreshed, rows 8-11 left as they were (zeros)
-            assert refreshed.all() and not after.policy[8:].any()
-    assert len(windows) > 1  # the window is drawn
-
-
-def first_update_buffer(key, **kw):
-    """The replay buffer (numpy leaves) after the first update of a tiny run with 4 plies of
-    replay and the config fields ``kw``."""
-    cfg = tiny_config(replay_size=8 * 4, updates_per_chunk=1, eval_games=0, **kw)
-    algo = alphazero.make_algorithm(cfg)
-    state, _ = jax.jit(algo.chunk)(algo.init(key))
-    return jax.tree_util.tree_map(np.asarray, state.buffer)
-
-
-def test_reanalysis_searches_the_stored_rows_again(key):
-    """One update with reanalysis plays the same games as one without (the same key stream up
-    to the rollout's end) and stores the same positions; only the policies of at most
-    ``reanalyse_rows`` rows differ, each a search policy over the legal moves."""
-
-    plain, again = (first_update_buffer(key, **kw).data for kw in ({}, {"reanalyse_rows": 2}))
-    for name in ("obs", "mask", "value"):
-        np.testing.assert_array_equal(getattr(again, name), getattr(plain, name))
-    changed = (again.policy != plain.policy).any((1, 2))
-    assert 1 <= changed.sum() <= 2
-    np.testing.assert_allclose(again.policy.sum(-1), 1.0, rtol=1e-5)
-    assert not again.policy[~again.mask].any()
 
 
 def test_without_replay_the_state_is_the_rollout_state(key):
@@ -320,48 +248,19 @@ def test_without_replay_the_state_is_the_rollout_state(key):
     assert len(jax.tree_util.tree_leaves(state)) == len(jax.tree_util.tree_leaves(ppo_like))
 
 
-def test_playout_caps_learn_from_the_full_searches_only(key):
-    """full_search_every=2: plies alternate full and cheap searches over one key stream and only
-    the full ones (plies 0, 2) reach the replay buffer. With cheap searches as large as the full
-    ones the games are those of the uncapped run and the buffer holds its even plies, targets
-    included; with cheaper ones ply 0 is the same search and the games then move on differently."""
-
-    plain = first_update_buffer(key)
-    same = first_update_buffer(key, full_search_every=2, cheap_simulations=4)
-    cheap = first_update_buffer(key, full_search_every=2, cheap_simulations=1)
-    assert int(plain.count) == 4 and int(same.count) == int(cheap.count) == 2
-    for capped, uncapped in zip(
-        jax.tree_util.tree_leaves(same.data), jax.tree_util.tree_leaves(plain.data)
-    ):
-        np.testing.assert_array_equal(capped[:2], uncapped[:4:2])
-    np.testing.assert_array_equal(cheap.data.obs[0], plain.data.obs[0])
-    np.testing.assert_array_equal(cheap.data.policy[0], plain.data.policy[0])
-    assert not np.array_equal(cheap.data.obs[1], plain.data.obs[2])
-
-
-def test_playout_caps_must_fit_the_rollout():
-    with pytest.raises(ValueError, match="num_minibatches"):  # 8 x 4 / 4 = 8 positions
-        tiny_config(replay_size=0, full_search_every=4, num_minibatches=16)
-    tiny_config(replay_size=8 * 4, full_search_every=4, num_minibatches=16)  # replay: any
-
-
 @pytest.mark.parametrize(
     "field, value, match",
     [
         ("num_simulations", 0, "num_simulations"),
         ("max_num_considered_actions", -1, "max_num_considered_actions"),
         ("gumbel_scale", -1.0, "gumbel_scale"),
-        ("explore_plies", -1, "explore_plies"),
         ("num_minibatches", 3, "num_minibatches"),
         ("replay_size", -1, "replay_size"),
         ("augment", 1, "augment"),
-        ("full_search_every", 3, "full_search_every"),  # does not divide num_steps = 4
-        ("cheap_simulations", 5, "cheap_simulations"),  # more than num_simulations = 4
         ("value_scale", -0.1, "value_scale"),
         ("root_noise", 1.5, "root_noise"),
         ("root_noise_alpha", 0.0, "root_noise_alpha"),
         ("win_check", 1, "win_check"),
-        ("reanalyse_rows", -1, "reanalyse_rows"),
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):
@@ -369,52 +268,31 @@ def test_bad_config_values_raise_clear_errors(field, value, match):
         tiny_config(**{field: value})
 
 
-def test_reanalysis_needs_a_buffer_that_holds_its_rows():
-    with pytest.raises(ValueError, match="reanalyse_rows.*replay_size > 0"):
-        tiny_config(replay_size=0, reanalyse_rows=1)
-    with pytest.raises(ValueError, match="reanalyse_rows.*must not exceed the 4 plies"):
-        tiny_config(replay_size=8 * 4, reanalyse_rows=5)
-    assert tiny_config(replay_size=8 * 4, reanalyse_rows=4).reanalyse_rows == 4
-
-
 def test_default_configs_are_valid_for_every_game():
     for game in jaxgames.registered_games():
-        cfg = alphazero.default_config(game)
+        cfg = presets.default_config("alphazero", game)
         assert alphazero.AlphaZeroConfig.from_dict(cfg.to_dict()) == cfg
+        assert alphazero.default_config(game) == cfg  # the module's shortcut to the presets
 
 
-def test_gumbel_noise_per_root_and_explore_plies(key):
-    """A per-root gumbel_scale searches each root as the scalar would (same key, same draws);
-    explore_plies past every game's end is the default run bit for bit, explore_plies=1
-    plays the later plies without the noise and so other games."""
-    from jaxgames.agents.search import search_batch
-
-    cfg = tiny_config(game="reversi", game_options={"size": 6}, num_envs=8, num_steps=4)
-    algo = alphazero.make_algorithm(cfg)
-    state = algo.init(key)
-    guide = algo.agent.policy(state.params)
-    roots = state.env_state
-    scale = jnp.array([1.0, 0.0] * 4)[:, None]
-
-    def search(g):
-        return search_batch(algo.env, guide, key, roots, 4, gumbel_scale=g)
-
-    mixed, noisy, plain = search(scale), search(1.0), search(0.0)
-    rows = np.array([True, False] * 4)
-    for name in ("action", "action_weights"):
-        got = np.asarray(getattr(mixed, name))
-        np.testing.assert_array_equal(got[rows], np.asarray(getattr(noisy, name))[rows])
-        np.testing.assert_array_equal(got[~rows], np.asarray(getattr(plain, name))[~rows])
-
-    def first_update(**kw):
-        algo = alphazero.make_algorithm(tiny_config(**{**cfg.to_dict(), **kw}))
-        out, _ = jax.jit(algo.chunk)(algo.init(key))
-        return jax.tree_util.tree_leaves(out)
-
-    default, long_, short = (
-        first_update(),
-        first_update(explore_plies=1000),
-        first_update(explore_plies=1),
-    )
-    assert all(np.array_equal(a, b) for a, b in zip(default, long_))
-    assert not all(np.array_equal(a, b) for a, b in zip(default, short))
+def test_retired_fields_load_at_their_old_defaults_only():
+    """A config.json written before playout caps, reanalysis, explore_plies and the score
+    utility were removed loads where they hold their old defaults, and is refused in one line
+    naming the field where they do not."""
+    cfg = tiny_config()
+    old = {
+        **cfg.to_dict(),
+        "explore_plies": 0,
+        "full_search_every": 1,
+        "cheap_simulations": 1,
+        "reanalyse_rows": 0,
+        "score_utility": 0.0,
+    }
+    assert alphazero.AlphaZeroConfig.from_dict(old) == cfg
+    for field, value in [("reanalyse_rows", 8), ("full_search_every", 4), ("score_utility", 0.25)]:
+        with pytest.raises(ValueError, match=f"config field '{field}' was removed from jaxgames "):
+            alphazero.AlphaZeroConfig.from_dict({**old, field: value})
+    with pytest.raises(ValueError, match="unknown config field"):  # retired for AlphaZero only
+        ppo.PPOConfig.from_dict({**TINY_PPO.to_dict(), "reanalyse_rows": 0})
+    with pytest.raises(ValueError, match="unknown config field 'reanalyse_rows'"):
+        cfg.override({"reanalyse_rows": 0})  # a new config cannot set one

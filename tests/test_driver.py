@@ -88,6 +88,32 @@ def test_interrupted_run_resumes_bit_exactly(full_run, tmp_path):
     assert again.chunks_run == 0 and leaves_equal(again.state, ref.state)
 
 
+def test_an_old_run_with_a_retired_field_resumes(full_run, tmp_path):
+    """A run whose config.json holds a field jaxgames has removed since (score_utility, at its
+    old default) loads and resumes bit for bit; at any other value it is refused in one line."""
+    _, ref = full_run
+    run_dir = str(tmp_path / "old")
+    run_training("ppo", CFG, run_dir, progress=False, max_chunks=2)
+    path = os.path.join(run_dir, "config.json")
+    with open(path) as f:
+        record = json.load(f)
+
+    def write_retired(value):
+        with open(path, "w") as f:
+            json.dump({**record, "config": {**record["config"], "score_utility": value}}, f)
+
+    write_retired(0.0)
+    assert load_agent(run_dir).config == CFG
+    rest = run_training("ppo", CFG, run_dir, progress=False)
+    assert rest.completed and rest.chunks_run == 2 and leaves_equal(rest.state, ref.state)
+    write_retired(0.25)
+    why = r"config field 'score_utility' was removed from jaxgames \(value 0.25 given\)"
+    with pytest.raises(ValueError, match=f"cannot be resumed: {why}"):
+        run_training("ppo", CFG, run_dir, progress=False)
+    with pytest.raises(ValueError, match=why):
+        load_agent(run_dir)
+
+
 def test_corrupt_latest_checkpoint_falls_back(full_run, tmp_path):
     _, ref = full_run
     run_dir = str(tmp_path / "corrupt")

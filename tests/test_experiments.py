@@ -85,7 +85,7 @@ def test_targets_are_held_out_ladder_rungs():
 
 def test_curve_opponents_are_cheap_held_out_rungs():
     import jaxgames
-    from jaxgames.agents.games_batch import CLASSIC_PARTNERS
+    from jaxgames.agents.presets import CLASSIC_PARTNERS
 
     r8 = jaxgames.make("reversi", size=8)
     # greedy (and alphabeta:2, no rung) are the presets' partners; uct:1000 and engine:3+ are slow

@@ -160,9 +160,9 @@ def test_unknown_partner_is_named(tmp_path):
 
 @pytest.mark.parametrize("module", [ppo, dqn, alphazero])
 def test_algorithms_train_with_partners(module, key):
-    """One chunk of each algorithm with a greedy partner, random openings and the score
-    utility: finite metrics, the partner win/loss rates are reported, and the partner block of
-    the env states is learner-to-move."""
+    """One chunk of each algorithm with a greedy partner and random openings: finite metrics,
+    the partner win/loss rates are reported, and the partner block of the env states is
+    learner-to-move."""
     cfg = module.default_config(
         "reversi",
         {"size": 6},
@@ -171,7 +171,6 @@ def test_algorithms_train_with_partners(module, key):
         updates_per_chunk=2,
         partners={"greedy": 0.5},
         max_opening_plies=3,
-        score_utility=0.25,
         net={"hidden": 16, "layers": 1},
         eval_games=0,
     )

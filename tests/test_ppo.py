@@ -11,7 +11,7 @@ import pytest
 from tiny_configs import TINY_FIELDS
 
 import jaxgames
-from jaxgames.agents import common, ppo
+from jaxgames.agents import common, ppo, presets
 from jaxgames.agents.common import (
     greedy_masked,
     masked_entropy,
@@ -306,8 +306,9 @@ def test_config_overrides_and_round_trip():
 
 def test_default_configs_are_valid_for_every_game():
     for game in jaxgames.registered_games():
-        cfg = ppo.default_config(game, quick=True)
-        assert cfg.game == game and cfg.total_steps == ppo.QUICK["total_steps"]
+        cfg = presets.default_config("ppo", game, quick=True)
+        assert cfg.game == game and cfg.total_steps == presets.QUICK["ppo"]["total_steps"]
+        assert ppo.default_config(game, quick=True) == cfg  # the module's shortcut
 
 
 def test_selfplay_step_and_negamax_gae_on_real_games(key):

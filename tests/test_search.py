@@ -14,6 +14,7 @@ from jaxgames.agents import dqn, ppo
 from jaxgames.agents.common import MASK_MIN, Agent, NetworkPolicy
 from jaxgames.agents.networks import make_network
 from jaxgames.agents.search import (
+    SearchConfig,
     SearchPolicy,
     guide_outputs,
     immediate_wins,
@@ -253,7 +254,7 @@ def test_search_batch_matches_the_single_state_policy(key):
     env = jaxgames.make("reversi", size=6)
     guide = untrained_policy(env)
     states = jax.vmap(env.init)(jax.random.split(key, 3))
-    out = search_batch(env, guide, key, states, num_simulations=8)
+    out = search_batch(env, guide, key, states, SearchConfig(num_simulations=8))
     assert out.action.shape == (3,) and out.action.dtype == jnp.int32
     assert out.action_weights.shape == (3, env.num_actions)
     single = SearchPolicy(env, guide, num_simulations=8)
@@ -270,7 +271,8 @@ def test_value_scale_sets_how_far_search_values_move_the_prior(key):
     prior = jax.nn.softmax(guide_outputs(guide, states)[0], axis=-1)
 
     def weights(scale):
-        return search_batch(env, guide, key, states, 8, value_scale=scale).action_weights
+        config = SearchConfig(num_simulations=8, value_scale=scale)
+        return search_batch(env, guide, key, states, config).action_weights
 
     np.testing.assert_allclose(np.asarray(weights(0.0)), np.asarray(prior), atol=1e-6)
     gap = [float(jnp.abs(weights(s) - prior).sum()) for s in (0.1, 1.0)]
@@ -281,7 +283,9 @@ def test_value_scale_sets_how_far_search_values_move_the_prior(key):
         player = SearchPolicy(env, guide, num_simulations=8, value_scale=scale)
         probs = np.asarray(player.probs(state))
         first = jax.tree_util.tree_map(lambda x: x[:1], states)
-        expected = search_batch(env, guide, jax.random.PRNGKey(0), first, 8, value_scale=scale)
+        config = SearchConfig(num_simulations=8, value_scale=scale)
+        assert SearchPolicy(env, guide, config).config == player.config
+        expected = search_batch(env, guide, jax.random.PRNGKey(0), first, config)
         expected = np.where(np.asarray(state.legal_action_mask), expected.action_weights[0], 0)
         np.testing.assert_allclose(probs, expected, atol=1e-6)
 
@@ -306,6 +310,10 @@ def test_root_noise_mixes_a_dirichlet_over_the_legal_moves(key):
 
 
 def test_bad_search_settings_are_named(ttt):
+    with pytest.raises(ValueError, match="root_noise_alpha"):
+        SearchConfig(root_noise=0.25, root_noise_alpha=0.0)
+    with pytest.raises(TypeError, match="not both"):
+        SearchPolicy(ttt, untrained_policy(ttt), SearchConfig(), num_simulations=4)
     with pytest.raises(ValueError, match="num_simulations"):
         SearchPolicy(ttt, untrained_policy(ttt), num_simulations=0)
     with pytest.raises(ValueError, match="max_num_considered_actions"):
@@ -370,17 +378,13 @@ def test_mcts_opponent_spec(tmp_path, ttt):
     assert check_spec(f"mcts:8/16/0.1/w:{run}", ttt) == f"mcts:8/w:{run}"
     assert check_spec(f"mcts:8/4/1/w:{run}", ttt) == f"mcts:8/4/1.0/w:{run}"
     checked = make_opponent("mcts:8/2/0.5/w:pretrained:tic_tac_toe", ttt)
-    assert (checked.max_num_considered_actions, checked.value_scale, checked.win_check) == (
-        2,
-        0.5,
-        True,
-    )
-    shipped = make_opponent("mcts:8/2/0.5:pretrained:tic_tac_toe", ttt)
-    settings = (shipped.num_simulations, shipped.max_num_considered_actions, shipped.value_scale)
-    assert settings == (8, 2, 0.5)
-    default = make_opponent("mcts:8:pretrained:tic_tac_toe", ttt)
-    assert (default.max_num_considered_actions, default.value_scale) == (16, 0.1)
-    assert not default.win_check
+    c = checked.config
+    assert (c.max_num_considered_actions, c.value_scale, c.win_check) == (2, 0.5, True)
+    c = make_opponent("mcts:8/2/0.5:pretrained:tic_tac_toe", ttt).config
+    assert (c.num_simulations, c.max_num_considered_actions, c.value_scale) == (8, 2, 0.5)
+    c = make_opponent("mcts:8:pretrained:tic_tac_toe", ttt).config
+    assert (c.max_num_considered_actions, c.value_scale) == (16, 0.1)
+    assert not c.win_check
     for bad, match in [
         ("mcts:0:" + str(run), "N >= 1"),
         ("mcts:x:" + str(run), "N >= 1"),

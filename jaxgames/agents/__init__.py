@@ -1,11 +1,12 @@
 """Agents: networks, the training algorithms (PPO, DQN, Gumbel AlphaZero, winner imitation)
 and play-time search.
 
-    from jaxgames.agents import algorithm_module
-    ppo = algorithm_module("ppo")
-    train = ppo.make_train(ppo.default_config("tic_tac_toe"))   # pure: jit it, vmap it over seeds
+    from jaxgames.agents import algorithm_module, presets
+    config = presets.default_config("ppo", "tic_tac_toe")   # the game's preset
+    train = algorithm_module("ppo").make_train(config)      # pure: jit it, vmap it over seeds
 
-Algorithms are registered by name in :mod:`jaxgames.agents.registry`. Trained agents are
+Algorithms are registered by name in :mod:`jaxgames.agents.registry`, their presets are data in
+:mod:`jaxgames.agents.presets`. Trained agents are
 loaded from run directories by :mod:`jaxgames.runs` (``jaxgames.load_policy``) and from the
 package by :mod:`jaxgames.pretrained` (``jaxgames.load_pretrained``), layers above this one.
 """

@@ -3,8 +3,8 @@
 An algorithm module (e.g. :mod:`jaxgames.agents.ppo`) registered in
 :data:`jaxgames.agents.ALGORITHMS` exposes
 
-* ``Config``: a :class:`~jaxgames.agents.config.TrainConfig` subclass,
-* ``default_config(game, game_options=None, quick=False) -> Config`` (per-game defaults),
+* ``Config``: a :class:`~jaxgames.agents.config.TrainConfig` subclass (its per-game presets
+  are data: :mod:`jaxgames.agents.presets`),
 * ``make_algorithm(config, partners=None) -> Algorithm``: ``partners`` maps each opponent spec
   of ``config.partners`` to its policy (the run driver resolves them with
   :func:`jaxgames.specs.make_partners`); ``None`` builds the algorithm to restore and act

@@ -25,7 +25,6 @@ from jaxgames.core import (
 
 Array = jax.Array
 PRNGKey = jax.Array
-PolicyFn = Callable[[PRNGKey, Any], Array]
 
 MASK_MIN = float(jnp.finfo(jnp.float32).min)
 

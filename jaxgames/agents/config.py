@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping
 
 from jaxgames.agents.networks import check_network
 from jaxgames.core import PLAIN_FEATURES, Env, feature_function
@@ -64,6 +64,10 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     return value
 
 
+class RetiredFieldError(ValueError):
+    """A config holds a field jaxgames no longer has, at a value other than its old default."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """Fields common to every algorithm (the driver and evaluation read these).
@@ -73,47 +77,34 @@ class TrainConfig:
     total_steps:          environment steps (plies, summed over all envs) to train for
     num_envs:             games played in parallel
     network / net:        ``make_network(network, num_actions, **net)``
-    features:             the network's input: "observation" (the game's observation as it
-                          is) or one of the game's ``input_features`` (reversi: "mobility",
-                          :func:`jaxgames.games.reversi.mobility_features`)
-    learning_rate, max_grad_norm, adam_eps: Adam step size, global-norm gradient clipping
-                          and Adam's epsilon
+    features:             the network's input: "observation" or one of the game's
+                          ``input_features`` (reversi: "mobility")
+    learning_rate, max_grad_norm, adam_eps: Adam step size, global-norm clipping, epsilon
     anneal_lr:            linear learning-rate decay to 0 over the run's optimiser steps
     gamma:                discount per ply (negamax: the sign alternates with the mover)
     updates_per_chunk:    updates per jitted chunk (one log line + checkpoint per chunk)
-    partners:             training partners: opponent spec -> share of the num_envs games,
-                          e.g. {"greedy": 0.25, "alphabeta:2": 0.25}; the rest is self-play
-                          (``jaxgames.agents.games_batch``). Empty: pure self-play. Only the
-                          shares are checked here; the run driver resolves the specs
-                          (:func:`jaxgames.specs.make_partners`) before it writes anything.
-    max_opening_plies:    every training game (self-play and partner games) starts after a
-                          number of uniformly random legal plies drawn uniformly from
-                          0 .. max_opening_plies, never learned from
-                          (:class:`jaxgames.agents.games_batch.RandomOpenings`); 0: every game
-                          starts from the initial position. PPO, DQN and AlphaZero; winner
-                          imitation opens its games with its own ``opening_plies``
-    score_utility:        weight w of the score margin in the final rewards of every
-                          training game: (1 - w) * outcome + w * margin
-                          (:class:`jaxgames.core.ScoreUtility`, KataGo's score utility), so
-                          the value learned ranks won and lost positions by how much; the
-                          wins counted in metrics and evaluation are unchanged. 0 (default):
-                          win/loss/draw only. Games with a score (reversi); PPO, DQN and
-                          AlphaZero (whose training search scores finished games the same way)
-    eval_games:           games vs a random player per side after each chunk (0: no evaluation)
+    partners:             opponent spec -> share of the num_envs games, e.g. {"greedy": 0.25};
+                          the rest is self-play (:mod:`jaxgames.agents.games_batch`). Only
+                          the shares are checked here; the driver resolves the specs
+    max_opening_plies:    every training game starts after 0 .. max_opening_plies uniformly
+                          random plies, never learned from
+                          (:class:`~jaxgames.agents.games_batch.RandomOpenings`)
+    eval_games:           games vs a random player per side after each chunk (0: none)
     keep_checkpoints:     orbax checkpoints kept (the newest ones)
-    init_from:            start from the network parameters of a trained agent (a run
-                          directory or ``pretrained:<name>`` of the same game and network,
-                          or of a narrower MLP of the same depth, which is widened to this
-                          run's width, or of an MLP reading fewer input ``features``, which
-                          is given this run's with zero weights: the same function either
-                          way) instead of a random initialisation; optimiser, replay and
-                          games start fresh, so ``learning_rate`` and ``anneal_lr`` apply from the
-                          first update. "" (default): random initialisation. Read once, when
-                          the run starts (:func:`jaxgames.training.driver.initial_params`);
-                          a resumed run continues from its own checkpoint.
+    init_from:            start from the network of a trained agent (a run directory or
+                          ``pretrained:<name>``; a narrower MLP of the same depth is widened,
+                          one reading fewer ``features`` gets zero weights for the new ones:
+                          the same function either way); optimiser, replay and games start
+                          fresh. Read once, when the run starts
+                          (:func:`jaxgames.training.driver.initial_params`)
 
-    Validation is pure: no env or network is built and no file is read.
+    Validation is pure: no env or network is built and no file is read. ``retired`` maps
+    the fields jaxgames no longer has to the one value an old ``config.json`` may still hold
+    (their default when they were removed, docs/presets.md#tried-not-kept):
+    :meth:`from_dict` drops them.
     """
+
+    retired: ClassVar[Mapping[str, Any]] = {"score_utility": 0.0}
 
     game: str = "tic_tac_toe"
     game_options: dict = dataclasses.field(default_factory=dict)
@@ -131,7 +122,6 @@ class TrainConfig:
     updates_per_chunk: int = 10
     partners: dict = dataclasses.field(default_factory=dict)
     max_opening_plies: int = 0
-    score_utility: float = 0.0
     eval_games: int = 256
     keep_checkpoints: int = 3
     init_from: str = ""
@@ -166,9 +156,6 @@ class TrainConfig:
             if not spec.strip():
                 fail("partners", self.partners, "an opponent spec is empty")
         check_int("max_opening_plies", self.max_opening_plies, minimum=0)
-        check_float("score_utility", self.score_utility, 0.0, 1.0)
-        if self.score_utility and not env_class(self.game).has_score():
-            fail("score_utility", self.score_utility, f"{self.game} has no score margin")
         check_int("eval_games", self.eval_games, minimum=0)
         check_int("keep_checkpoints", self.keep_checkpoints)
         if not isinstance(self.init_from, str) or self.init_from != self.init_from.strip():
@@ -185,24 +172,6 @@ class TrainConfig:
         """Updates of the run: total_steps / steps_per_update, rounded to whole chunks (>= 1)."""
         per_chunk = self.updates_per_chunk * self.steps_per_update
         return max(1, round(self.total_steps / per_chunk)) * self.updates_per_chunk
-
-    @classmethod
-    def preset(
-        cls,
-        game: str,
-        game_options: dict | None,
-        quick: bool,
-        game_defaults: Mapping[str, dict],
-        quick_values: Mapping[str, Any],
-        overrides: Mapping[str, Any],
-    ):
-        """Config for ``game``: the algorithm's per-game defaults, then its ``quick`` values
-        (if ``quick``), then ``overrides`` (field=value), each winning over the previous."""
-        values: dict[str, Any] = dict(game_defaults.get(game, {}))
-        if quick:
-            values.update(quick_values)
-        values.update(overrides)
-        return cls(game=game, game_options=dict(game_options or {}), **values)
 
     # ---------------------------------------------------------------- conversion
     def make_env(self) -> Env:
@@ -228,8 +197,17 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]):
-        """Inverse of :meth:`to_dict`; ``ValueError`` for unknown keys or bad values."""
+        """Inverse of :meth:`to_dict`; ``ValueError`` for unknown keys or bad values. A
+        retired field at its old default is dropped, at any other value refused."""
         types = cls.field_types()
+        for k, v in data.items():
+            if k in cls.retired and k not in types and v != cls.retired[k]:
+                raise RetiredFieldError(
+                    f"config field {k!r} was removed from jaxgames (value {v!r} given); only "
+                    f"its old default {cls.retired[k]!r} can still be read "
+                    "(docs/presets.md#tried-not-kept)"
+                )
+        data = {k: v for k, v in data.items() if k not in cls.retired or k in types}
         unknown = sorted(set(data) - set(types))
         if unknown:
             raise ValueError(

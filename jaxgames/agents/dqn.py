@@ -24,32 +24,19 @@ made, and ``sign_t = +1`` if the mover of the next state is the same player (a p
     R_t = sum_{k<n} c_k r_{t+k}          y_t = R_t + c_n * Q_target(s_{t+n}, a*)
     a*  = argmax over the LEGAL moves of s_{t+n} of Q_online(s_{t+n}, .)     (double DQN)
 
-With n = 1 and the opponent to move next this is ``y = r - gamma * Q_target(s', a*)``.
 A game that ends inside the window zeroes ``c`` from there on, so plies of the next game
-(auto-reset) never leak into the target.
-
-Why the loser's last move receives the loss (tic-tac-toe, X wins)::
-
-    ply t   mover  stored r_t = rewards[mover_t]   done_t  sign_t   env rewards (X, O)
-    ------  -----  ------------------------------  ------  ------   ------------------
-    t=0     X      0                               0       -1       (0, 0)
-    t=1     O      0   <- O's last move            0       -1       (0, 0)
-    t=2     X      +1  X completes a line          1       (reset)  (+1, -1)
-    t=3     X'     ... a fresh game (auto-reset), cut off by done_2
-
-The environment pays O's -1 on X's step (t=2), where O is not the mover. In the target of
-O's move at t=1 (n >= 2): ``R_1 = r_1 + gamma * sign_1 * r_2 = 0 + gamma * (-1) * (+1) =
--gamma`` and ``c_2 = 0`` (done at t=2): O's last move gets the discounted loss. With n = 1
-it arrives by bootstrapping: ``y_1 = 0 - gamma * Q_target(s_2, a*)`` and Q(s_2, winning
-move) -> +1. Both rely on zero-sum rewards (``rewards[O] = -rewards[X]``), true for every
-jaxgames game and for the illegal-move rule. A truncated game is treated like a finished
-one with its (zero) rewards.
+(auto-reset) never leak into the target. The loser's last move receives the loss the
+environment pays on the winner's ply through ``sign = -1`` (for n >= 2 in ``R``, for n = 1 by
+bootstrapping from Q(s', winning move) -> +1), as in
+:func:`~jaxgames.agents.common.negamax_gae`; both rely on zero-sum rewards, true for every
+jaxgames game and for the illegal-move rule. A truncated game counts as finished with its
+(zero) rewards.
 
 Epsilon
 -------
 Linear from ``eps_start`` to ``eps_end`` over ``eps_decay`` units, where ``eps_unit`` is
-``"games"`` (completed self-play games, summed over all envs — the article: 1.0 -> 0.1 over
-the first 5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
+``"games"`` (completed games, summed over all envs; the article: 1.0 -> 0.1 over the first
+5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
 
     train = make_train(DQNConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
     train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))
@@ -62,6 +49,7 @@ legal argmax of Q, and ``policy.value(state)`` is the largest legal Q.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping, NamedTuple
 
 import jax
@@ -70,6 +58,7 @@ import optax
 from flax import struct
 
 from jaxgames import distributed
+from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
@@ -87,8 +76,8 @@ from jaxgames.agents.common import (
     masked_logits,
 )
 from jaxgames.agents.config import TrainConfig
-from jaxgames.agents.games_batch import CLASSIC_PARTNERS, TrainingGames, make_training_games
-from jaxgames.agents.replay import TrajectoryBufferState, make_trajectory_buffer
+from jaxgames.agents.games_batch import TrainingGames, make_training_games
+from jaxgames.agents.replay import TrajectoryBuffer, TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.validation import check_bool, check_choice, check_float, check_int
 
 
@@ -159,90 +148,8 @@ class DQNConfig(TrainConfig):
 
 
 Config = DQNConfig
-
-# Per-game defaults (tuned on CPU); `quick` presets make a demo run in well under a minute.
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tic_tac_toe": dict(
-        # n = 1 keeps the targets independent of the exploration, so a high final epsilon can
-        # cover the odd positions a random opponent reaches (never losing needs them right)
-        network="mlp",
-        net={"hidden": 128, "layers": 2},
-        num_envs=64,
-        rollout_steps=1,
-        total_steps=1_000_000,
-        learning_rate=1e-3,
-        anneal_lr=True,
-        max_grad_norm=10.0,
-        batch_size=128,
-        gradient_steps=1,
-        buffer_size=50_000,
-        learning_starts=2_000,
-        gamma=0.99,
-        n_step=1,
-        eps_decay=5_000,
-        eps_end=0.3,
-        target_period=200,
-        updates_per_chunk=500,
-        eval_games=1000,
-    ),
-    "reversi": dict(
-        # the article's n = 16 and epsilon 1.0 -> 0.1 over 5,000 games; an MLP instead of its CNN:
-        # ~10x faster on CPU (XLA CPU convolutions are slow) and at least as strong vs random
-        network="mlp",
-        net={"hidden": 256, "layers": 3},
-        num_envs=128,
-        rollout_steps=1,
-        total_steps=4_000_000,
-        learning_rate=5e-4,
-        anneal_lr=True,
-        max_grad_norm=10.0,
-        batch_size=256,
-        gradient_steps=1,
-        buffer_size=200_000,
-        learning_starts=10_000,
-        gamma=0.99,
-        n_step=16,
-        eps_decay=5_000,
-        eps_end=0.1,
-        target_period=250,
-        updates_per_chunk=1000,
-        eval_games=500,
-        partners=CLASSIC_PARTNERS,
-    ),
-    "animal_shogi": dict(
-        # a linearly decayed learning rate: with a constant one the win rate vs alphabeta:2
-        # wandered between ~60% and ~80% over the last chunks (seed 0 ended at 62%)
-        network="mlp",
-        net={"hidden": 128, "layers": 6},
-        num_envs=128,
-        total_steps=5_000_000,
-        learning_rate=5e-4,
-        anneal_lr=True,
-        max_grad_norm=10.0,
-        batch_size=256,
-        buffer_size=200_000,
-        learning_starts=10_000,
-        gamma=0.99,
-        n_step=8,
-        eps_decay=5_000,
-        target_period=250,
-        updates_per_chunk=200,
-        eval_games=256,
-        partners=CLASSIC_PARTNERS,
-    ),
-}
-QUICK: dict[str, Any] = dict(total_steps=100_000, eval_games=100)
-
-
-def default_config(
-    game: str = "tic_tac_toe",
-    game_options: dict | None = None,
-    quick: bool = False,
-    **overrides: Any,
-) -> DQNConfig:
-    """The DQN config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
-    ``overrides`` (field=value) win over both."""
-    return DQNConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
+#: the DQN preset of a game (:func:`jaxgames.agents.presets.default_config`)
+default_config = functools.partial(presets.default_config, "dqn")
 
 
 # ----------------------------------------------------------------------------- pure pieces
@@ -429,6 +336,64 @@ def huber(x: jax.Array, delta: float) -> jax.Array:
     return jnp.where(a <= delta, 0.5 * x**2, delta * (a - 0.5 * delta))
 
 
+#: the loss metrics of a gradient step (0 before learning starts)
+LOSS_METRICS = ("loss", "q_taken", "target", "max_q", "grad_norm")
+
+
+def dqn_loss(
+    agent: Agent, config: DQNConfig, params: Any, target_params: Any, batch: NStepBatch
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """Huber loss of Q(s_t, a_t) against the n-step double-DQN target
+    (:func:`bootstrap_target`) on a minibatch -> (loss float32[], aux dict of float32[])."""
+    q = agent.apply(params, batch.obs)[0]
+    q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
+    q_next_target = agent.apply(target_params, batch.next_obs)[0]
+    q_next_select = agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
+    target = bootstrap_target(batch, q_next_select, q_next_target)
+    loss = huber(q_a - target, config.huber_delta).mean()
+    aux = {"loss": loss, "q_taken": q_a.mean(), "target": target.mean()}
+    return loss, {**aux, "max_q": max_legal_q(q, batch.mask).mean()}
+
+
+def gradient_steps(
+    agent: Agent,
+    optimizer: optax.GradientTransformation,
+    buffer: TrajectoryBuffer,
+    config: DQNConfig,
+    state: DQNState,
+    key: jax.Array,
+) -> tuple[tuple[Any, Any, Any, jax.Array], dict[str, jax.Array]]:
+    """``config.gradient_steps`` minibatches of n-step windows from the replay buffer, one Adam
+    step each, the target network moved every ``target_period`` steps -> ((params,
+    target_params, opt_state, grad_steps), :data:`LOSS_METRICS` averaged over the steps)."""
+
+    def grad_step(carry, _):
+        params, target_params, opt_state, grad_steps, buf, key = carry
+        key, k_sample = jax.random.split(key)
+        rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, config.n_step + 1)
+        # split over devices
+        batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs, config.gamma))
+        grads, aux = jax.grad(dqn_loss, argnums=2, has_aux=True)(
+            agent, config, params, target_params, batch
+        )
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        params = optax.apply_updates(params, updates)
+        grad_steps = grad_steps + 1
+        sync = (grad_steps % config.target_period) == 0
+        tau = jnp.where(sync, config.target_tau, 0.0)
+        target_params = jax.tree_util.tree_map(
+            lambda t, p: (1 - tau) * t + tau * p, target_params, params
+        )
+        aux["grad_norm"] = optax.tree.norm(grads)
+        return (params, target_params, opt_state, grad_steps, buf, key), aux
+
+    carry = (state.params, state.target_params, state.opt_state, state.grad_steps)
+    (*learned, _, _), aux = jax.lax.scan(
+        grad_step, (*carry, state.buffer, key), None, length=config.gradient_steps
+    )
+    return tuple(learned), {k: aux[k].mean() for k in LOSS_METRICS}
+
+
 def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
     """DQN as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver
     (``partners``: see :func:`jaxgames.agents.games_batch.make_training_games`)."""
@@ -436,11 +401,9 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
     env = config.make_env()
     agent = make_agent(config, env, QAgent)
     optimizer = make_optimizer(config, config.num_updates * config.gradient_steps)
-    n_envs, n = config.num_envs, config.n_step
+    n_envs = config.num_envs
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
-    games = make_training_games(
-        env, n_envs, config.partners, partners, config.max_opening_plies, config.score_utility
-    )
+    games = make_training_games(env, n_envs, config.partners, partners, config.max_opening_plies)
 
     def init(key: jax.Array) -> DQNState:
         k_params, k_env, k_run = jax.random.split(key, 3)
@@ -456,17 +419,9 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         )
         # distinct buffers for every leaf: the driver donates the whole state to the chunk
         target = jax.tree_util.tree_map(jnp.copy, params)
-        return DQNState(
-            params,
-            target,
-            optimizer.init(params),
-            env_state,
-            buffer.init(item),
-            k_run,
-            jnp.zeros((), jnp.int32),
-            jnp.zeros((), jnp.int32),
-            jnp.zeros((), jnp.int32),
-        )
+        opt_state, buf = optimizer.init(params), buffer.init(item)
+        counters = [jnp.zeros((), jnp.int32) for _ in range(3)]  # update, games, grad_steps
+        return DQNState(params, target, opt_state, env_state, buf, k_run, *counters)
 
     def act(state: DQNState, _):
         key, k_act, k_reset = jax.random.split(state.key, 3)
@@ -475,95 +430,43 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         eps = epsilon_at(config, state.games, state.buffer.count * n_envs)
         action = epsilon_greedy(k_act, q, env_state.legal_action_mask, eps)
         next_state, trans, out = record_plies(games, env_state, action, k_reset)
-        done = trans.done
-        stats = (done, out.outcome[:, 0], out.length, out.reward, eps)
+        stats = (trans.done, out.outcome[:, 0], out.length, out.reward, eps)
         state = state.replace(
             env_state=next_state,
             buffer=buffer.add(state.buffer, trans),
             key=key,
-            games=state.games + done.sum().astype(jnp.int32),
+            games=state.games + trans.done.sum().astype(jnp.int32),
         )
         return state, stats
-
-    def loss_fn(params, target_params, batch: NStepBatch):
-        q = agent.apply(params, batch.obs)[0]
-        q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
-        q_next_target = agent.apply(target_params, batch.next_obs)[0]
-        q_next_select = (
-            agent.apply(params, batch.next_obs)[0] if config.double_dqn else q_next_target
-        )
-        target = bootstrap_target(batch, q_next_select, q_next_target)
-        loss = huber(q_a - target, config.huber_delta).mean()
-        return loss, {
-            "loss": loss,
-            "q_taken": q_a.mean(),
-            "target": target.mean(),
-            "max_q": max_legal_q(q, batch.mask).mean(),
-        }
-
-    def grad_step(carry, _):
-        params, target_params, opt_state, grad_steps, buf, key = carry
-        key, k_sample = jax.random.split(key)
-        rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, n + 1)
-        batch = distributed.constrain_data(
-            nstep_batch(buffer, buf, rows, envs, config.gamma)
-        )  # split over devices
-        grads, aux = jax.grad(loss_fn, has_aux=True)(params, target_params, batch)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        params = optax.apply_updates(params, updates)
-        grad_steps = grad_steps + 1
-        sync = (grad_steps % config.target_period) == 0
-        tau = jnp.where(sync, config.target_tau, 0.0)
-        target_params = jax.tree_util.tree_map(
-            lambda t, p: (1 - tau) * t + tau * p, target_params, params
-        )
-        aux["grad_norm"] = optax.tree.norm(grads)
-        return (params, target_params, opt_state, grad_steps, buf, key), aux
-
-    metric_names = ("loss", "q_taken", "target", "max_q", "grad_norm")
-
-    def learn(state: DQNState, key: jax.Array):
-        def run(_):
-            carry = (
-                state.params,
-                state.target_params,
-                state.opt_state,
-                state.grad_steps,
-                state.buffer,
-                key,
-            )
-            (params, target, opt_state, grad_steps, _, _), aux = jax.lax.scan(
-                grad_step, carry, None, length=config.gradient_steps
-            )
-            return (params, target, opt_state, grad_steps), {k: aux[k].mean() for k in metric_names}
-
-        def skip(_):
-            return (state.params, state.target_params, state.opt_state, state.grad_steps), {
-                k: jnp.float32(0.0) for k in metric_names
-            }
-
-        ready = (state.buffer.count * n_envs >= config.learning_starts) & buffer.can_sample(
-            state.buffer, n + 1
-        )
-        (params, target, opt_state, grad_steps), aux = jax.lax.cond(ready, run, skip, None)
-        aux["learning"] = ready.astype(jnp.float32)
-        return state.replace(
-            params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
-        ), aux
 
     def update(state: DQNState, _) -> tuple[DQNState, dict[str, jax.Array]]:
         state, (done, p0_reward, length, reward, eps) = jax.lax.scan(
             act, state, None, length=config.rollout_steps
         )
         key, k_learn = jax.random.split(state.key)
-        state, metrics = learn(state.replace(key=key), k_learn)
+        state = state.replace(key=key)
+        ready = (state.buffer.count * n_envs >= config.learning_starts) & buffer.can_sample(
+            state.buffer, config.n_step + 1
+        )
+        learned = (state.params, state.target_params, state.opt_state, state.grad_steps)
+        (params, target, opt_state, grad_steps), metrics = jax.lax.cond(
+            ready,
+            lambda _: gradient_steps(agent, optimizer, buffer, config, state, k_learn),
+            lambda _: (learned, {k: jnp.float32(0.0) for k in LOSS_METRICS}),
+            None,
+        )
+        metrics["learning"] = ready.astype(jnp.float32)
         metrics.update(games.episode_stats(done, p0_reward, length, reward), epsilon=eps.mean())
+        state = state.replace(
+            params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
+        )
         return state.replace(update=state.update + 1), metrics
 
     def finish(state: DQNState, stacked, means) -> tuple[DQNState, dict[str, jax.Array]]:
+        episodes = stacked["episodes"].sum()
         return state, {
             **means,
-            "episodes": stacked["episodes"].sum(),
+            "episodes": episodes,
             "games_total": state.games.astype(jnp.float32),
         }
 
@@ -575,9 +478,8 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         init=init,
         chunk=make_chunk(update, config.updates_per_chunk, finish),
         params=lambda s: s.params,
-        partition=distributed.partition_by_field(
-            env_state=0, buffer=1
-        ),  # buffer leaves [rows, num_envs, ...]
+        # buffer leaves [rows, num_envs, ...]
+        partition=distributed.partition_by_field(env_state=0, buffer=1),
         # the target network starts as a copy of the online one, as in init
         with_params=lambda s, p: s.replace(
             params=p, target_params=jax.tree_util.tree_map(jnp.copy, p)

@@ -18,10 +18,9 @@ therefore need no special case: they read ``sign`` as in self-play (where it is 
 normal ply). When a game ends it is reset and, if the coin gives the partner the first move,
 the partner opens before the learner sees the position.
 
-Why partners: pure self-play on a 2-core CPU budget learns slowly to punish the systematic
-weaknesses of a fixed heuristic player; a share of games against such players is the classic
-remedy (a fixed "league"). The evaluation arena is separate, so this changes training data
-only. An empty ``partners`` gives plain self-play (bit-identical to the former rollout).
+Why partners: self-play between equals rarely exposes the systematic weaknesses a fixed
+heuristic player punishes; a share of games against such players is the classic remedy (a
+fixed "league"). The evaluation arena is separate: partners change the training data only.
 """
 
 from __future__ import annotations
@@ -34,30 +33,27 @@ import jax.numpy as jnp
 
 from jaxgames.agents.common import SelfPlayStep, selfplay_step
 from jaxgames.agents.config import partner_sizes
-from jaxgames.core import EnvWrapper, Policy, play_random_plies, random_policy, with_score_utility
-
-#: the presets of reversi and animal shogi: a quarter of the games against each classic search
-#: player (they punish blunders that self-play between equals rarely exposes) and an eighth
-#: against random play (its odd positions cost ~2% of the games vs random without it); the
-#: remaining 37.5% are self-play
-CLASSIC_PARTNERS: dict[str, float] = {"random": 0.125, "greedy": 0.25, "alphabeta:2": 0.25}
+from jaxgames.core import Policy, play_random_plies, random_policy
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class RandomOpenings(EnvWrapper):
+class RandomOpenings:
     """``env`` whose every new game (``init``) starts after n uniformly random legal plies,
-    n drawn uniformly from 0 .. ``max_plies`` per game; where those plies would end the game it
-    starts from the initial position instead. Everything else is ``env``'s.
+    n drawn uniformly from 0 .. ``max_plies`` per game (from the initial position where those
+    plies would end the game); everything else is ``env``'s. Hashed by identity.
 
-    Why: the evaluation protocols open every game with random plies (``openings``), and such
-    openings often leave one side lost by force, in positions that self-play between equals
-    never reaches; games that start there teach the network to play them. KataGo varies its
-    self-play openings for the same reason (opening moves drawn from the raw policy, games
-    forked at alternative moves: ``initGamesWithPolicy``, ``earlyForkGameProb``; Wu 2019).
-    The random plies are never learned from: they are part of the new game's start, not
-    moves of a learner."""
+    Why: random openings often leave one side lost by force, in positions self-play between
+    equals never reaches; games that start there teach the network to play them. KataGo
+    varies its self-play openings for the same reason (Wu 2019). The random plies are part of
+    the new game's start, never learned from."""
 
+    env: Any
     max_plies: int
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the Env interface
+        if name == "env":  # not set yet (copy, pickle): no endless lookup
+            raise AttributeError(name)
+        return getattr(self.env, name)
 
     def init(self, key: jax.Array) -> Any:
         k_init, k_count, k_play = jax.random.split(key, 3)
@@ -277,7 +273,6 @@ def make_training_games(
     partners: Mapping[str, float] | None = None,
     policies: Mapping[str, Policy] | None = None,
     max_opening_plies: int = 0,
-    score_utility: float = 0.0,
 ) -> TrainingGames:
     """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec to its share of
     the ``num_envs`` games (the rest are self-play), ``policies`` maps the same specs to their
@@ -287,8 +282,7 @@ def make_training_games(
     the same structure (shapes, layout), which is all that restoring a checkpoint or acting
     needs; the run driver always passes the real partners. ``max_opening_plies`` > 0: every game
     (self-play and partner games alike) starts after 0 .. max_opening_plies random plies
-    (:class:`RandomOpenings`). ``score_utility`` > 0: final rewards mix in the score margin
-    (:class:`jaxgames.core.ScoreUtility`)."""
+    (:class:`RandomOpenings`)."""
     sizes = partner_sizes(num_envs, partners or {})
     if policies is None:
         policies = {name: random_policy for name in sizes}
@@ -296,7 +290,6 @@ def make_training_games(
     if missing:
         raise ValueError(f"no policy given for training partner(s) {missing}")
     groups = tuple(PartnerGroup(name, size, policies[name]) for name, size in sizes.items())
-    env = with_score_utility(env, score_utility)
     return TrainingGames(
         RandomOpenings(env, max_opening_plies) if max_opening_plies else env, num_envs, groups
     )

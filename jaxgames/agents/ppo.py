@@ -21,12 +21,14 @@ same updates chunk by chunk with logging, evaluation and checkpoints.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 
+from jaxgames.agents import presets
 from jaxgames.agents.algorithm import Algorithm, make_chunk
 from jaxgames.agents.common import (
     Agent,
@@ -36,7 +38,7 @@ from jaxgames.agents.common import (
     negamax_gae,
     sample_masked,
 )
-from jaxgames.agents.games_batch import CLASSIC_PARTNERS
+from jaxgames.agents.games_batch import TrainingGames
 from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
 from jaxgames.validation import check_float
 
@@ -61,75 +63,8 @@ class PPOConfig(RolloutConfig):
 
 
 Config = PPOConfig
-
-# Per-game defaults (tuned on CPU); `quick` presets make a demo run in well under a minute.
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tic_tac_toe": dict(
-        # a high entropy bonus keeps the self-play opponent fallible, so the agent keeps learning
-        # to punish mistakes instead of settling for draws (which is all perfect self-play sees)
-        network="mlp",
-        net={"hidden": 128, "layers": 3},
-        num_envs=256,
-        num_steps=16,
-        total_steps=2_000_000,
-        learning_rate=1e-3,
-        num_minibatches=4,
-        update_epochs=4,
-        ent_coef=0.2,
-        gamma=1.0,
-        gae_lambda=0.9,
-        updates_per_chunk=50,
-        eval_games=500,
-    ),
-    # An MLP: on CPU the article's CNN (--network=cnn) is ~10x more FLOPs per ply (its 1152x256
-    # dense layer) for no gain vs random; 6x6 reaches >= 95% vs random as both colours in ~1M plies.
-    # 5/8 of the games are against the classic players (CLASSIC_PARTNERS): pure self-play
-    # plateaued near 75-80% vs greedy and alphabeta:2 on 6x6; with greedy + alphabeta:2 partners
-    # 6x6 won ~97-99% of both after 1.5M plies, and random joined after it cost ~2% vs random.
-    # (The 6x6 learning curves add a quarter of the games vs random and entropy 0.1: see
-    # experiments/learning_curves.py FULL_OVERRIDES; on 8x8 that cost 3 points vs alphabeta:2.)
-    "reversi": dict(
-        network="mlp",
-        net={"hidden": 256, "layers": 3},
-        num_envs=128,
-        num_steps=32,
-        total_steps=4_000_000,
-        learning_rate=1e-3,
-        num_minibatches=4,
-        update_epochs=4,
-        ent_coef=0.03,
-        gamma=1.0,
-        gae_lambda=0.95,
-        updates_per_chunk=25,
-        eval_games=256,
-        partners=CLASSIC_PARTNERS,
-    ),
-    "animal_shogi": dict(
-        network="mlp",
-        net={"hidden": 128, "layers": 6},
-        num_envs=128,
-        num_steps=32,
-        total_steps=5_000_000,
-        learning_rate=5e-4,
-        gamma=0.99,
-        gae_lambda=0.95,
-        updates_per_chunk=20,
-        eval_games=256,
-        partners=CLASSIC_PARTNERS,
-    ),
-}
-QUICK: dict[str, Any] = dict(total_steps=200_000, updates_per_chunk=10, eval_games=200)
-
-
-def default_config(
-    game: str = "tic_tac_toe",
-    game_options: dict | None = None,
-    quick: bool = False,
-    **overrides: Any,
-) -> PPOConfig:
-    """The PPO config for ``game`` with its tuned defaults; ``quick`` for a short demo run;
-    ``overrides`` (field=value) win over both."""
-    return PPOConfig.preset(game, game_options, quick, GAME_DEFAULTS, QUICK, overrides)
+#: the PPO preset of a game (:func:`jaxgames.agents.presets.default_config`)
+default_config = functools.partial(presets.default_config, "ppo")
 
 
 class Transition(NamedTuple):
@@ -188,31 +123,34 @@ def ppo_loss(
     return total, aux
 
 
+def play_rollout(
+    games: TrainingGames, agent: Agent, params: Any, env_state: Any, key: jax.Array, num_steps: int
+) -> tuple[Any, jax.Array, Transition, tuple[jax.Array, jax.Array, jax.Array]]:
+    """``num_steps`` plies of every game, actions sampled from the masked policy -> (env_state,
+    key, Transitions [num_steps, num_envs], (done, first player's outcome, length) per ply)."""
+
+    def ply(carry, _):
+        env_state, key = carry
+        key, k_act, k_reset = jax.random.split(key, 3)
+        obs, mask = batch_observation(env_state), env_state.legal_action_mask
+        logits, value = agent.apply(params, obs)
+        action, log_prob = sample_masked(k_act, logits, mask)
+        out = games.step(env_state, action, k_reset)
+        t = Transition(obs, mask, action, log_prob, value, out.reward, out.done, out.sign)
+        return (out.state, key), (t, (out.done, out.outcome[:, 0], out.length))
+
+    (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=num_steps)
+    return env_state, key, traj, stats
+
+
 def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
     """PPO as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver."""
     setup = make_setup(config, PPOConfig, partners)
-    env, agent, games = setup.env, setup.agent, setup.games
-
-    def rollout(params, env_state, key):
-        def ply(carry, _):
-            env_state, key = carry
-            key, k_act, k_reset = jax.random.split(key, 3)
-            obs, mask = batch_observation(env_state), env_state.legal_action_mask
-            logits, value = agent.apply(params, obs)
-            action, log_prob = sample_masked(k_act, logits, mask)
-            out = games.step(env_state, action, k_reset)
-            t = Transition(obs, mask, action, log_prob, value, out.reward, out.done, out.sign)
-            stats = (out.done, out.outcome[:, 0], out.length)
-            return (out.state, key), (t, stats)
-
-        (env_state, key), (traj, stats) = jax.lax.scan(
-            ply, (env_state, key), None, length=config.num_steps
-        )
-        return env_state, key, traj, stats
+    agent, games = setup.agent, setup.games
 
     def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
-        env_state, key, traj, (done, p0_reward, length) = rollout(
-            state.params, state.env_state, state.key
+        env_state, key, traj, (done, p0_reward, length) = play_rollout(
+            games, agent, state.params, state.env_state, state.key, config.num_steps
         )
         _, last_value = agent.apply(state.params, batch_observation(env_state))
         advantages, targets = negamax_gae(
@@ -240,7 +178,7 @@ def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None)
     return Algorithm(
         name="ppo",
         config=config,
-        env=env,
+        env=setup.env,
         agent=agent,
         init=setup.init,
         chunk=make_chunk(update, config.updates_per_chunk),

@@ -1,7 +1,7 @@
 """The training algorithms by name: ``jaxgames train <name>`` and run directories use it.
 
-Adding an algorithm is one line in :data:`ALGORITHMS`: its module provides ``Config``,
-``default_config(game, game_options=None, quick=False, **overrides)`` and
+Adding an algorithm is one line in :data:`ALGORITHMS` and its presets in
+:data:`jaxgames.agents.presets.PRESETS`: its module provides ``Config`` and
 ``make_algorithm(config, partners=None) -> jaxgames.agents.algorithm.Algorithm``; the run
 driver, the CLI and :func:`jaxgames.runs.load_policy` then work for it.
 """

@@ -130,23 +130,6 @@ def shuffled_minibatches(
     return draw
 
 
-def minibatch_epochs(
-    loss_fn: Callable[[Any, Any], tuple[jax.Array, dict[str, jax.Array]]],
-    optimizer: optax.GradientTransformation,
-    params: Any,
-    opt_state: Any,
-    key: jax.Array,
-    data: Any,
-    num_epochs: int,
-    num_minibatches: int,
-) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
-    """``num_epochs`` passes over ``data`` (a pytree of arrays with leading axis N), each a fresh
-    random permutation cut into ``num_minibatches`` minibatches, one optimiser step per minibatch
-    (:func:`optimise` with :func:`shuffled_minibatches`; same returns)."""
-    draw = shuffled_minibatches(data, num_minibatches)
-    return optimise(loss_fn, optimizer, params, opt_state, key, draw, num_epochs)
-
-
 @struct.dataclass
 class RolloutState:
     """Everything that changes during training (checkpointed as one pytree)."""
@@ -186,11 +169,11 @@ class RolloutSetup:
         data: Any,
         draw: Callable[[jax.Array], Any] | None = None,
     ) -> tuple[RolloutState, dict[str, jax.Array]]:
-        """One update's learning step: ``data`` (leaves [num_steps, num_envs, ...]) flattened and
-        learned with :func:`minibatch_epochs` (``draw``, if given, draws the minibatches
-        instead, see :func:`optimise`; ``data`` is then unused); returns the next state (with
-        ``env_state`` and ``key`` from the rollout; other fields of a subclass state kept) and
-        the loss metrics averaged over the minibatches."""
+        """One update's learning step: ``update_epochs`` shuffled passes over ``data`` (leaves
+        [num_steps, num_envs, ...], flattened), or the minibatches ``draw`` draws instead (see
+        :func:`optimise`; ``data`` is then unused). Returns the next state (``env_state`` and
+        ``key`` from the rollout; other fields of a subclass state kept) and the loss metrics
+        averaged over the minibatches."""
         if draw is None:
             flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
             draw = shuffled_minibatches(flat, config.num_minibatches)
@@ -229,6 +212,5 @@ def make_setup(
             config.partners,
             partners,
             config.max_opening_plies,
-            config.score_utility,
         ),
     )

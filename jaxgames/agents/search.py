@@ -1,18 +1,16 @@
-"""Play-time search: a trained network guiding Gumbel MuZero tree search over the real game.
+"""Tree search over the real game, guided by a trained network (Gumbel MuZero, mctx).
 
-    guide = jaxgames.load_policy("runs/r6-ppo")     # any trained policy (PPO, DQN, ...)
+    guide = jaxgames.load_policy("runs/r6-ppo")            # any trained policy (PPO, DQN, ...)
     policy = SearchPolicy(env, guide, num_simulations=32)  # policy(key, state) -> int32[] action
     jax.vmap(policy)(keys, states)                         # a batch of games, jittable
 
-AlphaZero-style agents play with their network *inside* a search: the network proposes moves
-(prior) and judges positions (value), the search checks them against the rules. Here the search
-is :func:`mctx.gumbel_muzero_policy` (Danihelka et al. 2022), which improves on the network's
-move even with a handful of simulations, and the "model" of the tree is the game itself
-(``env.step``), so no dynamics are learned.
+The network proposes moves (prior) and judges positions (value); the search checks them
+against the rules. :func:`mctx.gumbel_muzero_policy` (Danihelka et al. 2022, "Policy
+improvement by planning with Gumbel") improves on the network's move even with a handful of
+simulations, and the tree's model is the game itself (``env.step``): nothing is learned about
+the dynamics. A jaxgames game as an mctx tree (values from the view of the player to move)::
 
-How a jaxgames game becomes an mctx tree (all values from the view of the player to move)::
-
-    node embedding      the game state (a flax.struct pytree)
+    node embedding      the game state
     edge  s --a--> s'   s' = env.step(s, a)
     reward              s'.rewards[mover of s]            (nonzero only on the final move)
     discount            0 if s' is over, -1 if the other player moves in s', +1 if the same
@@ -20,24 +18,15 @@ How a jaxgames game becomes an mctx tree (all values from the view of the player
     prior logits of s'  the guide's logits at s', illegal moves masked
     value of s'         the guide's value at s' (0 if s' is over)
 
-A finished game is absorbing (``env.step`` is a no-op with zero rewards and discount 0), so
-simulations that run past the end of a game back up the exact result.
+A finished game is absorbing (a no-op with zero rewards and discount 0), so simulations that
+run past its end back up the exact result.
 
-``win_check=True`` (spec ``mcts:N/.../w:<agent>``) adds one ply of exact lookahead to every
-node the search expands, the root included: every legal move of s is stepped, and if one ends
-the game with the mover winning (a reversi wipe-out or last move, a lion capture or try, three
-in a row), s's value is +1 instead of the guide's and its prior keeps only the winning moves.
-The guide never has to learn a win it can see: a move that lets the opponent win at once
-backs up -1 on its first visit (whether that outweighs the guide's prior for the move is
-the root's usual sigma(q) trade-off: at few simulations and c_scale 0.1 a strongly preferred
-move can still be played). Why: a network trained in self-play can rate such positions
-wrongly when self-play never reaches them, and then its prior hides the opponent's winning
-reply from the tree (reversi 8x8 against the disc-grabbing ``greedy``:
-``experiments/reversi_endings.py`` counts the wipe-outs with and without it). Cost: A extra
-``env.step_legal`` calls per expansion (A = the game's number of actions), no network call.
-
-Why mctx: a well-tested, batched, jittable implementation of the Gumbel MuZero root search
-(sequential halving over Gumbel-perturbed candidates) and of its interior action selection.
+``win_check`` adds one ply of exact lookahead to every node the search expands, the root
+included: if a legal move ends the game with the mover winning, the node's value is +1 and
+its prior keeps only the winning moves. Why: a network trained in self-play can misjudge
+positions self-play never reaches, and its prior then hides the opponent's winning reply from
+the tree; a move that lets the opponent win at once now backs up -1 on its first visit. Cost:
+A ``env.step_legal`` calls per expansion (A = the game's number of actions), no network call.
 """
 
 from __future__ import annotations
@@ -52,7 +41,7 @@ import mctx
 
 from jaxgames.agents.common import NetworkPolicy, masked_logits
 from jaxgames.core import Env
-from jaxgames.validation import check_float, check_int
+from jaxgames.validation import check_bool, check_float, check_int
 
 Array = jax.Array
 
@@ -135,111 +124,110 @@ def make_recurrent_fn(env: Env, guide: NetworkPolicy, win_check: bool = False):
     return recurrent_fn
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SearchConfig:
+    """The knobs of one Gumbel MuZero search (:func:`search_batch`).
+
+    num_simulations:            simulations per searched root
+    max_num_considered_actions: root moves kept by the Gumbel top-k (sequential halving)
+    gumbel_scale:               Gumbel noise at the root: 0 plays the best move after
+                                sequential halving (deterministic), 1 samples, as in training
+    value_scale:                c_scale of sigma(q) = (c_visit + max_b N(b)) * c_scale * q
+                                (c_visit = 50): how many logits the searched values can move a
+                                move's prior by (mctx's default 0.1)
+    rescale_values:             min-max rescale the root's completed Q-values to [0, 1] first
+                                (mctx's default); False: game outcomes enter as they are
+    root_noise:                 share eps of Dirichlet noise in the root prior, P = (1 - eps) p
+                                + eps eta (AlphaZero, Silver et al. 2017): keeps every legal move
+                                within reach of a prior that has collapsed; 0: none
+    root_noise_alpha:           the noise's total concentration, spread over the legal moves
+                                (KataGo, Wu 2019: 10.83 / legal moves)
+    win_check:                  one ply of exact lookahead at the root and every expanded node
+                                (the module docstring)
+    """
+
+    num_simulations: int = 32
+    max_num_considered_actions: int = 16
+    gumbel_scale: float = 0.0
+    value_scale: float = 0.1
+    rescale_values: bool = True
+    root_noise: float = 0.0
+    root_noise_alpha: float = 10.83
+    win_check: bool = False
+
+    def __post_init__(self) -> None:
+        check_int("num_simulations", self.num_simulations)
+        check_int("max_num_considered_actions", self.max_num_considered_actions)
+        check_float("gumbel_scale", self.gumbel_scale, 0.0, float("inf"))
+        check_float("value_scale", self.value_scale, 0.0, float("inf"))
+        check_bool("rescale_values", self.rescale_values)
+        check_float("root_noise", self.root_noise, 0.0, 1.0)
+        check_float("root_noise_alpha", self.root_noise_alpha, 0.0, float("inf"), low_open=True)
+        check_bool("win_check", self.win_check)
+
+
 def search_batch(
-    env: Env,
-    guide: NetworkPolicy,
-    key: Array,
-    states: Any,
-    num_simulations: int,
-    max_num_considered_actions: int = 16,
-    gumbel_scale: float | Array = 0.0,
-    value_scale: float = 0.1,
-    rescale_values: bool = True,
-    root_noise: float = 0.0,
-    root_noise_alpha: float = 10.0,
-    win_check: bool = False,
+    env: Env, guide: NetworkPolicy, key: Array, states: Any, config: SearchConfig
 ) -> mctx.PolicyOutput:
-    """Run Gumbel MuZero search from a batch of root states (leading axis B).
+    """Gumbel MuZero search from a batch of root states (leading axis B), as ``config`` says.
 
-    Returns the :class:`mctx.PolicyOutput`: ``action`` int32[B] (the move to play),
-    ``action_weights`` float32[B, A] (the improved policy, zero on illegal moves) and
-    ``search_tree``. ``gumbel_scale=0`` makes the search deterministic (the best move after
-    sequential halving); ``1.0`` samples, as in training; a float32[B, 1] array sets it per
-    root. Roots must be unfinished games with at least one legal move (a finished root returns
-    an arbitrary action). ``value_scale`` is
-    c_scale of the paper's sigma(q) = (c_visit + max_b N(b)) * c_scale * q (c_visit = 50, q
-    min-max rescaled to [0, 1]): how many logits the searched values can move a move's prior
-    by (mctx's default 0.1: about 5-6 logits at few simulations). ``rescale_values`` (mctx's
-    default) first min-max rescales the root's completed Q-values to [0, 1], which also blows
-    up differences of a few thousandths when every move looks equally won or lost; without it
-    the Q-values enter as they are (a game outcome is already in [-1, 1]).
-
-    ``root_noise`` > 0 mixes Dirichlet noise into the root prior, as AlphaZero does while
-    training (Silver et al. 2017: P = (1 - eps) p + eps eta), with KataGo's total
-    concentration ``root_noise_alpha`` spread over the legal moves (Wu 2019: alpha = 10.83 /
-    legal moves): a prior that has collapsed onto a few moves keeps every legal move within
-    reach of the Gumbel top-k and of the improved policy. The improved policy is then relative
-    to the noisy prior. 0 (default): the guide's prior, and ``key`` is used as before.
-
-    ``win_check`` (static): one ply of exact lookahead at the root and every expanded node (the
-    module docstring); a root that can win at once considers only its winning moves.
+    -> :class:`mctx.PolicyOutput`: ``action`` int32[B] (the move to play), ``action_weights``
+    float32[B, A] (the improved policy, zero on illegal moves; relative to the noisy prior
+    with ``root_noise``) and ``search_tree``. Roots must be unfinished games (a finished root
+    returns an arbitrary action).
     """
     prior, value = guide_outputs(guide, states)
-    if win_check:
+    if config.win_check:
         prior, value = with_win_check(env, states, prior, value)
-    if root_noise > 0:
+    if config.root_noise > 0:
         key, k_noise = jax.random.split(key)
-        prior = noisy_prior(k_noise, prior, states.legal_action_mask, root_noise, root_noise_alpha)
+        prior = noisy_prior(
+            k_noise, prior, states.legal_action_mask, config.root_noise, config.root_noise_alpha
+        )
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=states)
     return mctx.gumbel_muzero_policy(
         params=(),
         rng_key=key,
         root=root,
-        recurrent_fn=make_recurrent_fn(env, guide, win_check),
-        num_simulations=num_simulations,
+        recurrent_fn=make_recurrent_fn(env, guide, config.win_check),
+        num_simulations=config.num_simulations,
         invalid_actions=~states.legal_action_mask,
-        max_num_considered_actions=max_num_considered_actions,
-        gumbel_scale=gumbel_scale,
+        max_num_considered_actions=config.max_num_considered_actions,
+        gumbel_scale=config.gumbel_scale,
         qtransform=functools.partial(
             mctx.qtransform_completed_by_mix_value,
-            value_scale=value_scale,
-            rescale_values=rescale_values,
+            value_scale=config.value_scale,
+            rescale_values=config.rescale_values,
         ),
     )
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
 class SearchPolicy:
-    """``policy(key, state) -> int32[] action``: ``guide`` + Gumbel MuZero search of
-    ``num_simulations`` simulations per move over the real game (see the module docstring).
+    """``policy(key, state) -> int32[] action``: ``guide`` + Gumbel MuZero search over the real
+    game, ``SearchPolicy(env, guide, config)`` or ``SearchPolicy(env, guide, num_simulations=32,
+    ...)`` (the knobs of :class:`SearchConfig`; play-time defaults: 32 simulations, no noise).
 
-    Same interface as :class:`~jaxgames.agents.common.NetworkPolicy` (one state; ``jax.vmap`` for a
-    batch; only legal moves): ``value(state)`` and ``probs(state)`` are the search's value of
-    its chosen move (float32[], mover's view) and its improved policy (float32[A]).
-    Deterministic when ``gumbel_scale == 0`` (default). Hashed by identity, so jitted callers
-    compile once.
+    Same interface as :class:`~jaxgames.agents.common.NetworkPolicy` (one state; ``jax.vmap``
+    for a batch; legal moves only): ``value(state)`` is the searched value of the chosen move
+    (float32[], mover's view), ``probs(state)`` the improved policy (float32[A]). Hashed by
+    identity, so jitted callers compile once.
     """
 
-    env: Env
-    guide: NetworkPolicy
-    num_simulations: int = 32
-    max_num_considered_actions: int = 16
-    gumbel_scale: float = 0.0
-    value_scale: float = 0.1  # c_scale (see search_batch): how far searched values move a move
-    win_check: bool = False  # one ply of exact lookahead at every node (module docstring)
-
-    def __post_init__(self):
-        check_int("num_simulations", self.num_simulations)
-        check_int("max_num_considered_actions", self.max_num_considered_actions)
-        check_float("value_scale", self.value_scale, 0.0, float("inf"))
+    def __init__(
+        self, env: Env, guide: NetworkPolicy, config: SearchConfig | None = None, **knobs: Any
+    ):
+        if config is not None and knobs:
+            raise TypeError("give SearchPolicy a SearchConfig or its knobs, not both")
+        self.env, self.guide = env, guide
+        self.config = config if config is not None else SearchConfig(**knobs)
 
     @property
     def greedy(self) -> bool:
-        return self.gumbel_scale == 0
+        return self.config.gumbel_scale == 0
 
     def _search(self, key: Array, state: Any) -> mctx.PolicyOutput:
         states = jax.tree_util.tree_map(lambda x: x[None], state)
-        return search_batch(
-            self.env,
-            self.guide,
-            key,
-            states,
-            self.num_simulations,
-            self.max_num_considered_actions,
-            self.gumbel_scale,
-            self.value_scale,
-            win_check=self.win_check,
-        )
+        return search_batch(self.env, self.guide, key, states, self.config)
 
     def __call__(self, key: Array, state: Any) -> Array:
         # a finished root has no legal move and gets an arbitrary action (stepping it is a no-op)
@@ -259,6 +247,7 @@ class SearchPolicy:
 
 
 __all__ = [
+    "SearchConfig",
     "SearchPolicy",
     "guide_outputs",
     "immediate_wins",

@@ -17,7 +17,7 @@ finished games idle as no-ops)::
 Metrics per chunk (besides the driver's greedy-vs-random evaluation):
 
     legal_rate        fraction of self-play positions where the argmax of the raw, unmasked
-                      policy is a legal move (the article reports 98.7%)
+                      policy is a legal move (the article's measure of learning the rules)
     vs_init/{win,draw,loss}_{first,second}
                       the current policy (sampling among legal moves) against the randomly
                       initialised network of the run, ``eval_vs_init_games`` games per colour
@@ -31,6 +31,7 @@ Environment steps (for ``total_steps`` and the progress bar) count ply slots:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping, NamedTuple
 
 import jax
@@ -38,6 +39,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
+from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
@@ -89,12 +91,6 @@ class WinnerImitationConfig(TrainConfig):
                 self.max_opening_plies,
                 "winner imitation opens its games with opening_plies; leave it 0",
             )
-        if self.score_utility:  # it imitates winners: there is no value to rank them by
-            fail(
-                "score_utility",
-                self.score_utility,
-                "winner imitation learns who won, not by how much; leave it 0",
-            )
         check_int("update_epochs", self.update_epochs)
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 
@@ -104,62 +100,8 @@ class WinnerImitationConfig(TrainConfig):
 
 
 Config = WinnerImitationConfig
-
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tic_tac_toe": dict(
-        network="mlp",
-        net={"hidden": 64, "layers": 2},
-        num_envs=256,
-        max_plies=9,
-        opening_plies=2,
-        total_steps=2_000_000,
-        learning_rate=1e-3,
-        update_epochs=2,
-        updates_per_chunk=50,
-        eval_games=500,
-    ),
-    "reversi": dict(
-        # an MLP: XLA CPU convolutions are ~10x slower (as for DQN)
-        network="mlp",
-        net={"hidden": 256, "layers": 3},
-        num_envs=256,
-        opening_plies=4,
-        total_steps=5_000_000,
-        learning_rate=1e-3,
-        update_epochs=2,
-        updates_per_chunk=20,
-        eval_games=256,
-    ),
-    "animal_shogi": dict(
-        # the article: MLP 128 x 6, random openings
-        network="mlp",
-        net={"hidden": 128, "layers": 6},
-        num_envs=256,
-        max_plies=200,
-        opening_plies=4,
-        total_steps=10_000_000,
-        learning_rate=5e-4,
-        update_epochs=2,
-        updates_per_chunk=10,
-        eval_games=256,
-    ),
-}
-QUICK: dict[str, Any] = dict(total_steps=200_000, eval_games=100, eval_vs_init_games=64)
-
-
-def default_config(
-    game: str = "tic_tac_toe",
-    game_options: dict | None = None,
-    quick: bool = False,
-    **overrides: Any,
-) -> WinnerImitationConfig:
-    """The winner-imitation config for ``game`` with its defaults (reversi: ``max_plies`` =
-    size * size + 8); ``quick`` for a short demo run; ``overrides`` win over both."""
-    defaults = {k: dict(v) for k, v in GAME_DEFAULTS.items()}
-    if game == "reversi":  # a reversi game lasts at most N*N plies plus passes
-        size = int((game_options or {}).get("size", 8))
-        defaults["reversi"].setdefault("max_plies", size * size + 8)
-    return WinnerImitationConfig.preset(game, game_options, quick, defaults, QUICK, overrides)
+#: the winner-imitation preset of a game (:func:`jaxgames.agents.presets.default_config`)
+default_config = functools.partial(presets.default_config, "winner_imitation")
 
 
 class Plies(NamedTuple):

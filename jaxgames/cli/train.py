@@ -15,7 +15,8 @@ from typing import Any
 
 from jaxgames import distributed
 from jaxgames.agents.config import parse_overrides
-from jaxgames.agents.registry import ALGORITHMS, algorithm_module
+from jaxgames.agents.presets import default_config
+from jaxgames.agents.registry import ALGORITHMS
 from jaxgames.cli import options
 from jaxgames.training.driver import run_training
 from jaxgames.training.loggers import LOGGERS, parse_loggers
@@ -42,13 +43,13 @@ def check_run_name(name: str) -> str:
 
 def train_config(args: argparse.Namespace) -> Any:
     """The config of a parsed ``train`` command line (preset, then every override)."""
-    module = algorithm_module(args.algorithm)
     overrides = parse_overrides(args.overrides)
     for name in ("seed", "total_steps"):
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     game_options = options.game_options(args)
-    return module.default_config(args.game, game_options, quick=args.quick).override(overrides)
+    config = default_config(args.algorithm, args.game, game_options, quick=args.quick)
+    return config.override(overrides)
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxgames.agents import presets
 from jaxgames.agents.common import NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
@@ -110,12 +111,11 @@ load_pretrained.cache_clear = _pretrained_policy.cache_clear  # type: ignore[att
 def train_command(algorithm: str, config: Any) -> str:
     """The ``jaxgames train`` command whose config is ``config``: the game's preset (or its
     ``--quick`` preset, whichever is closer) plus ``--field=value`` for every other field."""
-    module = algorithm_module(algorithm)
     game, options = config.game, dict(config.game_options)
     target = config.to_dict()
     best: tuple[int, bool, list[str]] | None = None
     for quick in (False, True):
-        preset = module.default_config(game, options, quick=quick).to_dict()
+        preset = presets.default_config(algorithm, game, options, quick=quick).to_dict()
         changed = [
             k for k in target if k not in ("game", "game_options") and target[k] != preset[k]
         ]

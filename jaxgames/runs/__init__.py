@@ -31,6 +31,7 @@ import numpy as np
 from flax import serialization
 
 from jaxgames.agents.common import Agent, NetworkPolicy
+from jaxgames.agents.config import RetiredFieldError
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import Env
 from jaxgames.provenance import machine_description
@@ -116,8 +117,8 @@ def _check_creatable(run_dir: str) -> None:
 def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
     """True if ``run_dir`` already holds the run of ``record`` (:func:`config_record`); False if
     it does not exist or is empty (a lock file aside); ``ValueError`` if it holds something
-    else or cannot be created. Fields added to a config class since the run was made compare
-    at their defaults."""
+    else or cannot be created. Configs compare normalised: fields added to a config class
+    since the run was made at their defaults, retired fields (at their old defaults) dropped."""
     if not os.path.exists(run_dir):
         _check_creatable(run_dir)
         return False
@@ -136,8 +137,10 @@ def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
         raise ValueError(f"{e}; refusing to overwrite the run") from None
     old_config = old["config"]
     if old["algorithm"] == record["algorithm"]:
-        try:  # normalise: defaults of fields the file predates
+        try:  # normalise: defaults of fields the file predates, retired fields dropped
             old_config = algorithm_module(old["algorithm"]).Config.from_dict(old_config).to_dict()
+        except RetiredFieldError as e:
+            raise ValueError(f"run directory {run_dir!r} cannot be resumed: {e}") from None
         except ValueError:
             pass  # compared as written: the difference is reported below
     if old["algorithm"] != record["algorithm"] or old_config != record["config"]:

@@ -20,6 +20,7 @@ import jax
 
 from jaxgames import distributed
 from jaxgames.agents.config import parse_overrides
+from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.specs import make_partners
 
@@ -62,11 +63,7 @@ def main(argv=None) -> None:
     p.add_argument("--devices", default="all", help="devices to split the games over (default all)")
     args, extra = p.parse_known_args(argv)
     options = {} if args.size is None else {"size": args.size}
-    config = (
-        algorithm_module(args.algorithm)
-        .default_config(args.game, options)
-        .override(parse_overrides(extra))
-    )
+    config = default_config(args.algorithm, args.game, options).override(parse_overrides(extra))
     res = benchmark(args.algorithm, config, args.repeats, args.devices)
     print(
         f"{args.algorithm} {args.game} {options or ''} network={config.network} {config.net or ''} "

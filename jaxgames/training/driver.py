@@ -13,29 +13,26 @@
     learning_curve.png   win/loss rate vs random against env steps (at the end)
 
 Per chunk: ``state, metrics = chunk(state)`` (jit, donated), evaluation of the greedy policy
-vs a uniformly random legal player as each side (jit, key = fold_in(seed key, chunk), so it
-never touches the training RNG), one JSONL record, then the checkpoint. Rerunning the same
-command resumes from the newest readable checkpoint (records after it are dropped and
-recomputed identically), so an interrupted run ends with the same parameters, bit for bit,
-as an uninterrupted one. A different config for an existing run directory is an error.
-A config with ``init_from`` starts from that trained agent's network instead of a random one
-(:func:`initial_params`, read once when the run starts; a resume uses the run's checkpoint).
+vs a uniformly random player as each side (key = fold_in(seed key, chunk): never the training
+RNG), one JSONL record, then the checkpoint. Rerunning the same command resumes from the
+newest readable checkpoint (later records are dropped and recomputed identically), so an
+interrupted run ends bit for bit where an uninterrupted one does. A different config for an
+existing run directory is an error. ``init_from`` starts from a trained agent's network
+(:func:`initial_params`, read once when the run starts).
 
-Safety: one process trains into a run at a time (an exclusive lock, held for the whole call;
-a second writer gets :class:`~jaxgames.runs.lock.RunLockedError` naming the holder's pid,
-and the lock of a killed process is taken over). Checkpoints carry a checksum and a damaged
-one is skipped for the previous one (:mod:`jaxgames.runs.checkpoint`). Parameters that
-are no longer finite after a chunk stop the run with :class:`TrainingDivergedError` before
-anything of that chunk is written. A damaged ``metrics.jsonl`` line other than a torn last
-one is an error (:class:`~jaxgames.runs.metrics.MetricsError`) and nothing is changed.
+Safety: one process trains into a run at a time (:class:`~jaxgames.runs.lock.RunLock`; a
+killed holder's lock is taken over); a damaged checkpoint is skipped for the previous one
+(:mod:`jaxgames.runs.checkpoint`); parameters that stop being finite stop the run with
+:class:`TrainingDivergedError` before anything of that chunk is written; a damaged
+``metrics.jsonl`` line other than a torn last one is a
+:class:`~jaxgames.runs.metrics.MetricsError` and nothing is changed.
 
 Devices: the chunk runs SPMD on a :func:`jaxgames.distributed.make_mesh` mesh (``devices``:
-all by default, or a count): the env batch is split over the ``'data'`` axis, parameters and
-optimiser state are replicated (``Algorithm.partition`` decides). The device count is not part
-of the config, so a run may resume on a different number of devices (checkpoints restore
-straight into the new layout; results then agree to float tolerance, not bit for bit). With
+all by default, or a count): the env batch is split over the ``'data'`` axis, the rest
+replicated (``Algorithm.partition`` decides). The device count is not part of the config: a
+run may resume on another number of devices (then to float tolerance, not bit for bit). With
 several hosts (``jaxgames.distributed.initialize``) every host runs this same function; only
-process 0 writes config.json, metrics and plots, orbax writes each checkpoint shard once.
+process 0 writes config.json, metrics and plots.
 """
 
 from __future__ import annotations
@@ -123,16 +120,12 @@ def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
 
 def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -> Any:
     """The network parameters of the trained agent ``algo.config.init_from`` names (a run
-    directory: its newest readable checkpoint; ``pretrained:<name>``: the shipped agent), to
-    start ``algo``'s run from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that
-    is no trained agent, one that cannot be read, an agent of another game, or parameters of
-    another network shape. A narrower MLP of the same depth is accepted: the run widens it
-    (:func:`jaxgames.agents.networks.widen_params`, the same function with more units). So is
-    an MLP that reads fewer input features, when the run's features are its own followed by
-    more channels (e.g. ``observation`` -> ``attacks``): the returned parameters read the
-    run's features, the new ones with zero weights
-    (:func:`~jaxgames.agents.networks.add_input_rows`, the same function of the old inputs);
-    ``echo`` is told so."""
+    directory's newest readable checkpoint, or ``pretrained:<name>``), to start ``algo``'s run
+    from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that is no trained agent
+    or cannot be read, an agent of another game, or another network shape. Two exceptions,
+    each the same function: a narrower MLP of the same depth (widened by :func:`fit_params`)
+    and an MLP reading fewer input features than the run's, which get zero weights
+    (:func:`~jaxgames.agents.networks.add_input_rows`; ``echo`` is told)."""
     config = algo.config
     text = config.init_from
 
