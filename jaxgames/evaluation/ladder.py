@@ -416,19 +416,10 @@ class Ladder:
 
     def fit(self) -> LadderFit:
         """The point fit and bootstrap draws from the stored games (cached)."""
-        cache = self.__dict__.get("_fit")
-        if cache is None:
-            cache = fit_ladder(
-                self.pairings,
-                self.anchor,
-                self.prior,
-                self.n_boot,
-                self.boot_seed,
-                self.ci,
-                names=self.specs,
-            )
-            self.__dict__["_fit"] = cache
-        return cache
+        if "_fit" not in self.__dict__:
+            args = (self.anchor, self.prior, self.n_boot, self.boot_seed, self.ci)
+            self.__dict__["_fit"] = fit_ladder(self.pairings, *args, names=self.specs)
+        return self.__dict__["_fit"]
 
     def opening_states(self, env: Env | None = None, n: int | None = None) -> GameState:
         """The ladder's openings (``n`` of them: a prefix, or an extension, of the stored
