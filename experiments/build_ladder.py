@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jaxgames  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.rating import (  # noqa: E402
+from jaxgames.evaluation.ladder import (  # noqa: E402
     build_ladder,
     game_key,
     ladder_path,

@@ -40,7 +40,8 @@ if (
 import jaxgames  # noqa: E402
 from jaxgames.agents import algorithm_module  # noqa: E402
 from jaxgames.compile_cache import enable_compile_cache  # noqa: E402
-from jaxgames.evaluation.arena import play_games, wilson_interval  # noqa: E402
+from jaxgames.evaluation.elo import wilson_interval  # noqa: E402
+from jaxgames.evaluation.match import play_games  # noqa: E402
 from jaxgames.provenance import machine_description  # noqa: E402
 from jaxgames.runs import CONFIG_FILE, CREATED_FORMAT, config_record  # noqa: E402
 from jaxgames.runs.checkpoint import CheckpointStore  # noqa: E402

@@ -55,7 +55,8 @@ import jaxgames  # noqa: E402
 from experiments.common import eval_opening_plies, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.animal_shogi_engine import WIN, search  # noqa: E402
-from jaxgames.evaluation.arena import Record, arena, arena_layout, play_games  # noqa: E402
+from jaxgames.evaluation.elo import Record  # noqa: E402
+from jaxgames.evaluation.match import arena, arena_layout, play_games  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 #: a root value beyond this is a win or loss (evaluations stay below ~1e4)

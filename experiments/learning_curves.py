@@ -146,7 +146,7 @@ def elo_rows(rows, env) -> list[dict]:
     the rungs' ratings held fixed (their bootstrap propagated) and a 95% percentile interval;
     ``bound`` is "lower"/"upper" where the agent won/lost every game (``elo`` is then the
     one-sided bound). Empty for a game without a shipped ladder."""
-    from jaxgames.evaluation.rating import Pairing, game_key, load_ladder, rate_against_ladder
+    from jaxgames.evaluation.ladder import Pairing, game_key, load_ladder, rate_against_ladder
 
     try:
         fit = load_ladder(game_key(env)).fit()
@@ -185,7 +185,7 @@ def plot_elo(out: str, label: str, runs: list[dict]) -> list[str]:
     """``<out>/<label>_elo.png/.pdf``: ladder Elo vs env steps and vs training wall clock, one
     line per algorithm (seed mean, 95% band over seeds), with the ladder's engine rungs as
     horizontal references. ``runs``: the label's summaries (``dir`` and ``algorithm``)."""
-    from jaxgames.evaluation.rating import load_ladder
+    from jaxgames.evaluation.ladder import load_ladder
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
@@ -226,7 +226,7 @@ def plot_elo(out: str, label: str, runs: list[dict]) -> list[str]:
 
 def run_one(game_spec: str, algo: str, a, echo=print) -> dict:
     """Train + evaluate one (game, algorithm); write its folder. Returns its summary."""
-    from jaxgames.evaluation.rating import game_key
+    from jaxgames.evaluation.ladder import game_key
     from jaxgames.specs import make_opponent
 
     game, options, label = parse_game(game_spec)

@@ -46,7 +46,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jaxgames  # noqa: E402
 from experiments.common import eval_opening_plies, parse_game, reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import ArenaResult, Record, arena_layout, play_games  # noqa: E402
+from jaxgames.evaluation.elo import Record  # noqa: E402
+from jaxgames.evaluation.match import MatchResult, arena_layout, play_games  # noqa: E402
 from jaxgames.evaluation.reversi_engine import solve_endgame  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
@@ -77,7 +78,7 @@ def play(game: str, a: str, b: str, games: int, seed: int, exact: int | None = N
         )
     )
     total, plies, *snaps = jax.device_get(run(jax.random.PRNGKey(seed)))
-    result = ArenaResult.of(total, plies, a_player)
+    result = MatchResult.of(a_player, game_ids, total, plies)
     side, outcome = result.a_player, result.outcomes
     out = dict(game=game, a=a, b=b, games_per_colour=games, seed=seed, opening_plies=opening)
     if exact is not None:

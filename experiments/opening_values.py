@@ -62,7 +62,7 @@ from experiments.forced_openings import (  # noqa: E402
     take,
 )
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import Record  # noqa: E402
+from jaxgames.evaluation.elo import Record  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reversi_solver.c")

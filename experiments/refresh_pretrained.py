@@ -42,7 +42,7 @@ if ROOT not in sys.path:  # `python experiments/refresh_pretrained.py` imports t
     sys.path.insert(0, ROOT)
 
 from jaxgames import cli  # noqa: E402
-from jaxgames.evaluation.rating import game_key, ladder_path  # noqa: E402
+from jaxgames.evaluation.ladder import game_key, ladder_path  # noqa: E402
 from jaxgames.pretrained import (  # noqa: E402
     PRETRAINED_DIR,
     VS_RANDOM_GAMES,

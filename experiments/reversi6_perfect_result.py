@@ -47,7 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jaxgames  # noqa: E402
 from experiments.common import reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import Record, play_from, wilson_interval  # noqa: E402
+from jaxgames.evaluation.elo import Record, wilson_interval  # noqa: E402
+from jaxgames.evaluation.match import play_from  # noqa: E402
 from jaxgames.evaluation.reversi_engine import solve_endgame  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 

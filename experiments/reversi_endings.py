@@ -32,8 +32,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import jaxgames  # noqa: E402
 from experiments.common import reversi_discs, write_json  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import Record, game_outcomes, play_from  # noqa: E402
-from jaxgames.evaluation.rating import openings  # noqa: E402
+from jaxgames.evaluation.elo import Record  # noqa: E402
+from jaxgames.evaluation.match import game_outcomes, play_from  # noqa: E402
+from jaxgames.evaluation.openings import openings  # noqa: E402
 from jaxgames.specs import make_opponent  # noqa: E402
 
 ENDINGS = ("full board", "blocked", "wiped out")

@@ -41,7 +41,7 @@ from experiments.common import (  # noqa: E402
     write_csv,
 )
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import arena  # noqa: E402
+from jaxgames.evaluation.match import arena  # noqa: E402
 from jaxgames.specs import make_opponent, parse_spec  # noqa: E402
 
 

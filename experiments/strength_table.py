@@ -142,7 +142,8 @@ def rate_on_ladder(env, players, run_dirs, a, key) -> dict | None:
     (RatingReport, rungs skipped as its training partners)}``; None, with a printed note, if
     the game has no ladder."""
     from jaxgames.cli.rate import held_out_rungs
-    from jaxgames.evaluation.rating import game_key, ladder_path, load_ladder, rate_policy
+    from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
+    from jaxgames.evaluation.report import rate_policy
     from jaxgames.specs import make_opponent
 
     name = game_key(env)

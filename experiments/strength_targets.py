@@ -53,7 +53,8 @@ from experiments.common import (  # noqa: E402
     write_json,
 )
 from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.arena import Record, arena  # noqa: E402
+from jaxgames.evaluation.elo import Record  # noqa: E402
+from jaxgames.evaluation.match import arena  # noqa: E402
 from jaxgames.specs import make_opponent, parse_spec  # noqa: E402
 
 #: the most simulations per move a search target allows

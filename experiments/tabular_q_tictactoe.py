@@ -28,7 +28,7 @@ import numpy as np
 
 from jaxgames.baselines.tabular_q import TabularQConfig, learning_curve, make_train
 from jaxgames.cli import report_errors
-from jaxgames.evaluation.arena import wilson_interval
+from jaxgames.evaluation.elo import wilson_interval
 
 #: the article's numbers, as stated in its text (games played, win rate vs random)
 ARTICLE = [(10_000, 0.80), (20_000, 0.88), (30_000, 0.89)]

@@ -28,7 +28,7 @@ import jaxgames
 from jaxgames.cli import report_errors
 from jaxgames.core import random_action
 from jaxgames.evaluation import reversi_engine as eng
-from jaxgames.evaluation.arena import Record, wilson_interval
+from jaxgames.evaluation.elo import Record, wilson_interval
 
 
 def make_match(size: int, games: int, depth: int, endgame: int, opening: int):

@@ -66,9 +66,9 @@ if ROOT not in sys.path:  # run as `python experiments/validate_engines.py`
 import jaxgames  # noqa: E402
 from jaxgames.cli import report_errors  # noqa: E402
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy  # noqa: E402
-from jaxgames.evaluation.arena import arena  # noqa: E402
-from jaxgames.evaluation.opponents import make_opponent  # noqa: E402
+from jaxgames.evaluation.match import arena  # noqa: E402
 from jaxgames.evaluation.uct import uct_policy  # noqa: E402
+from jaxgames.specs import make_opponent  # noqa: E402
 
 SHOGI = [
     ("engine:2", "engine:1"),

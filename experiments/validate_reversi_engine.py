@@ -46,9 +46,9 @@ import jax
 
 import jaxgames
 from jaxgames.cli import report_errors
-from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.opponents import make_opponent
+from jaxgames.evaluation.match import arena
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy
+from jaxgames.specs import make_opponent
 
 
 def main(argv=None) -> list[dict]:

@@ -28,8 +28,8 @@ import jax
 import jaxgames
 from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
 from jaxgames.cli import report_errors
-from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.elo import bradley_terry, plot_ratings, round_robin, write_ratings_csv
+from jaxgames.evaluation.elo import bradley_terry, plot_ratings, write_ratings_csv
+from jaxgames.evaluation.match import arena, round_robin
 from jaxgames.specs import make_opponent
 
 SPECS = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]

@@ -397,10 +397,10 @@ class Env(abc.ABC):
         raise NotImplementedError(f"{self.name} has no heuristic evaluation")
 
     def score(self, state: GameState) -> Array:
-        """float32[num_players]: each player's score margin in ``state`` by player id, in
-        [-1, 1] (reversi: own discs minus the opponent's, over the board's squares), for
-        :class:`ScoreUtility`. Games with a score override it; the default raises
-        ``NotImplementedError`` (a win is all there is to tic-tac-toe and animal shogi)."""
+        """float32[num_players]: each player's score margin in ``state`` by player id (reversi:
+        own discs minus the opponent's, raw counts); a match reports the final one. Games with
+        a score override it; the default raises ``NotImplementedError`` (a win is all there is
+        to tic-tac-toe and animal shogi)."""
         raise NotImplementedError(f"{self.name} has no score margin")
 
     @classmethod

@@ -16,7 +16,7 @@ from tiny_configs import TINY_PPO
 import jaxgames
 from jaxgames.agents import ppo
 from jaxgames.core import random_policy
-from jaxgames.evaluation.arena import evaluate_vs
+from jaxgames.evaluation.match import evaluate_vs
 from jaxgames.runs import load_agent, load_policy
 from jaxgames.runs.checkpoint import CheckpointError
 from jaxgames.training.driver import run_training

@@ -1,4 +1,5 @@
-"""Bradley-Terry / Elo fit on synthetic tables and a small round robin."""
+"""Wilson intervals, records, the Bradley-Terry / Elo fit on synthetic tables and a small round
+robin."""
 
 import csv
 
@@ -9,13 +10,46 @@ import pytest
 from jaxgames.evaluation.elo import (
     ELO_PER_NAT,
     Match,
+    Record,
     bradley_terry,
     expected_score,
     plot_ratings,
-    round_robin,
+    wilson_interval,
     write_ratings_csv,
 )
+from jaxgames.evaluation.match import round_robin
 from jaxgames.specs import make_opponent
+
+
+@pytest.mark.parametrize(
+    "k, n, low, high",
+    [
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (10, 10, 0.7225, 1.0),
+        (81, 263, 0.2553, 0.3662),
+    ],
+)
+def test_wilson_known_values(k, n, low, high):
+    lo, hi = wilson_interval(k, n)
+    assert lo == pytest.approx(low, abs=1e-4) and hi == pytest.approx(high, abs=1e-4)
+
+
+def test_wilson_errors_and_empty():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson_interval(5, 4)
+    with pytest.raises(ValueError):
+        Record(1, 1, 1).ci("elo")
+
+
+def test_record():
+    r = Record.of(np.array([1, 1, 0, -1, 1], np.int8))
+    assert r == Record(3, 1, 1) and r.games == 5 and r.score == pytest.approx(0.7)
+    assert r.swapped() == Record(1, 1, 3) and r.wdl == "3/1/1"
+    d = r.to_dict()
+    assert d["games"] == 5 and d["score_ci"] == r.ci("score") and d["win_rate"] == 0.6
+    assert str(Record(0, 0, 0)) == "no games"
 
 
 def test_two_players_200_elo():

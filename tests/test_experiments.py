@@ -325,7 +325,7 @@ def test_elo_rows_rate_each_point_on_the_ladder():
     both rungs gives a one-sided lower bound above the stronger rung."""
     import jaxgames
     from experiments.learning_curves import elo_rows
-    from jaxgames.evaluation.rating import load_ladder
+    from jaxgames.evaluation.ladder import load_ladder
 
     env = jaxgames.make("tic_tac_toe")
     elos = load_ladder("tic_tac_toe").elos
@@ -509,7 +509,7 @@ def test_strength_table_ladder_helpers(capsys):
     more than 50% against, with the score's interval."""
     import jaxgames
     from experiments import strength_table
-    from jaxgames.evaluation.arena import Record
+    from jaxgames.evaluation.elo import Record
 
     a = types.SimpleNamespace(ladder_rungs=None, ladder_games=2)
     r4 = jaxgames.make("reversi", size=4)
@@ -532,18 +532,13 @@ def test_strength_table_ladder_helpers(capsys):
 
 def test_strength_table_targets():
     from experiments.strength_table import check_targets
-    from jaxgames.evaluation.arena import ArenaResult, Record
+    from jaxgames.evaluation.match import MatchResult
 
-    def res(first, second):
-        e = np.zeros(0)
-        return ArenaResult(
-            Record(*(a + b for a, b in zip(first, second))),
-            Record(*first),
-            Record(*second),
-            e,
-            e,
-            e,
-        )
+    def res(first, second):  # A's W/D/L as first and as second player
+        outcomes = [o for wdl in (first, second) for o, k in zip((1, 0, -1), wdl) for _ in range(k)]
+        a_player = np.repeat([0, 1], [sum(first), sum(second)])
+        n = len(outcomes)
+        return MatchResult(np.array(outcomes, np.int8), a_player, np.zeros(n, int), np.zeros(n))
 
     assert check_targets("tic_tac_toe", "random", res((96, 4, 0), (80, 20, 0)))[1] is True
     assert (
@@ -953,7 +948,7 @@ def test_lost_games_matches_the_arena_and_exact_split_is_perfect_play():
     game with the result solved at E empties (after the opening); random play throws some."""
     import jaxgames
     from experiments import lost_games
-    from jaxgames.evaluation.arena import arena
+    from jaxgames.evaluation.match import arena
     from jaxgames.specs import make_opponent
 
     env = jaxgames.make("reversi", size=4)
@@ -1030,7 +1025,7 @@ def test_forced_openings_are_lost_whatever_is_played(run_bound):
 
     import jaxgames
     from experiments import forced_openings
-    from jaxgames.evaluation.arena import play_from
+    from jaxgames.evaluation.match import play_from
     from jaxgames.specs import make_opponent
 
     games = 60

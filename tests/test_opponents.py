@@ -7,7 +7,7 @@ import pytest
 
 import jaxgames
 from jaxgames.baselines.value_iteration import board_code, value_iteration
-from jaxgames.evaluation.arena import arena
+from jaxgames.evaluation.match import arena
 from jaxgames.specs import make_opponent
 
 

@@ -32,7 +32,7 @@ for key in jax.random.split(jax.random.PRNGKey(1), 5):
     action = jax.vmap(jaxgames.random_action)(jax.random.split(key, 64), state.legal_action_mask)
     state = jax.vmap(env.step)(state, action)
 assert (state.step_count == 5).all()
-from jaxgames.evaluation.rating import load_ladder
+from jaxgames.evaluation.ladder import load_ladder
 print(len(load_ladder("tic_tac_toe").rungs))
 """
 

@@ -409,6 +409,38 @@ def test_heuristic():
     assert float(env4.heuristic(over)) == -1000.0 - 6.0
 
 
+def test_score_is_each_players_disc_margin():
+    """Env.score: float32[2] by player id, own discs minus the opponent's as raw counts (empty
+    squares count for nobody), whoever is to move, with any batch axes; the counts of the
+    board's text on random positions and finished games. Games without a score say so."""
+    env = env_of(4)
+    assert env.has_score()
+    for text, want in (
+        ("XXXXXXXXXXOOOOOO X", [4.0, -4.0]),  # full board, 10 black (player 0) to 6
+        ("XXXXXXXXXXOOOOOO O", [4.0, -4.0]),  # the same board, O to move
+        ("-OO--XOO-XX--O-- X", [-2.0, 2.0]),  # 3 X, 5 O, empties
+    ):
+        score = env.score(env.from_text(text))
+        assert score.dtype == jnp.float32 and np.array_equal(score, want), text
+    traj, _ = random_games(6)
+    env = env_of(6)
+    scores = np.asarray(env.score(traj))  # batch axes [T + 1, G]
+    assert scores.shape == traj.current_player.shape + (2,)
+    finals = 0
+    for t in range(0, scores.shape[0], 3):
+        for g in range(0, scores.shape[1], 4):
+            board = env.to_text(jax.tree_util.tree_map(lambda x, t=t, g=g: x[t, g], traj))
+            x, o = board.split()[0].count("X"), board.split()[0].count("O")
+            assert np.array_equal(scores[t, g], [x - o, o - x]), board
+            finals += bool(traj.terminated[t, g])
+    assert finals > 10  # finished games among them
+    for name in ("tic_tac_toe", "animal_shogi"):
+        other = jaxgames.make(name)
+        assert not other.has_score()
+        with pytest.raises(NotImplementedError, match="no score margin"):
+            other.score(other.init(jax.random.PRNGKey(0)))
+
+
 @pytest.mark.parametrize("size", [4, 6, pytest.param(16, marks=pytest.mark.slow)])
 def test_boards_play_to_the_end(size):
     env = env_of(size)

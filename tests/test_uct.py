@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.evaluation.arena import arena
+from jaxgames.evaluation.match import arena
 from jaxgames.evaluation.uct import uct_policy, uct_search
 
 

@@ -50,7 +50,7 @@ from jaxgames.agents.algorithm import (
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
 from jaxgames.agents.config import TrainConfig
 from jaxgames.core import random_action
-from jaxgames.evaluation.arena import evaluate_vs
+from jaxgames.evaluation.match import evaluate_vs
 from jaxgames.validation import check_float, check_int, fail
 
 

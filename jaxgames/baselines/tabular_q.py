@@ -27,7 +27,7 @@ import numpy as np
 
 from jaxgames.baselines.value_iteration import NUM_CODES, board_code
 from jaxgames.core import random_action
-from jaxgames.evaluation.arena import play_games
+from jaxgames.evaluation.match import play_games
 from jaxgames.games import make
 from jaxgames.games import tic_tac_toe as ttt
 

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
-from jaxgames.evaluation.arena import arena
+from jaxgames.evaluation.match import arena
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
 

@@ -1,37 +1,54 @@
-"""Evaluation yardsticks: classic opponents, the arena, Elo/Bradley-Terry ratings.
+"""Evaluation yardsticks: classic opponents and engines, match play, Elo ratings and ladders.
 
     from jaxgames.evaluation import alphabeta_policy, arena
     env = jaxgames.make("tic_tac_toe")
     result = arena(alphabeta_policy(env, 4), jaxgames.random_policy, env, 4000, key)
 
+Modules, from the bottom up: ``elo`` (Wilson intervals, records, Bradley-Terry fits),
+``openings`` (opening sets), ``match`` (the one game loop and its result type), ``ladder``
+(rungs rated once, players rated against them), ``report`` (``jaxgames rate``); the opponents
+``opponents``, ``uct``, ``reversi_engine``, ``animal_shogi_engine``.
 Players named by strings (``"alphabeta:2"``, a run directory, ``"mcts:16:runs/x"``) are built
 by :func:`jaxgames.specs.make_opponent`, one layer up.
 """
 
-from jaxgames.evaluation.arena import ArenaResult, Record, arena, wilson_interval
 from jaxgames.evaluation.elo import (
     Match,
+    Rating,
+    Record,
     bradley_terry,
     plot_ratings,
-    round_robin,
+    wilson_interval,
     write_ratings_csv,
 )
+from jaxgames.evaluation.ladder import Ladder, load_ladder
+from jaxgames.evaluation.match import MatchResult, arena, evaluate_vs, play_match, round_robin
+from jaxgames.evaluation.openings import openings
 from jaxgames.evaluation.opponents import (
     alphabeta_policy,
     greedy_policy,
     minimax_policy,
 )
+from jaxgames.evaluation.report import RatingReport, rate_policy
 
 __all__ = [
-    "ArenaResult",
+    "Ladder",
     "Match",
+    "MatchResult",
+    "Rating",
+    "RatingReport",
     "Record",
     "alphabeta_policy",
     "arena",
     "bradley_terry",
+    "evaluate_vs",
     "greedy_policy",
+    "load_ladder",
     "minimax_policy",
+    "openings",
+    "play_match",
     "plot_ratings",
+    "rate_policy",
     "round_robin",
     "wilson_interval",
     "write_ratings_csv",

@@ -35,12 +35,11 @@ Scores (negamax, from the view of the player to move at the node)::
 Evaluation (:func:`evaluate`, mover's view, ``own - opponent`` unless stated). All weights
 are hand-set, none fitted to data: the piece values are the ratios of the repo's own material
 heuristic (``animal_shogi.heuristic``: chick 1, elephant 3, giraffe 4, hen 5), with pieces in
-hand worth 10-20% more than on the board (a drop can go to any empty square; a chick in hand
-most of all, relative to its value, since it is the piece dropped to block or attack next to
-a lion); the positional terms are kept well below one chick each so that material dominates.
-Two of them (lion and chick advancement) were added after short engine-vs-engine matches
-showed shallow engines drawing by repetition from quiet openings; with them every extra ply of
-depth wins clearly (``experiments/validate_engines.py``)::
+hand worth more than on the board (a drop can go to any empty square; a chick in hand most of
+all, relative to its value, since it is the piece dropped to block or attack next to a lion);
+the positional terms are kept well below one chick each so that material dominates. Lion and
+chick advancement give quiet positions a direction, so that shallow engines do not drift into
+draws by repetition (docs/engines.md has the matches between depths)::
 
     material      board: giraffe 400, elephant 300, chick 100, hen 500 (the lion is not counted)
                   hand:  giraffe 440, elephant 330, chick 120

@@ -1,17 +1,16 @@
-"""Elo ratings as a Bradley-Terry model: the one fit that every rating in the package uses.
+"""Statistics of game results: Wilson intervals, W/D/L records, Elo ratings as a Bradley-Terry
+model, and the intervals of the ladders' bootstrap.
 
-    table = round_robin({"random": r, "greedy": g, "alphabeta:2": ab}, env, n_games=1000, key=key)
-    ratings = bradley_terry(table)               # {name: elo}, mean 0 (or anchor="random" at 0)
-    write_ratings_csv(ratings, table, "runs/elo/ratings.csv")
-    plot_ratings(ratings, "runs/elo/elo.png")
+    ratings = bradley_terry([Match("a", "b", 70, 10, 20), ...])   # {name: elo}, mean 0
+    Record(61, 7, 32).ci("score")                                 # 95% Wilson interval
 
-Model: ``P(i beats j) = 1 / (1 + 10 ** ((elo_j - elo_i) / 400)) = sigma((elo_i - elo_j) / s)``
-with ``s = 400 / ln 10`` (:data:`ELO_PER_NAT`); a draw counts as half a win for each side, so a
-pairing enters only through i's points ``S_ij`` out of ``N_ij`` games. :func:`fit_elo` maximises
-the log-likelihood after ``prior`` virtual games per pairing scored as draws (``S += prior / 2``,
-``N += prior``), which keeps every rating finite when a pairing is a whitewash, by Newton's
-method with the exact Hessian, vectorised over datasets (the ladders' bootstrap refits,
-:mod:`~jaxgames.evaluation.rating`, are one call).
+Model (Bradley & Terry 1952, on Elo's scale): ``P(i beats j) = sigma((R_i - R_j) / s)`` with
+``s = 400 / ln 10`` (:data:`ELO_PER_NAT`). A draw is half a win and half a loss, so a pairing
+enters only through i's points ``S_ij = W + D / 2`` out of ``N_ij`` games. :func:`fit_elo`
+maximises the log-likelihood after ``prior`` virtual games per pairing scored as draws (a
+penalty that keeps a whitewash finite) by Newton's method, vectorised over bootstrap resamples
+(Efron 1979); :func:`fit_agent_elo` and :func:`sweep_bound` rate one player against fixed
+ratings. docs/ladders.md ("Method") has the long form.
 """
 
 from __future__ import annotations
@@ -22,19 +21,120 @@ import math
 import os
 from typing import Iterable, Sequence
 
-import jax
 import numpy as np
-
-from jaxgames.core import Env, Policy
-from jaxgames.evaluation.arena import arena
 
 #: Elo points per nat of the logistic: P = sigma(dR / ELO_PER_NAT)
 ELO_PER_NAT = 400.0 / math.log(10.0)
+#: the normal quantile of a two-sided 95% interval
+Z95 = 1.959963984540054
+
+
+def wilson_interval(k: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval (Wilson 1927) for ``k`` successes in ``n`` trials, 95% for the
+    default ``z``: ``(low, high)`` in [0, 1], ``(0.0, 1.0)`` when ``n == 0``. Fractional ``k``
+    is allowed (wins + draws / 2)."""
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    """Wins, draws and losses of one side in a set of games (Python ints)."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    @classmethod
+    def of(cls, outcomes: np.ndarray) -> "Record":
+        """The record of game outcomes (+1 won, 0 draw, -1 lost)."""
+        o = np.asarray(outcomes)
+        return cls(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def _rate(self, k: float) -> float:
+        return k / self.games if self.games else float("nan")
+
+    @property
+    def win_rate(self) -> float:
+        return self._rate(self.wins)
+
+    @property
+    def draw_rate(self) -> float:
+        return self._rate(self.draws)
+
+    @property
+    def loss_rate(self) -> float:
+        return self._rate(self.losses)
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games."""
+        return self._rate(self.wins + 0.5 * self.draws)
+
+    @property
+    def wdl(self) -> str:
+        """``"wins/draws/losses"``."""
+        return f"{self.wins}/{self.draws}/{self.losses}"
+
+    def swapped(self) -> "Record":
+        """The same games from the other side."""
+        return Record(self.losses, self.draws, self.wins)
+
+    def ci(self, what: str = "win") -> tuple[float, float]:
+        """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``."""
+        k = {
+            "win": self.wins,
+            "draw": self.draws,
+            "loss": self.losses,
+            "score": self.wins + 0.5 * self.draws,
+        }.get(what)
+        if k is None:
+            raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
+        return wilson_interval(k, self.games)
+
+    def to_dict(self) -> dict:
+        """Counts, rates and Wilson intervals as plain Python values."""
+        return dict(
+            wins=self.wins,
+            draws=self.draws,
+            losses=self.losses,
+            games=self.games,
+            win_rate=self.win_rate,
+            win_ci=self.ci("win"),
+            draw_rate=self.draw_rate,
+            loss_rate=self.loss_rate,
+            score=self.score,
+            score_ci=self.ci("score"),
+        )
+
+    def __str__(self) -> str:
+        if not self.games:
+            return "no games"
+        lo, hi = self.ci("win")
+        slo, shi = self.ci("score")
+        return (
+            f"W {self.wins} D {self.draws} L {self.losses} / {self.games}: "
+            f"win {self.win_rate:.1%} [{lo:.1%}, {hi:.1%}], "
+            f"draw {self.draw_rate:.1%}, loss {self.loss_rate:.1%}, "
+            f"score {self.score:.1%} [{slo:.1%}, {shi:.1%}]"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
 class Match:
-    """Aggregated results of ``a`` against ``b`` (counts from ``a``'s side)."""
+    """Aggregated results of ``a`` against ``b`` (counts from ``a``'s side), for
+    :func:`bradley_terry`."""
 
     a: str
     b: str
@@ -43,35 +143,14 @@ class Match:
     losses: int
 
 
-def round_robin(
-    policies: dict[str, Policy], env: Env, n_games: int, key: jax.Array, opening_plies: int = 0
-) -> list[Match]:
-    """Every pair of ``policies`` plays ``n_games`` games (half with each colour) in the arena.
-
-    Returns one :class:`Match` per unordered pair, in ``policies`` order.
-    """
-    names = list(policies)
-    if len(names) < 2:
-        raise ValueError(f"a round robin needs at least 2 policies, got {names}")
-    out = []
-    for i, a in enumerate(names):
-        for j in range(i + 1, len(names)):
-            b = names[j]
-            r = arena(
-                policies[a],
-                policies[b],
-                env,
-                n_games,
-                jax.random.fold_in(key, i * len(names) + j),
-                opening_plies=opening_plies,
-            )
-            out.append(Match(a, b, r.overall.wins, r.overall.draws, r.overall.losses))
-    return out
-
-
 def sigmoid(x):
     """The logistic function, stable for any float array (``+-inf`` included)."""
     return 0.5 * (1.0 + np.tanh(0.5 * x))
+
+
+def expected_score(elo_a: float, elo_b: float) -> float:
+    """Bradley-Terry/Elo expected score of A against B."""
+    return 1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0))
 
 
 def check_connected(names: list[str], pairs: Iterable[tuple[int, int]]) -> None:
@@ -112,10 +191,10 @@ def fit_elo(
     ``pi[p]`` against ``pj[p]`` (indices into ``names``) in ``games[p]`` games -> Elo
     float[B, n], n = len(names), player ``anchor`` at 0.
 
-    Newton steps on the free ratings (the anchor's fixed), capped at 1 nat per player so that a
-    near-whitewash cannot overshoot; the Hessian is ``-(diag(sum_j q_ij) - q)`` with
-    ``q_ij = N_ij p_ij (1 - p_ij)``, negative definite on a connected graph, so players that
-    never met, directly or through others, are refused first (:func:`check_connected`).
+    Newton steps on the free ratings, capped at 1 nat per player so that a near-whitewash
+    cannot overshoot; the Hessian is ``-(diag(sum_j q_ij) - q)`` with ``q_ij = N_ij p_ij
+    (1 - p_ij)``, negative definite on a connected graph, so players that never met, directly
+    or through others, are refused first (:func:`check_connected`).
     """
     check_connected(list(names), zip(pi, pj))
     n = len(names)
@@ -179,9 +258,109 @@ def bradley_terry(
     return {names[k]: float(elo[k]) for k in order}
 
 
-def expected_score(elo_a: float, elo_b: float) -> float:
-    """Bradley-Terry/Elo expected score of A against B."""
-    return 1.0 / (1.0 + 10.0 ** ((elo_b - elo_a) / 400.0))
+def fit_agent_elo(points: np.ndarray, games: np.ndarray, rung_elo: np.ndarray) -> np.ndarray:
+    """One player's Elo MLE against players of fixed ratings, for B datasets: points float[B]
+    out of games float[R] against ratings float[B, R] -> float[B]; the root of
+    ``S - sum_j N_j sigma((R - R_j) / s)`` (decreasing in R, found by bisection), ``+inf`` with
+    no point lost and ``-inf`` with no point won."""
+    total = games.sum()
+    lo = rung_elo.min(1) - 6000.0
+    hi = rung_elo.max(1) + 6000.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        expected = (games * sigmoid((mid[:, None] - rung_elo) / ELO_PER_NAT)).sum(1)
+        up = points > expected
+        lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    r = 0.5 * (lo + hi)
+    r = np.where(points >= total, np.inf, r)
+    return np.where(points <= 0, -np.inf, r)
+
+
+def sweep_bound(games: np.ndarray, rung_elo: np.ndarray, alpha: float, won: bool) -> float:
+    """The rating x at which a clean sweep (every game won if ``won``, else lost) against
+    players of ratings float[R] in games float[R] has probability ``alpha``: the one-sided
+    (1 - alpha) bound for a player with that sweep, whose MLE is infinite."""
+    sign = 1.0 if won else -1.0
+
+    def log_p(x):  # log P(sweep | x), increasing in sign * x
+        z = sign * (x - rung_elo) / ELO_PER_NAT
+        return float(np.sum(games * -np.logaddexp(0.0, -z)))
+
+    lo, hi = rung_elo.min() - 6000.0, rung_elo.max() + 6000.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if (log_p(mid) > math.log(alpha)) == won:
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
+def percentile_interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap percentile interval (Efron 1979) along axis 0: the order statistics at
+    ``(1 -+ ci) / 2`` (safe with ``+-inf`` draws)."""
+    s = np.sort(draws, axis=0)
+    b = s.shape[0]
+    lo_i = max(int(math.ceil((1 - ci) / 2 * b)) - 1, 0)
+    hi_i = min(int(math.ceil((1 + ci) / 2 * b)) - 1, b - 1)
+    return s[lo_i], s[hi_i]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rating:
+    """An Elo estimate with its interval; unpacks as ``elo, lo, hi = rating``.
+
+    bound: None, ``"lower"`` (won every game: ``elo = lo`` is a one-sided 95% lower bound,
+    ``hi = inf``) or ``"upper"`` (lost every game). extrapolated: the estimate lies outside the
+    ratings of the opponents played (it rests on the logistic model alone).
+    """
+
+    elo: float
+    lo: float
+    hi: float
+    bound: str | None = None
+    extrapolated: bool = False
+
+    def __iter__(self):
+        return iter((self.elo, self.lo, self.hi))
+
+    def __str__(self) -> str:
+        if self.bound == "lower":
+            return f">= {self.elo:.0f} (won every game)"
+        if self.bound == "upper":
+            return f"<= {self.elo:.0f} (lost every game)"
+
+        def f(x):
+            return f"{x:.0f}" if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+        return f"{f(self.elo)} [{f(self.lo)}, {f(self.hi)}]" + (
+            " (extrapolated)" if self.extrapolated else ""
+        )
+
+    def to_json(self) -> dict:
+        def f(x):
+            return float(x) if math.isfinite(x) else None
+
+        return dict(
+            elo=f(self.elo),
+            lo=f(self.lo),
+            hi=f(self.hi),
+            bound=self.bound,
+            extrapolated=self.extrapolated,
+        )
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Rating":
+        def f(x, inf):
+            return inf if x is None else float(x)
+
+        return cls(
+            f(d["elo"], math.inf if d.get("bound") == "lower" else -math.inf),
+            f(d["lo"], -math.inf),
+            f(d["hi"], math.inf),
+            d.get("bound"),
+            bool(d.get("extrapolated", False)),
+        )
 
 
 def write_ratings_csv(ratings: dict[str, float], matches: list[Match], path: str) -> None:

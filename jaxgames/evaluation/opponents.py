@@ -115,9 +115,9 @@ def minimax_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy
 
 #: legal moves the greedy player expands at once (a loop takes more while a game has more)
 GREEDY_CHUNK = 16
-#: games with at most this many actions expand every action at once in ``greedy`` (cheaper
-#: than listing the legal ones first: reversi 8x8 with 65 actions), more list the legal moves
-#: (animal shogi: 132 actions, ~3x faster); measured on CPU with experiments/benchmark_partners
+#: games with at most this many actions expand every action at once in ``greedy``; games with
+#: more list the legal moves first, since most of their actions are illegal in a position
+#: (reversi 8x8: 65 actions, full width; animal shogi: 132, listed; docs/engines.md)
 GREEDY_FULL_WIDTH_MAX = 80
 
 
@@ -180,9 +180,7 @@ def greedy_policy(
 #: leaves an alpha-beta iteration scores at once (children of a node at the last ply), by
 #: game: more leaves mean fewer loop iterations but more children stepped in vain (past a
 #: cut-off or the last move), so the best number grows as the game's step gets cheaper
-#: relative to the loop's own cost. Measured on CPU, alphabeta:2 on the positions met as a
-#: training partner: reversi 8x8 8 (5x faster than one child per iteration), animal shogi 2
-#: (2.4x; 4 and 8 are slower there)
+#: relative to the loop's own cost (docs/engines.md has the timings behind these)
 ALPHABETA_LEAVES = {"reversi": 8, "tic_tac_toe": 4}
 ALPHABETA_DEFAULT_LEAVES = 2
 

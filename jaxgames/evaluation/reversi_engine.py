@@ -33,47 +33,33 @@ Search (negamax, values from the point of view of the player to move)::
   with ``key`` (deterministic for a key, like the other opponents).
 
 Evaluation (:func:`evaluate`, mover's view, float32, within about +-2000): the weighted sum
-of terms that classical othello programs use, divided by 100 (weights as on 8x8 and up; see
-:func:`default_weights`)::
+of the terms classical othello programs use (mobility, potential mobility and edge stability:
+Rosenbloom 1982, IAGO; Buro 2003, "The evolution of strong othello programs"), divided by 100
+(``w``: the weights in :data:`WEIGHT_NAMES` order)::
 
-    discs        10      * 100 (d_p - d_o) / (d_p + d_o)
-    corners      801.724 * 25 (corners_p - corners_o)
-    closeness    150     * -12.5 (near_p - near_o)     discs on the X and C squares of an
-                 (382.026 below 8x8)                   empty corner
-    mobility     78.922  * 100 (m_p - m_o) / (m_p + m_o)      legal placements
-    potential    74.396  * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the
-                                                       other side's discs (frontier)
-    stability    2000 * 6 / (N - 2) * (s_p - s_o)   stable edge discs other than corners:
-                                                    joined to an own corner along the edge,
-                                                    or on a full edge line
+    discs        w0 * 100 (d_p - d_o) / (d_p + d_o)
+    corners      w1 * 25 (corners_p - corners_o)
+    closeness    w2 * -12.5 (near_p - near_o)         discs on the X and C squares of an
+                                                      empty corner
+    mobility     w3 * 100 (m_p - m_o) / (m_p + m_o)   legal placements
+    potential    w4 * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the other
+                                                      side's discs (frontier)
+    stability    w5 * 6 / (N - 2) * (s_p - s_o)       stable edge discs other than corners:
+                                                      joined to an own corner along the edge,
+                                                      or on a full edge line
 
-Where the weights come from: the term definitions and the weights for discs, corners,
-closeness (382.026), mobility and potential mobility (his "frontier" term) are the hand-set
-ones that circulate in many open-source othello heuristics (usually credited to Kartik
-Kukreja's 2013 post "Heuristic function for Reversi (Othello)"); his ratios are a
-discontinuous variant of the smooth ``(a - b) / (a + b)`` used here. The stability weight
-(about a tenth of a corner per disc) is set by hand. A quick check in self-play matches
-(an earlier version of ``experiments/tune_reversi_engine.py``, which still had a global
-parity term, seed = board size: one changed weight against that set, 4 random opening plies,
-both colours) changed one weight on 8x8 and up, closeness 382.026 -> 150: on 8x8 it scored
-0.63 [0.59, 0.67] at depth 2 (512 games), 0.59 [0.53, 0.65] at depth 3 and 0.63 [0.57, 0.68]
-at depth 4 (256 games each) against the literature set. On 6x6 it was neutral at equal depth
-(0.50, 0.48 [0.44, 0.52]) but made depth 3 no better than depth 2 in
-``experiments/validate_reversi_engine.py`` (0.51 [0.44, 0.58] over 200 games; 0.62 [0.55,
-0.68] with 382.026), so boards below 8x8 keep the literature set. Other single changes were
-not kept: more potential mobility helped alone but not together with the lower closeness,
-removing stability scored 0.46-0.50; discs, corners and mobility changes were noise or worse.
-A global parity term was dropped: at a fixed-depth horizon every leaf has the same number of
-empties, so it could only matter through passes; parity is used in the endgame move ordering
-instead.
+The weights (:data:`LITERATURE_WEIGHTS`) are the hand-set ones that circulate in open-source
+othello heuristics (credited to Kartik Kukreja's 2013 post "Heuristic function for Reversi
+(Othello)", whose discontinuous ratios are the smooth ``(a - b) / (a + b)`` here); the
+stability weight (about a tenth of a corner per disc) is set by hand, and boards from 8x8 up
+take a lower closeness weight (:data:`WEIGHTS`) from self-play checks (docs/engines.md has
+the matches, and the changes that were not kept). There is no global parity term: at a
+fixed-depth horizon every leaf has the same number of empties; parity orders endgame moves.
 
 Scaling with board size: the ratio terms are size-free; corners and X/C squares are always 4
 and 12 squares; the stable-edge weight per disc is scaled by ``6 / (N - 2)`` so that a whole
-edge is worth the same on every board (its 8x8 value). Boards above 8x8 use the 8x8 weights,
-untested.
-
-Speed: see ``experiments/benchmark_reversi_engine.py`` (its docstring has the measured
-numbers).
+edge is worth the same on every board (its 8x8 value). Boards above 8x8 use the 8x8 weights.
+Speed: docs/engines.md.
 """
 
 from __future__ import annotations
@@ -114,14 +100,14 @@ ROOT_TIE_EPS = 1e-2
 WEIGHT_NAMES = ("discs", "corners", "closeness", "mobility", "potential", "stability")
 #: the literature weights (Kukreja's; stability hand-set), in the order of WEIGHT_NAMES
 LITERATURE_WEIGHTS = (10.0, 801.724, 382.026, 78.922, 74.396, 2000.0)
-#: boards of 8x8 and larger: closeness lowered to 150 by self-play checks on 8x8
+#: boards of 8x8 and larger: closeness lowered to 150 by self-play checks (docs/engines.md)
 WEIGHTS = (10.0, 801.724, 150.0, 78.922, 74.396, 2000.0)
 
 
 def default_weights(size: int) -> tuple[float, ...]:
     """The evaluation weights used for a ``size`` x ``size`` board: :data:`WEIGHTS` from 8x8
-    up, :data:`LITERATURE_WEIGHTS` below (on 6x6 the lower closeness weight made depth 3 no
-    better than depth 2; see the module docstring)."""
+    up, :data:`LITERATURE_WEIGHTS` below (where the self-play checks did not favour the lower
+    closeness weight; docs/engines.md)."""
     return WEIGHTS if size >= 8 else LITERATURE_WEIGHTS
 
 
@@ -245,7 +231,7 @@ def _final_score(margin: jax.Array) -> jax.Array:
 def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words):
     """Midgame leaf, p to move: exact when neither side can place (game over), else the
     heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility).
-    (No :func:`materialize` on the mobilities: measured faster here with the lanes fused.)"""
+    (No :func:`materialize` on the mobilities: faster here with the lanes fused.)"""
     mob_p = popcount(legal_moves(geo, p, o))
     mob_o = popcount(legal_moves(geo, o, p))
     empty = andnot(geo.full, or_(p, o))
@@ -316,7 +302,7 @@ def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _
     legal = any_(and_(moves, bits))  # bool[K]
     flipped = flips(geo, p, o, bits)
     gp, go = andnot(o, flipped), or_(or_(p, bits), flipped)  # the other side to move
-    if exact:  # stored once: measured faster in the endgame loop, slower in the midgame one
+    if exact:  # stored once: faster in the endgame loop, slower in the midgame one
         gp, go = materialize(gp, one), materialize(go, one)
         score_g, mob_g = _leaf_exact(geo, gp, go, one)
         # fastest first: fewest replies; among equals corners, then moves into a quadrant

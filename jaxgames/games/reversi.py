@@ -420,10 +420,11 @@ class Reversi(Env):
         return self._heuristic_fn(state)
 
     def score(self, state):
-        """float32[2] by player id: own discs minus the opponent's, over the N*N squares."""
+        """float32[2] by player id: own discs minus the opponent's (empty squares count for
+        nobody)."""
         mover = popcount(split_words(state.mover)).astype(jnp.float32)
         other = popcount(split_words(state.opponent)).astype(jnp.float32)
-        margin = ((mover - other) / self.geo.cells)[..., None]  # the mover's (any batch axes)
+        margin = (mover - other)[..., None]  # the mover's (any batch axes)
         return jnp.where(jnp.arange(2) == state.current_player[..., None], margin, -margin)
 
     def board_view(self, state) -> BoardView:

@@ -34,8 +34,8 @@ from jaxgames.agents import presets
 from jaxgames.agents.common import NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
-from jaxgames.evaluation.arena import arena
-from jaxgames.evaluation.rating import Rating
+from jaxgames.evaluation.elo import Rating
+from jaxgames.evaluation.match import arena
 from jaxgames.runs import (
     CARD_FILE,
     CARD_MD_FILE,

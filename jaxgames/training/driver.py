@@ -56,7 +56,7 @@ from jaxgames.agents.algorithm import Algorithm
 from jaxgames.agents.networks import add_input_rows, can_widen, widen_params
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import feature_channels_within, random_policy
-from jaxgames.evaluation.arena import evaluate_vs
+from jaxgames.evaluation.match import evaluate_vs
 from jaxgames.provenance import machine_description
 from jaxgames.runs import (
     CONFIG_FILE,

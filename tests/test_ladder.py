@@ -1,46 +1,34 @@
 """Ladder ratings: Bradley-Terry/Elo fits and bootstrap intervals on synthetic results, bounds,
-openings, match play from openings (both colours, same loop as the arena), reversi margins,
-ladder JSON round trip."""
+pairings from matches, ladder building and JSON round trip, rating a policy, the packaged
+ladders."""
 
 import json
 import math
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_match import N_OPEN, first_legal
 
 import jaxgames
 from jaxgames.core import random_policy
-from jaxgames.evaluation.arena import arena, play_from
-from jaxgames.evaluation.rating import (
-    ELO_PER_NAT,
+from jaxgames.evaluation.elo import ELO_PER_NAT, Rating
+from jaxgames.evaluation.ladder import (
     Ladder,
     Pairing,
-    Rating,
     build_ladder,
     fit_ladder,
     game_key,
     ladder_pairs,
     load_ladder,
-    margin_fn,
-    num_games,
-    openings,
-    openings_digest,
-    play_match,
-    position_keys,
     rate_against_ladder,
     rate_ladder,
-    rate_policy,
     save_ladder,
 )
-
-N_OPEN = 8  # one opening-set size everywhere, so that compiled matches are shared
-
-
-def first_legal(key, state):
-    return jnp.argmax(state.legal_action_mask).astype(jnp.int32)
+from jaxgames.evaluation.match import play_match
+from jaxgames.evaluation.openings import openings, openings_digest
+from jaxgames.evaluation.report import rate_policy
 
 
 def last_legal(key, state):
@@ -49,12 +37,6 @@ def last_legal(key, state):
 
 
 RUNGS = {"random": random_policy, "first": first_legal, "last": last_legal}
-
-
-@pytest.fixture(scope="module")
-def r4():
-    return jaxgames.make("reversi", size=4)
-
 
 # --------------------------------------------------------------------------- synthetic results
 TRUE = {"random": 0.0, "b": 150.0, "c": 400.0, "d": 700.0}
@@ -170,99 +152,20 @@ def test_all_wins_is_a_lower_bound_all_losses_an_upper_bound(ladder_fit):
         rate_against_ladder({"nobody": wins["c"]}, ladder_fit)
 
 
-# --------------------------------------------------------------------------- openings
-def test_openings_distinct_unfinished_deterministic(ttt, r4):
-    for env, plies in ((ttt, 3), (r4, 2)):
-        s = openings(env, 12, plies, seed=0)
-        assert num_games(s) == 12
-        assert len(set(position_keys(s))) == 12
-        assert not np.any(s.terminated | s.truncated)
-        assert np.all(s.step_count == plies)
-        assert openings_digest(openings(env, 12, plies, seed=0)) == openings_digest(s)
-        assert openings_digest(openings(env, 12, plies, seed=1)) != openings_digest(s)
-        head = openings(env, 5, plies, seed=0)  # a prefix of the longer set
-        assert position_keys(head) == position_keys(s)[:5]
-    # tic-tac-toe has 72 positions after 2 plies: the rest are repeats, with a warning
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        s = openings(ttt, 80, 2, seed=0)
-    assert any("72 distinct" in str(x.message) for x in w)
-    assert len(set(position_keys(s))) == 72 and num_games(s) == 80
-    with pytest.raises(ValueError):
-        openings(ttt, 0, 2)
-
-
-# --------------------------------------------------------------------------- match play
-def test_each_opening_is_played_with_both_colours(ttt):
+# --------------------------------------------------------------------------- pairings
+def test_pairing_of_a_match_has_one_unit_per_opening(ttt):
     s = openings(ttt, N_OPEN, 3, seed=0)
     m = play_match(first_legal, first_legal, ttt, s, jax.random.PRNGKey(0))
     n = N_OPEN
-    assert np.array_equal(m.opening, np.tile(np.arange(n), 2))
-    assert np.array_equal(m.a_player, np.repeat([0, 1], n))
-    assert m.as_first.games == m.as_second.games == n and m.margin is None
-    # the same deterministic policy on both sides: each opening's two games are one game seen
-    # from the two colours
-    assert np.array_equal(m.outcomes[:n], -m.outcomes[n:])
-    assert np.array_equal(m.plies[:n], m.plies[n:])
-    assert np.all(m.plies >= 3)
     p = Pairing.from_match("x", "y", m)
     assert p.units[0] == p.units[4] == 0 and sum(p.units) == n and p.games == 2 * n
     assert p.points == pytest.approx(n)  # each opening: one win and one loss, or two draws
+    assert (p.as_first, p.as_second) == (m.as_first, m.as_second)
     assert Pairing.from_json(json.loads(json.dumps(p.to_json()))) == p
     assert p.swapped().swapped() == p
+    assert p.swapped().as_first == m.as_first.swapped()
     r = rate_ladder({("x", "y"): m}, anchor="x", n_boot=50)  # a mapping of match results
     assert r["y"].elo == pytest.approx(0.0, abs=1e-6)  # even score: equal ratings
-    with pytest.raises(ValueError, match="finished"):
-        done = openings(ttt, 2, 3).replace(terminated=np.array([True, False]))
-        play_match(first_legal, first_legal, ttt, done, jax.random.PRNGKey(0))
-
-
-def test_play_match_is_the_arena_loop(ttt):
-    """From n copies of the start position, play_match plays exactly the arena's 2n games."""
-    key = jax.random.PRNGKey(4)
-    start = jax.tree_util.tree_map(lambda x: np.stack([np.asarray(x)] * N_OPEN), ttt.init(key))
-    m = play_match(random_policy, first_legal, ttt, start, jax.random.split(key)[1])
-    a = arena(random_policy, first_legal, ttt, 2 * N_OPEN, key)
-    assert np.array_equal(m.outcomes, a.outcomes)
-    assert np.array_equal(m.a_player, a.a_player) and np.array_equal(m.plies, a.plies)
-    assert (m.as_first, m.as_second, m.overall) == (a.as_first, a.as_second, a.overall)
-
-
-def test_paired_loop_falls_back_when_a_pair_is_out_of_step(ttt):
-    """play_from(paired=True) on pairs with the same side to move in both games (it must
-    evaluate both policies on every game) plays the games that play_match plays from each
-    half's states."""
-    s = openings(ttt, N_OPEN, 3, seed=3)
-    start = jax.tree_util.tree_map(lambda x: np.stack([np.asarray(x)] * N_OPEN), ttt.init(None))
-    clash = jax.tree_util.tree_map(lambda x, y: np.concatenate([x, y]), s, start)
-    a_player = jnp.repeat(jnp.array([0, 1], jnp.int32), N_OPEN)  # O to move in game i, X in i+n
-    key = jax.random.PRNGKey(5)
-    final, total = jax.jit(
-        lambda st, k: play_from(random_policy, first_legal, ttt, st, a_player, k, paired=True)
-    )(clash, key)
-    m1 = play_match(random_policy, first_legal, ttt, s, key)  # game i: from s[i], A = player 0
-    m2 = play_match(random_policy, first_legal, ttt, start, key)  # game n + i: start, A = 1
-    total = np.asarray(total)
-    mine = total[np.arange(2 * N_OPEN), a_player] - total[np.arange(2 * N_OPEN), 1 - a_player]
-    assert np.array_equal(np.sign(mine[:N_OPEN]), m1.outcomes[:N_OPEN])
-    assert np.array_equal(np.sign(mine[N_OPEN:]), m2.outcomes[N_OPEN:])
-    assert np.array_equal(final.step_count[:N_OPEN], m1.plies[:N_OPEN])
-    assert np.array_equal(final.step_count[N_OPEN:], m2.plies[N_OPEN:])
-
-
-def test_reversi_margin(r4):
-    margin = margin_fn(r4)
-    full = r4.from_text("XXXXXXXXXXOOOOOO X")  # 10 black (player 0), 6 white
-    assert bool(full.terminated)
-    assert float(margin(full)) == 4.0
-    assert float(margin(r4.from_text("XXXXXXXXXXOOOOOO O"))) == 4.0  # same board, O to move
-    assert float(margin(r4.from_text("-OO--XOO-XX--O-- X"))) == -2.0  # 3 X, 5 O, empties
-    assert margin_fn(jaxgames.make("tic_tac_toe")) is None
-    # from A's side in real games: the disc majority decides the game
-    m = play_match(random_policy, first_legal, r4, openings(r4, N_OPEN, 2), jax.random.PRNGKey(0))
-    assert np.array_equal(np.sign(m.margin), m.outcomes)
-    assert m.margin_stats()[0] == pytest.approx(float(np.mean(m.margin)))
-    assert np.array_equal(m.swapped().margin, -m.margin)
 
 
 # --------------------------------------------------------------------------- ladder files
@@ -335,19 +238,20 @@ def test_packaged_ladders_are_consistent():
     import glob
     import os
 
-    from jaxgames.evaluation import rating
+    from jaxgames.evaluation import ladder as ladder_module
     from jaxgames.specs import check_spec
 
-    files = glob.glob(os.path.join(os.path.dirname(rating.__file__), "ladders", "*.json"))
+    folder = os.path.dirname(ladder_module.__file__)
+    files = glob.glob(os.path.join(folder, "ladders", "*.json"))
     assert files, "no packaged ladder"
     for path in files:
         ladder = load_ladder(path)
         env = ladder.make_env()
-        assert rating.game_key(env) == os.path.basename(path)[:-5]
+        assert game_key(env) == os.path.basename(path)[:-5]
         for spec in ladder.specs:
             assert check_spec(spec, env) == spec
-        states = rating.openings(env, ladder.n_openings, ladder.plies, ladder.opening_seed)
-        assert rating.openings_digest(states) == ladder.openings_digest
+        states = openings(env, ladder.n_openings, ladder.plies, ladder.opening_seed)
+        assert openings_digest(states) == ladder.openings_digest
         refit = ladder.fit().ratings()
         for rung in ladder.rungs:
             assert refit[rung.spec].elo == pytest.approx(rung.rating.elo, abs=1e-6)

@@ -1,0 +1,620 @@
+"""Ladders: a game's fixed opponents (rungs) rated once from their games against each other on a
+fixed opening set, and any player rated against them.
+
+    ladder = build_ladder(env, ["random", "greedy", "alphabeta:2", ...], make_rung,
+                          n_openings=200, plies=4)        # plays and fits; save_ladder(ladder)
+    ladder = load_ladder("reversi8")                      # jaxgames/evaluation/ladders/*.json
+    rate_against_ladder({"greedy": match, ...}, ladder)   # one player's Rating
+
+Rung ratings: penalised Bradley-Terry MLE with the anchor (``random``) at 0 and ``prior``
+virtual draws per pairing (:func:`~jaxgames.evaluation.elo.fit_elo`). A player's rating: the
+rung ratings held fixed, its MLE alone (:func:`~jaxgames.evaluation.elo.fit_agent_elo`), a
+one-sided bound for a sweep. Intervals: percentile bootstrap (Efron 1979) over openings, the
+unit whose two games (one per colour) are correlated. docs/ladders.md ("Method") has the model,
+the fits, the bootstrap and the bounds in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import inspect
+import json
+import math
+import os
+import re
+import sys
+import time
+import warnings
+from typing import Callable, Mapping, Sequence
+
+import jax
+import numpy as np
+
+from jaxgames.core import Env, GameState, Policy
+from jaxgames.evaluation.elo import (
+    Rating,
+    Record,
+    fit_agent_elo,
+    fit_elo,
+    percentile_interval,
+    sweep_bound,
+    wilson_interval,
+)
+from jaxgames.evaluation.match import MatchResult, play_match
+from jaxgames.evaluation.openings import openings, openings_digest
+from jaxgames.provenance import git_version, machine_description
+
+#: version of the ladder JSON layout
+LADDER_FORMAT = 1
+
+
+# ============================================================================ pairings
+@dataclasses.dataclass(frozen=True)
+class Pairing:
+    """The games of ``a`` against ``b``, from ``a``'s side, in bootstrap units.
+
+    units: ``units[k]`` = number of units in which ``a`` scored ``k / 2`` points; a unit is one
+        opening's two games (5 bins, from :meth:`from_match`) or one game (3 bins).
+    as_first / as_second: a's :class:`Record` as player 0 / player 1 (None if unknown).
+    margin: (mean, lo, hi) of a's final score margin (reversi discs), or None.
+    seconds: wall time the games took, if known.
+    """
+
+    a: str
+    b: str
+    units: tuple[int, ...]
+    as_first: Record | None = None
+    as_second: Record | None = None
+    margin: tuple[float, float, float] | None = None
+    seconds: float | None = None
+
+    def __post_init__(self):
+        u = tuple(int(c) for c in self.units)
+        if len(u) < 3 or len(u) % 2 == 0 or min(u) < 0 or sum(u) == 0:
+            raise ValueError(f"bad unit histogram {self.units!r} for {self.a} vs {self.b}")
+        if self.a == self.b:
+            raise ValueError(f"a pairing needs two different players, got {self.a!r} twice")
+        object.__setattr__(self, "units", u)
+
+    @property
+    def unit_games(self) -> int:
+        return (len(self.units) - 1) // 2
+
+    @property
+    def games(self) -> int:
+        return self.unit_games * sum(self.units)
+
+    @property
+    def points(self) -> float:
+        return sum(k * c for k, c in enumerate(self.units)) / 2.0
+
+    @property
+    def score(self) -> float:
+        return self.points / self.games
+
+    @property
+    def overall(self) -> Record | None:
+        if self.as_first is None or self.as_second is None:
+            return None
+        f, s = self.as_first, self.as_second
+        return Record(f.wins + s.wins, f.draws + s.draws, f.losses + s.losses)
+
+    def score_ci(self) -> tuple[float, float]:
+        """95% Wilson interval of the score (games treated as independent)."""
+        return wilson_interval(self.points, self.games)
+
+    @classmethod
+    def from_match(
+        cls, a: str, b: str, match: MatchResult, seconds: float | None = None
+    ) -> "Pairing":
+        """Units = openings (both colours' games of an opening together)."""
+        per = np.bincount(match.opening)
+        if per.min() != per.max():
+            raise ValueError("every opening must have the same number of games")
+        k = np.rint(2 * match.unit_points()).astype(int)
+        units = np.bincount(k, minlength=2 * int(per[0]) + 1)
+        m = match.margin_stats()
+        return cls(
+            a,
+            b,
+            tuple(int(c) for c in units),
+            match.as_first,
+            match.as_second,
+            None if m is None else tuple(round(float(v), 4) for v in m),
+            seconds,
+        )
+
+    @classmethod
+    def from_counts(cls, a: str, b: str, wins: int, draws: int, losses: int) -> "Pairing":
+        """Units = single games (no colour or opening information)."""
+        return cls(a, b, (int(losses), int(draws), int(wins)))
+
+    def swapped(self) -> "Pairing":
+        m = self.margin
+        return Pairing(
+            self.b,
+            self.a,
+            self.units[::-1],
+            None if self.as_first is None else self.as_first.swapped(),
+            None if self.as_second is None else self.as_second.swapped(),
+            None if m is None else (-m[0], -m[2], -m[1]),
+            self.seconds,
+        )
+
+    def resample_points(self, rng: np.random.Generator, n_boot: int) -> np.ndarray:
+        """float[n_boot]: a's points in ``n_boot`` bootstrap resamples of the units."""
+        u = np.asarray(self.units, np.float64)
+        counts = rng.multinomial(int(u.sum()), u / u.sum(), size=n_boot)
+        return counts @ (np.arange(len(u)) / 2.0)
+
+    def to_json(self) -> dict:
+        def record(r):
+            return None if r is None else [r.wins, r.draws, r.losses]
+
+        return dict(
+            a=self.a,
+            b=self.b,
+            units=list(self.units),
+            as_first=record(self.as_first),
+            as_second=record(self.as_second),
+            margin=None if self.margin is None else list(self.margin),
+            seconds=self.seconds,
+        )
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Pairing":
+        def record(x):
+            return None if x is None else Record(*(int(v) for v in x))
+
+        m = d.get("margin")
+        return cls(
+            d["a"],
+            d["b"],
+            tuple(d["units"]),
+            record(d.get("as_first")),
+            record(d.get("as_second")),
+            None if m is None else tuple(float(v) for v in m),
+            d.get("seconds"),
+        )
+
+
+def _wdl(r: Record | None) -> str:
+    return "-" if r is None else r.wdl
+
+
+# ============================================================================ fitting
+@dataclasses.dataclass(frozen=True)
+class LadderFit:
+    """Point fit and bootstrap refits of a set of pairings. elo: float[n], draws: float[B, n]
+    (columns in ``names`` order)."""
+
+    names: tuple[str, ...]
+    elo: np.ndarray
+    draws: np.ndarray
+    ci: float
+
+    def ratings(self) -> dict[str, Rating]:
+        lo, hi = percentile_interval(self.draws, self.ci)
+        return {
+            n: Rating(float(self.elo[k]), float(lo[k]), float(hi[k]))
+            for k, n in enumerate(self.names)
+        }
+
+
+#: what the fits accept: pairings, or ``{(a, b): MatchResult or Pairing}``
+PairingsLike = Sequence[Pairing] | Mapping[tuple[str, str], Pairing | MatchResult]
+
+
+def as_pairings(results: PairingsLike) -> list[Pairing]:
+    """Pairings from a list of :class:`Pairing` or a ``{(a, b): MatchResult or Pairing}``
+    mapping (results of a against b)."""
+    if isinstance(results, Mapping):
+        return [
+            r if isinstance(r, Pairing) else Pairing.from_match(a, b, r)
+            for (a, b), r in results.items()
+        ]
+    return list(results)
+
+
+def fit_ladder(
+    pairings: PairingsLike,
+    anchor: str = "random",
+    prior: float = 1.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+    names: Sequence[str] | None = None,
+) -> LadderFit:
+    """Bradley-Terry fit of ``pairings`` (anchor at 0) plus ``n_boot`` bootstrap refits (units
+    resampled within each pairing, ``numpy.random.default_rng(seed)``), all in one batched
+    :func:`~jaxgames.evaluation.elo.fit_elo`. ``names``: the player order (default: order of
+    first appearance). ``pairings``: see :func:`as_pairings`."""
+    pairings = as_pairings(pairings)
+    if not pairings:
+        raise ValueError("no pairings to fit")
+    if prior <= 0:
+        raise ValueError(f"prior must be > 0 (virtual draws per pairing), got {prior}")
+    if not 0 < ci < 1:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    if names is None:
+        names = list(dict.fromkeys(x for p in pairings for x in (p.a, p.b)))
+    names = list(names)
+    idx = {n: k for k, n in enumerate(names)}
+    missing = {x for p in pairings for x in (p.a, p.b)} - set(idx)
+    if missing:
+        raise ValueError(f"pairings name players {sorted(missing)} not among {names}")
+    if anchor not in idx:
+        raise ValueError(f"anchor {anchor!r} is not among the players {names}")
+    pi = np.array([idx[p.a] for p in pairings])
+    pj = np.array([idx[p.b] for p in pairings])
+    games = np.array([p.games for p in pairings], np.float64)
+    point = np.array([[p.points for p in pairings]])
+    elo = fit_elo(names, pi, pj, point, games, idx[anchor], prior)[0]
+    rng = np.random.default_rng(seed)
+    boot = np.stack([p.resample_points(rng, n_boot) for p in pairings], axis=1)
+    draws = fit_elo(names, pi, pj, boot, games, idx[anchor], prior)
+    return LadderFit(tuple(names), elo, draws, ci)
+
+
+def rate_ladder(
+    pairings: PairingsLike,
+    anchor: str = "random",
+    prior: float = 1.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    ci: float = 0.95,
+) -> dict[str, Rating]:
+    """``{rung: Rating(elo, lo, hi)}`` from the rungs' pairings (:func:`fit_ladder`)."""
+    return fit_ladder(pairings, anchor, prior, n_boot, seed, ci).ratings()
+
+
+def rate_against_ladder(
+    results: Mapping[str, "Pairing | MatchResult"],
+    ladder: "Ladder | LadderFit | Mapping[str, float]",
+    propagate: bool = True,
+    n_boot: int | None = None,
+    seed: int = 0,
+    ci: float = 0.95,
+) -> Rating:
+    """One player's Elo from its results against rungs (``{rung spec: MatchResult or Pairing
+    with the player as a}``), the rungs' ratings held fixed.
+
+    ``ladder``: a :class:`Ladder` or :class:`LadderFit` (rung ratings and bootstrap draws), or
+    a plain ``{rung: elo}`` mapping (then nothing to propagate). ``propagate``: pair resample b
+    of the player's games with the ladder's bootstrap draw b, so the interval carries the
+    rungs' uncertainty too (``False``: only the player's games vary, the interval to compare
+    two players rated on the same ladder). ``n_boot`` defaults to the ladder's number of draws
+    (1000 for a plain mapping). A player that won (lost) every game gets the one-sided 95%
+    lower (upper) bound of :func:`~jaxgames.evaluation.elo.sweep_bound`.
+    """
+    if not results:
+        raise ValueError("no results to rate")
+    if isinstance(ladder, Ladder):
+        ladder = ladder.fit()
+    if isinstance(ladder, LadderFit):
+        elos = dict(zip(ladder.names, ladder.elo))
+        draws = ladder.draws
+        col = {n: k for k, n in enumerate(ladder.names)}
+    else:
+        elos, draws, col = {k: float(v) for k, v in ladder.items()}, None, {}
+        propagate = False
+    unknown = sorted(set(results) - set(elos))
+    if unknown:
+        raise ValueError(f"results against {unknown}, which are not rungs of the ladder")
+    rungs = list(results)
+    pairs = [
+        r if isinstance(r, Pairing) else Pairing.from_match("<agent>", rung, r)
+        for rung, r in results.items()
+    ]
+    games = np.array([p.games for p in pairs], np.float64)
+    points = np.array([p.points for p in pairs])
+    e = np.array([elos[r] for r in rungs], np.float64)
+    if n_boot is None:
+        n_boot = draws.shape[0] if draws is not None else 1000
+    rng = np.random.default_rng(seed)
+    boot = np.stack([p.resample_points(rng, n_boot) for p in pairs], axis=1).sum(1)
+    if propagate:
+        cols = [col[r] for r in rungs]
+        e_boot = draws[np.arange(n_boot) % draws.shape[0]][:, cols]
+    else:
+        e_boot = np.broadcast_to(e, (n_boot, len(rungs)))
+    total = points.sum()
+    if total >= games.sum() or total <= 0:
+        won = total > 0
+        x = sweep_bound(games, e, 1.0 - ci, won)
+        if won:
+            return Rating(x, x, math.inf, "lower", bool(x > e.max()))
+        return Rating(x, -math.inf, x, "upper", bool(x < e.min()))
+    elo = float(fit_agent_elo(np.array([total]), games, e[None])[0])
+    lo, hi = percentile_interval(fit_agent_elo(boot, games, e_boot), ci)
+    return Rating(elo, float(lo), float(hi), None, bool(elo > e.max() or elo < e.min()))
+
+
+# ============================================================================ ladders
+def game_key(env: Env) -> str:
+    """File name stem of a game's ladder: ``tic_tac_toe``, ``reversi6``, ``reversi8``,
+    ``animal_shogi``; other non-default options are appended as ``_<name><value>``."""
+    if env.name == "reversi":
+        return f"reversi{env.config['size']}"
+    params = inspect.signature(type(env).__init__).parameters
+    extra = [
+        f"_{k}{v}"
+        for k, v in sorted(env.config.items())
+        if k not in params or params[k].default != v
+    ]
+    return env.name + "".join(extra)
+
+
+def ladder_path(key: str) -> str:
+    """``jaxgames/evaluation/ladders/<key>.json`` inside the package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "ladders", f"{key}.json")
+
+
+@dataclasses.dataclass
+class Rung:
+    """A ladder rung: its opponent spec and its rating."""
+
+    spec: str
+    rating: Rating
+
+
+@dataclasses.dataclass
+class Ladder:
+    """A game's ladder: rungs with ratings, the games behind them, and how they were made
+    (stored as JSON; ``jaxgames/evaluation/ladders/README.md`` lists the fields).
+
+    rungs: weakest first (the order given to :func:`build_ladder`). pairings: every pairing's
+    games. The rung ratings are refitted deterministically from ``pairings`` by :meth:`fit`
+    (also the bootstrap draws that carry the ladder's uncertainty into a player's rating).
+    """
+
+    game: str
+    env_name: str
+    env_options: dict
+    rungs: list[Rung]
+    pairings: list[Pairing]
+    n_openings: int
+    plies: int
+    opening_seed: int
+    openings_digest: str
+    games_per_pairing: int
+    anchor: str = "random"
+    prior: float = 1.0
+    n_boot: int = 1000
+    boot_seed: int = 0
+    ci: float = 0.95
+    seed: int = 0
+    created: str = ""
+    machine: str = ""
+    command: str = ""
+    version: str = ""
+    notes: str = ""
+
+    @property
+    def specs(self) -> list[str]:
+        return [r.spec for r in self.rungs]
+
+    @property
+    def elos(self) -> dict[str, float]:
+        return {r.spec: r.rating.elo for r in self.rungs}
+
+    def rating(self, spec: str) -> Rating:
+        for r in self.rungs:
+            if r.spec == spec:
+                return r.rating
+        raise KeyError(f"{spec!r} is not a rung of the {self.game} ladder: {self.specs}")
+
+    def make_env(self) -> Env:
+        from jaxgames.games import make
+
+        return make(self.env_name, **self.env_options)
+
+    def check_env(self, env: Env) -> None:
+        if env.name != self.env_name or dict(env.config) != dict(self.env_options):
+            raise ValueError(f"the {self.game} ladder is for {self.make_env()!r}, not {env!r}")
+
+    def fit(self) -> LadderFit:
+        """The point fit and bootstrap draws from the stored games (cached)."""
+        if "_fit" not in self.__dict__:
+            args = (self.anchor, self.prior, self.n_boot, self.boot_seed, self.ci)
+            self.__dict__["_fit"] = fit_ladder(self.pairings, *args, names=self.specs)
+        return self.__dict__["_fit"]
+
+    def opening_states(self, env: Env | None = None, n: int | None = None) -> GameState:
+        """The ladder's openings (``n`` of them: a prefix, or an extension, of the stored
+        set). Warns when the regenerated set differs from the one the ladder was built with."""
+        env = env or self.make_env()
+        states = openings(env, self.n_openings, self.plies, self.opening_seed)
+        if openings_digest(states) != self.openings_digest:
+            warnings.warn(
+                f"the {self.game} ladder's openings regenerated differently (digest "
+                f"{openings_digest(states)} != {self.openings_digest}; a different JAX random "
+                "number generator?): ratings stay comparable in distribution, not game for game",
+                stacklevel=2,
+            )
+        if n is not None and n != self.n_openings:
+            states = openings(env, n, self.plies, self.opening_seed)
+        return states
+
+    def to_json(self) -> dict:
+        d = {"format": LADDER_FORMAT}
+        for f in dataclasses.fields(self):
+            d[f.name] = getattr(self, f.name)
+        d["rungs"] = [dict(spec=r.spec, **r.rating.to_json()) for r in self.rungs]
+        d["pairings"] = [p.to_json() for p in self.pairings]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Ladder":
+        d = dict(d)
+        fmt = d.pop("format", None)
+        if fmt != LADDER_FORMAT:
+            raise ValueError(f"unsupported ladder format {fmt!r} (this code reads {LADDER_FORMAT})")
+        d["rungs"] = [Rung(r["spec"], Rating.from_json(r)) for r in d["rungs"]]
+        d["pairings"] = [Pairing.from_json(p) for p in d["pairings"]]
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.game} ladder: {len(self.rungs)} rungs, {len(self.pairings)} pairings of "
+            f"{self.games_per_pairing} games ({self.n_openings} openings of {self.plies} random "
+            f"plies x 2 colours), anchor {self.anchor} = 0, {self.ci:.0%} bootstrap intervals",
+            f"{'rung':<28} {'Elo':>24}",
+        ]
+        for r in self.rungs:
+            lines.append(f"{r.spec:<28} {str(r.rating):>24}")
+        lines.append(f"{'pairing':<40} {'score':>22}  W/D/L first   W/D/L second")
+        for p in self.pairings:
+            lo, hi = p.score_ci()
+            s = f"{p.score:.1%} [{lo:.1%}, {hi:.1%}]"
+            lines.append(
+                f"{p.a + ' vs ' + p.b:<40} {s:>22}  {_wdl(p.as_first):<13} {_wdl(p.as_second)}"
+            )
+        return "\n".join(lines)
+
+
+def save_ladder(ladder: Ladder, path: str | None = None) -> str:
+    """Write ``ladder`` as JSON (default: :func:`ladder_path` of its game). Returns the path."""
+    path = path or ladder_path(ladder.game)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+
+    def join(m):  # lists of numbers on one line
+        return "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]"
+
+    with open(path, "w") as f:
+        f.write(re.sub(r"\[([^\[\]{}\"]*)\]", join, json.dumps(ladder.to_json(), indent=1)) + "\n")
+    return path
+
+
+def load_ladder(name_or_path: str) -> Ladder:
+    """A ladder from a JSON file path, or the packaged ladder of a game key (``reversi8``)."""
+    path = name_or_path
+    if not os.path.exists(path):
+        path = ladder_path(name_or_path)
+        if not os.path.exists(path):
+            folder = os.path.dirname(path)
+            names = os.listdir(folder) if os.path.isdir(folder) else []
+            have = sorted(f[:-5] for f in names if f.endswith(".json"))
+            raise FileNotFoundError(
+                f"no ladder {name_or_path!r}: not a file, and no {path}; packaged ladders: "
+                f"{', '.join(have) or 'none'}"
+            )
+    with open(path) as f:
+        return Ladder.from_json(json.load(f))
+
+
+def ladder_pairs(n_rungs: int, span: int | None = 2) -> list[tuple[int, int]]:
+    """Rung index pairs played by :func:`build_ladder`: each rung against the next ``span``
+    rungs (``span=None``: the full round robin)."""
+    span = n_rungs - 1 if span is None else int(span)
+    if span < 1:
+        raise ValueError(f"span must be >= 1, got {span}")
+    return [(i, j) for i in range(n_rungs) for j in range(i + 1, min(i + span, n_rungs - 1) + 1)]
+
+
+def build_ladder(
+    env: Env,
+    rung_specs: Sequence[str],
+    make_rung: Callable[[str], Policy],
+    n_openings: int = 200,
+    plies: int = 4,
+    seed: int = 0,
+    span: int | None = 2,
+    anchor: str = "random",
+    prior: float = 1.0,
+    n_boot: int = 1000,
+    command: str | None = None,
+    notes: str = "",
+    log: Callable[[str], None] | None = print,
+    played: Sequence[Pairing] = (),
+) -> Ladder:
+    """Play the ladder's pairings and fit the rungs' ratings.
+
+    ``rung_specs``: weakest first, including ``anchor``. Each pairing is :func:`play_match` on
+    the same ``n_openings`` openings of ``plies`` random plies. ``span``: each rung plays the
+    next ``span`` rungs up (default 2: ``2R - 3`` pairings for R rungs instead of a round
+    robin's ``R(R-1)/2``, which ``span=None`` gives): neighbouring rungs are where scores are
+    informative (whitewashes between distant rungs say little), and the second neighbour gives
+    every rung two links and checks transitivity. ``log``: progress lines (None for silence).
+
+    ``played``: pairings of a ladder built before with the same openings, seed and span, whose
+    rungs are the first rungs of ``rung_specs``. Pairing k draws its games with
+    ``fold_in(PRNGKey(seed), k)`` and :func:`ladder_pairs` lists the pairs of the first R rungs
+    first, so rungs added on top leave the earlier pairings' games as they were: stored pairing
+    k is taken as it is (``ValueError``, before any game, if pairing k here is another pair)
+    and only the new ones are played.
+    """
+    specs = list(rung_specs)
+    if len(set(specs)) != len(specs):
+        raise ValueError(f"duplicate rung specs in {specs}")
+    if anchor not in specs:
+        raise ValueError(f"the anchor {anchor!r} must be one of the rungs {specs}")
+    pairs = ladder_pairs(len(specs), span)
+    states = openings(env, n_openings, plies, seed)
+    policies: dict[str, Policy] = {}
+
+    def policy(spec):
+        if spec not in policies:
+            policies[spec] = make_rung(spec)
+        return policies[spec]
+
+    for k, p in enumerate(played):  # checked before any game is played
+        here = (specs[pairs[k][0]], specs[pairs[k][1]]) if k < len(pairs) else None
+        if (p.a, p.b) != here:
+            raise ValueError(
+                f"stored pairing {k} ({p.a} vs {p.b}) is "
+                + (f"{here[0]} vs {here[1]} here" if here else "not among this ladder's pairs")
+                + ": new rungs go on top of the stored ones, with the same span"
+            )
+    base = jax.random.PRNGKey(seed)
+    pairings = []
+    for k, (i, j) in enumerate(pairs):
+        a, b = specs[i], specs[j]
+        if k < len(played):
+            pairings.append(played[k])
+            if log is not None:
+                log(f"[{k + 1}/{len(pairs)}] {a} vs {b}: stored, score {played[k].score:.1%}")
+            continue
+        t0 = time.perf_counter()
+        m = play_match(policy(a), policy(b), env, states, jax.random.fold_in(base, k))
+        dt = time.perf_counter() - t0
+        p = Pairing.from_match(a, b, m, seconds=round(dt, 3))
+        pairings.append(p)
+        if log is not None:
+            lo, hi = p.score_ci()
+            note = ""
+            if p.score > 0.97 or p.score < 0.03:
+                note = "  (nearly a whitewash: these rungs are far apart)"
+            log(
+                f"[{k + 1}/{len(pairs)}] {a} vs {b}: score {p.score:.1%} [{lo:.1%}, {hi:.1%}], "
+                f"first {_wdl(p.as_first)}, second {_wdl(p.as_second)}, {dt:.1f} s{note}"
+            )
+    fit = fit_ladder(pairings, anchor, prior, n_boot, 0, 0.95, names=specs)
+    ratings = fit.ratings()
+    ladder = Ladder(
+        game=game_key(env),
+        env_name=env.name,
+        env_options=dict(env.config),
+        rungs=[Rung(s, ratings[s]) for s in specs],
+        pairings=pairings,
+        n_openings=int(n_openings),
+        plies=int(plies),
+        opening_seed=int(seed),
+        openings_digest=openings_digest(states),
+        games_per_pairing=2 * int(n_openings),
+        anchor=anchor,
+        prior=float(prior),
+        n_boot=int(n_boot),
+        boot_seed=0,
+        ci=0.95,
+        seed=int(seed),
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        machine=machine_description(),
+        command=command if command is not None else " ".join(sys.argv),
+        version=git_version(),
+        notes=notes,
+    )
+    ladder.__dict__["_fit"] = fit
+    return ladder

@@ -1,0 +1,457 @@
+"""Match play: the one game loop of the evaluation and its one result type.
+
+    result = play_match(policy_a, policy_b, env, openings(env, 200, 4), key)
+    result = arena(policy_a, policy_b, env, 4000, key, opening_plies=2)
+    print(result)                # W/D/L of A overall, as first, as second; A's score margin
+    result.score                 # (wins + draws / 2) / games, from A's side
+
+Every call plays all its games at once in one jitted ``lax.while_loop`` over plies
+(:func:`play_from`), compiled once per (policies, env, number of games, options). Policies
+are ``policy(key, state) -> int32[]``. At loop step t the mover's policy gets a key derived
+from (key, t, game id), whichever policy it is, so games with equal ids share their random
+numbers (common random numbers: both colours of a pairing meet the same luck).
+
+* :func:`play_match`: every opening of a set twice, A as player 0 (game i) and as player 1
+  (game n + i); each policy is evaluated only on the games where it moves. The ladders,
+  ``jaxgames rate`` and the experiments' matches.
+* :func:`arena`: ``n_games`` from the start position, the first half (rounded up) with A as
+  player 0; game k of each half shares its random numbers, so ``arena(a, b).swapped() ==
+  arena(b, a)`` for even ``n_games``. ``opening_plies`` uniformly random plies are played
+  first in the loop. Both policies are evaluated on every game at every ply. ``jaxgames eval``,
+  the pretrained agents' record against random and the round robin.
+* :func:`evaluate_vs`: win/draw/loss rates as a jittable function, for training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Env, GameState, Policy, random_action
+from jaxgames.evaluation.elo import Z95, Match, Record
+from jaxgames.evaluation.openings import num_games
+
+
+# ============================================================================ the result
+def game_outcomes(total: np.ndarray, a_player: np.ndarray) -> np.ndarray:
+    """int8[G] from A's side (+1 won, 0 draw, -1 lost): the sign of A's summed reward minus
+    B's, from rewards float32[G, 2] and A's player id per game, int[G]."""
+    total, a_np = np.asarray(total), np.asarray(a_player)
+    games = np.arange(len(a_np))
+    return np.sign(total[games, a_np] - total[games, 1 - a_np]).astype(np.int8)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MatchResult:
+    """The games of policy A against policy B, from A's side.
+
+    outcomes: int8[G] +1 A won, 0 draw, -1 A lost. a_player: int32[G] A's player id.
+    opening: int32[G] the opening of each game (:func:`arena`: its pair of games sharing
+    random numbers), the bootstrap unit. plies: int32[G] final ply counts (opening plies
+    included). margin: float32[G] A's final score margin (:meth:`Env.score`; reversi: discs),
+    None for a game without a score. states / snapshots: the final states, and each game's
+    first state where ``snapshot`` held (else its final one), numpy leaves with leading axis
+    G, when asked for.
+    """
+
+    outcomes: np.ndarray
+    a_player: np.ndarray
+    opening: np.ndarray
+    plies: np.ndarray
+    margin: np.ndarray | None = None
+    states: GameState | None = None
+    snapshots: GameState | None = None
+
+    @classmethod
+    def of(cls, a_player, opening, total, plies, score=None, states=None, snapshots=None):
+        """From a loop's summed rewards float32[G, 2], plies int32[G] and, for a game with a
+        score, the final :meth:`Env.score` float32[G, 2] (numpy or device arrays)."""
+        a_np = np.asarray(a_player, np.int32)
+        margin = None
+        if score is not None:
+            margin = np.asarray(score, np.float32)[np.arange(len(a_np)), a_np]
+        return cls(
+            game_outcomes(total, a_np),
+            a_np,
+            np.asarray(opening, np.int32),
+            np.asarray(plies),
+            margin,
+            jax.device_get(states),
+            jax.device_get(snapshots),
+        )
+
+    @property
+    def overall(self) -> Record:
+        return Record.of(self.outcomes)
+
+    @property
+    def as_first(self) -> Record:
+        """A's record as player 0 (the side that moved first from the start position)."""
+        return Record.of(self.outcomes[self.a_player == 0])
+
+    @property
+    def as_second(self) -> Record:
+        return Record.of(self.outcomes[self.a_player == 1])
+
+    @property
+    def score(self) -> float:
+        return self.overall.score
+
+    def unit_points(self) -> np.ndarray:
+        """float[n_openings]: A's points (win 1, draw 1/2) over the games of each opening."""
+        pts = (self.outcomes.astype(np.float64) + 1.0) / 2.0
+        return np.bincount(self.opening, weights=pts)
+
+    def margin_stats(self) -> tuple[float, float, float] | None:
+        """(mean, lo, hi) of A's final margin: 95% normal interval with the openings as units
+        (the mean of each opening's games, so the colour pairing is respected); None when the
+        game has no score."""
+        if self.margin is None:
+            return None
+        per = np.bincount(self.opening, weights=self.margin) / np.bincount(self.opening)
+        mean = float(np.mean(self.margin))
+        if len(per) < 2:
+            return mean, float("nan"), float("nan")
+        half = Z95 * float(np.std(per, ddof=1)) / math.sqrt(len(per))
+        return mean, mean - half, mean + half
+
+    def swapped(self) -> "MatchResult":
+        """The same games seen from B's side."""
+        return dataclasses.replace(
+            self,
+            outcomes=-self.outcomes,
+            a_player=1 - self.a_player,
+            margin=None if self.margin is None else -self.margin,
+        )
+
+    def to_dict(self) -> dict:
+        """Plain-Python summary (records with rates and Wilson intervals, margin, mean plies)."""
+        out = {name: getattr(self, name).to_dict() for name in ("overall", "as_first", "as_second")}
+        m = self.margin_stats()
+        out["margin"] = None if m is None else dict(zip(("mean", "lo", "hi"), m))
+        out["mean_plies"] = float(np.mean(self.plies)) if len(self.plies) else float("nan")
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"A overall:   {self.overall}",
+            f"A as first:  {self.as_first}",
+            f"A as second: {self.as_second}",
+        ]
+        m = self.margin_stats()
+        if m is not None:
+            lines.append(f"A's margin:  {m[0]:+.2f} [{m[1]:+.2f}, {m[2]:+.2f}]")
+        return "\n".join(lines)
+
+
+# ============================================================================ the game loop
+def play_from(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    states,
+    a_player: jax.Array,
+    key: jax.Array,
+    opening_plies: int | jax.Array = 0,
+    max_plies: int | None = None,
+    game_ids: jax.Array | None = None,
+    paired: bool = False,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
+):
+    """Play the batch of games ``states`` (leading axis G) on to the end, in parallel (jit
+    this): the one game loop of the evaluation.
+
+    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``, or
+    ``arange(G/2)`` twice when ``paired``) seeds each game's randomness (module docstring).
+    The first ``opening_plies`` steps play uniformly random moves instead. Stops when all
+    games are over or after ``max_plies`` loop steps (if given). Returns (final states, summed
+    rewards float32[G, 2]), and with ``snapshot`` (``state -> bool[]``) third each game's
+    first state where it held (its final state where it never did).
+
+    ``paired`` (static): game i and game i + G/2 are the same game with colours swapped (equal
+    game ids, different ``a_player``), so in every pair one game has A to move and the other B
+    (the games here alternate strictly): A and B are then each evaluated on G/2 states per ply
+    instead of G, with the same keys and states, so the same moves (up to float rounding that
+    depends on the batch size, e.g. in a network). A step where some pair has A (or B) to move
+    in both live games falls back to evaluating both policies on all G games.
+    """
+    g = a_player.shape[0]
+    if paired and g % 2:
+        raise ValueError(f"paired play needs an even number of games, got {g}")
+    h = g // 2
+    if game_ids is not None:
+        ids = game_ids
+    elif paired:
+        ids = jnp.concatenate([jnp.arange(h, dtype=jnp.int32)] * 2)
+    else:
+        ids = jnp.arange(g, dtype=jnp.int32)
+    vpol_a, vpol_b = jax.vmap(policy_a), jax.vmap(policy_b)
+
+    def full(states, k_pol):
+        act_a = vpol_a(k_pol, states)
+        act_b = vpol_b(k_pol, states)
+        return jnp.where(states.current_player == a_player, act_a, act_b).astype(jnp.int32)
+
+    def split_pairs(states, k_pol):
+        """Each policy on the half of the states where it is to move (see ``paired``)."""
+        live = ~(states.terminated | states.truncated)
+        a_moves = states.current_player == a_player
+        a_in_first = jnp.where(live[:h], a_moves[:h], ~a_moves[h:])  # A's game is game i
+
+        def pick(x, take_first):
+            sel = take_first.reshape((h,) + (1,) * (x.ndim - 1))
+            return jnp.where(sel, x[:h], x[h:])
+
+        s_a = jax.tree_util.tree_map(lambda x: pick(x, a_in_first), states)
+        s_b = jax.tree_util.tree_map(lambda x: pick(x, ~a_in_first), states)
+        act_a = vpol_a(k_pol[:h], s_a).astype(jnp.int32)
+        act_b = vpol_b(k_pol[:h], s_b).astype(jnp.int32)
+        first = jnp.where(a_in_first, act_a, act_b)
+        second = jnp.where(a_in_first, act_b, act_a)
+        return jnp.concatenate([first, second])
+
+    def choose(states, k_pol):
+        if not paired:
+            return full(states, k_pol)
+        live = ~(states.terminated | states.truncated)
+        a_moves = states.current_player == a_player
+        clash = live[:h] & live[h:] & (a_moves[:h] == a_moves[h:])
+        return jax.lax.cond(jnp.any(clash), full, split_pairs, states, k_pol)
+
+    def keep(snaps, taken, states):
+        """(snaps, taken) with each game's state kept the first time ``snapshot`` holds."""
+        if snapshot is None:  # nothing carried: the loop is the plain one
+            return snaps, taken
+        take = ~taken & jax.vmap(snapshot)(states)
+        return _where_games(take, states, snaps), taken | take
+
+    def cond(c):
+        states, _, t, _ = c
+        live = jnp.any(~(states.terminated | states.truncated))
+        return live if max_plies is None else live & (t < max_plies)
+
+    def body(c):
+        states, total, t, (snaps, taken) = c
+        k_t = jax.random.fold_in(key, t)
+        keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
+        k_pol, k_rand = keys[:, 0], keys[:, 1]
+        action = choose(states, k_pol)
+        act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
+        action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
+        states = jax.vmap(env.step)(states, action)
+        return states, total + states.rewards, t + 1, keep(snaps, taken, states)
+
+    zeros = jnp.zeros((g, env.num_players), jnp.float32)
+    snapped = keep(states, jnp.zeros(g, bool), states) if snapshot is not None else ((), ())
+    init = (states, zeros, jnp.int32(0), snapped)
+    states, total, _, (snaps, taken) = jax.lax.while_loop(cond, body, init)
+    if snapshot is None:
+        return states, total
+    return states, total, _where_games(taken, snaps, states)
+
+
+def _where_games(mask: jax.Array, a, b):
+    """Per game (leading axis G of every leaf): ``a``'s where ``mask`` bool[G], else ``b``'s."""
+    pick = lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), x, y)  # noqa: E731
+    return jax.tree_util.tree_map(pick, a, b)
+
+
+def _start(env: Env, key: jax.Array, ids: jax.Array):
+    """(start states of games ``ids``, the loop's key): how every game from the start is keyed."""
+    key_init, key_play = jax.random.split(key)
+    return jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids)), key_play
+
+
+def _collect(env: Env, out, final_states: bool) -> dict:
+    """What a :class:`MatchResult` needs from a :func:`play_from` call's output."""
+    final, total, *snaps = out
+    return dict(
+        total=total,
+        plies=final.step_count,
+        score=jax.vmap(env.score)(final) if env.has_score() else None,
+        states=final if final_states else None,
+        snapshots=snaps[0] if snaps else None,
+    )
+
+
+def play_games(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    a_player: jax.Array,
+    key: jax.Array,
+    opening_plies: int | jax.Array = 0,
+    max_plies: int | None = None,
+    game_ids: jax.Array | None = None,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
+):
+    """Play ``len(a_player)`` games from the start position with :func:`play_from` (jit this).
+
+    a_player, game_ids (default ``arange(G)``), opening_plies, max_plies, snapshot: as for
+    :func:`play_from`. Returns (summed rewards float32[G, 2], plies int32[G]), and with
+    ``snapshot`` its snapshots third.
+    """
+    ids = jnp.arange(a_player.shape[0], dtype=jnp.int32) if game_ids is None else game_ids
+    states, key_play = _start(env, key, ids)
+    states, total, *snaps = play_from(
+        policy_a, policy_b, env, states, a_player, key_play, opening_plies, max_plies, ids,
+        snapshot=snapshot,
+    )  # fmt: skip
+    return (total, states.step_count, *snaps)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached(build, *args):
+    return build(*args)
+
+
+def _compiled(build, *args):
+    """``build(*args)`` (a jitted match), cached so that repeated matches of the same policies
+    and size compile once; unhashable policies are built afresh."""
+    try:
+        return _cached(build, *args)
+    except TypeError:  # an unhashable policy object
+        return build(*args)
+
+
+# ============================================================================ entry points
+def arena_layout(n_games: int) -> tuple[jax.Array, jax.Array]:
+    """(a_player, game_ids), int32[n_games] each: how :func:`arena` lays out its games (A first
+    in the first half, rounded up; game k of each half shares its random numbers), so that a
+    :func:`play_games` call with them and ``arena``'s key plays ``arena``'s games."""
+    first = (n_games + 1) // 2
+    i = jnp.arange(n_games, dtype=jnp.int32)
+    return jnp.where(i < first, 0, 1).astype(jnp.int32), jnp.where(i < first, i, i - first)
+
+
+def _build_arena(policy_a, policy_b, env, n_games, max_plies, final_states, snapshot):
+    a_player, ids = arena_layout(n_games)
+
+    def run(key, opening_plies):
+        states, key_play = _start(env, key, ids)
+        out = play_from(
+            policy_a, policy_b, env, states, a_player, key_play, opening_plies, max_plies, ids,
+            snapshot=snapshot,
+        )  # fmt: skip
+        return _collect(env, out, final_states)
+
+    return jax.jit(run)
+
+
+def arena(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    n_games: int,
+    key: jax.Array,
+    opening_plies: int = 0,
+    max_plies: int | None = None,
+    *,
+    final_states: bool = False,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
+) -> MatchResult:
+    """Play ``n_games`` games of A against B from the start, half with each colour, all in
+    parallel (module docstring). ``opening_plies``: random plies played first in every game.
+    ``max_plies``: optional cap (unfinished games count as draws). ``final_states`` /
+    ``snapshot``: keep the final states / each game's first state where ``snapshot`` holds in
+    the result. Returns a :class:`MatchResult` from A's side.
+    """
+    if n_games < 1:
+        raise ValueError(f"n_games must be >= 1, got {n_games}")
+    if opening_plies < 0:
+        raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
+    run = _compiled(
+        _build_arena, policy_a, policy_b, env, n_games, max_plies, final_states, snapshot
+    )
+    a_player, ids = arena_layout(n_games)
+    return MatchResult.of(a_player, ids, **run(key, jnp.int32(opening_plies)))
+
+
+def _build_match(policy_a, policy_b, env, n, max_plies, final_states, snapshot):
+    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n)
+    ids = jnp.concatenate([jnp.arange(n, dtype=jnp.int32)] * 2)
+
+    def run(states, key):
+        both = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, x]), states)
+        out = play_from(
+            policy_a, policy_b, env, both, a_player, key, 0, max_plies, ids, paired=True,
+            snapshot=snapshot,
+        )  # fmt: skip
+        return _collect(env, out, final_states)
+
+    return jax.jit(run)
+
+
+def play_match(
+    policy_a: Policy,
+    policy_b: Policy,
+    env: Env,
+    opening_states: GameState,
+    key: jax.Array,
+    max_plies: int | None = None,
+    *,
+    final_states: bool = False,
+    snapshot: Callable[[GameState], jax.Array] | None = None,
+) -> MatchResult:
+    """Play every opening of ``opening_states`` (a batched state, leading axis n) twice, A as
+    player 0 (game i) and as player 1 (game n + i), all 2n games at once. Both games of an
+    opening get the same random numbers (``key`` feeds the loop directly: at loop step t the
+    mover's policy gets a key from (key, t, opening index)). ``max_plies``: optional cap on
+    plies after the opening (unfinished games are draws). ``final_states`` / ``snapshot``: as
+    for :func:`arena`.
+    """
+    n = num_games(opening_states)
+    done = np.asarray(opening_states.terminated) | np.asarray(opening_states.truncated)
+    if done.any():
+        raise ValueError(f"openings {np.flatnonzero(done).tolist()} are finished games")
+    run = _compiled(_build_match, policy_a, policy_b, env, n, max_plies, final_states, snapshot)
+    out = run(jax.tree_util.tree_map(jnp.asarray, opening_states), key)
+    a_player = np.repeat(np.array([0, 1], np.int32), n)
+    return MatchResult.of(a_player, np.tile(np.arange(n, dtype=np.int32), 2), **out)
+
+
+def evaluate_vs(
+    env: Env, policy: Policy, opponent: Policy, key: jax.Array, n_games: int
+) -> dict[str, jax.Array]:
+    """``policy`` against ``opponent``, ``n_games`` as each side, in one batch. Jittable.
+
+    Returns float32[] rates keyed ``{win,draw,loss}_first`` (policy is player 0) and
+    ``{win,draw,loss}_second`` (policy is player 1). Used for evaluation inside training.
+    """
+    if int(n_games) < 1:
+        raise ValueError(f"n_games must be >= 1, got {n_games}")
+    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n_games)
+    total, _ = play_games(policy, opponent, env, a_player, key)
+    mine = total[jnp.arange(2 * n_games), a_player].reshape(2, n_games)
+    out = {}
+    for side, name in enumerate(("first", "second")):
+        r = mine[side]
+        out[f"win_{name}"] = jnp.mean(r > 0).astype(jnp.float32)
+        out[f"draw_{name}"] = jnp.mean(r == 0).astype(jnp.float32)
+        out[f"loss_{name}"] = jnp.mean(r < 0).astype(jnp.float32)
+    return out
+
+
+def round_robin(
+    policies: dict[str, Policy], env: Env, n_games: int, key: jax.Array, opening_plies: int = 0
+) -> list[Match]:
+    """Every pair of ``policies`` plays an :func:`arena` of ``n_games`` games; one
+    :class:`~jaxgames.evaluation.elo.Match` per unordered pair, in ``policies`` order (the
+    table of :func:`~jaxgames.evaluation.elo.bradley_terry`)."""
+    names = list(policies)
+    if len(names) < 2:
+        raise ValueError(f"a round robin needs at least 2 policies, got {names}")
+    out = []
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            b = names[j]
+            key_ij = jax.random.fold_in(key, i * len(names) + j)
+            r = arena(policies[a], policies[b], env, n_games, key_ij, opening_plies=opening_plies)
+            out.append(Match(a, b, r.overall.wins, r.overall.draws, r.overall.losses))
+    return out
