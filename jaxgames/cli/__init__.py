@@ -2,6 +2,7 @@
 
     jaxgames train ppo --game tic_tac_toe --quick
     jaxgames eval --game reversi --size 8 --a runs/X --b alphabeta:2 --games 4000
+    jaxgames match runs/X engine:2 --report lengths  # from varied openings, both colours
     jaxgames rate runs/X                       # Elo on the game's ladder of engines
     jaxgames play --game reversi --size 8 --agent runs/X
     jaxgames replay game.txt
@@ -29,7 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 from jaxgames.compile_cache import enable_compile_cache
 
 #: command modules in ``--help`` order (``play`` adds ``play`` and ``replay``)
-COMMANDS = ("train", "eval", "rate", "play", "render", "export")
+COMMANDS = ("train", "eval", "match", "rate", "play", "render", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
