@@ -445,7 +445,7 @@ def _report_lines(name: str, rep: dict) -> list[str]:
     if name == "endings":
         lines = ["how A's games ended (games, mean plies, mean disc margin):"]
         for c, label in colour.items():
-            lines.append(f"  {label}")
+            lines.append(f"  {label.rstrip()}")
             for what, e in rep[c].items():
                 if e["games"]:
                     lines.append(
@@ -473,11 +473,12 @@ def _report_lines(name: str, rep: dict) -> list[str]:
         r = rep[c]
         p = r["perfect"]
         lo, hi = p["score_ci"]
-        lines.append(
-            f"  {label} perfect play W {p['wins']} D {p['draws']} L {p['losses']}, score "
-            f"{p['score']:.1%} [{lo:.1%}, {hi:.1%}]; thrown away after {e} empties "
-            f"{r['thrown_away']}, lost before {r['lost_before']}, over before {r['over_before']}"
-        )
+        lines += [
+            f"  {label} perfect play from there W {p['wins']} D {p['draws']} L {p['losses']}, "
+            f"score {p['score']:.1%} [{lo:.1%}, {hi:.1%}]",
+            f"    thrown away after {e} empties: {r['thrown_away']}, already lost there: "
+            f"{r['lost_before']}, over before: {r['over_before']}",
+        ]
         for (_, res), (w, d, lost) in zip(RESULTS, r["table"]):
             lines.append(f"    {res:5s} at {e} empties -> ended W {w} D {d} L {lost}")
         for head, v in r["values"].items():
