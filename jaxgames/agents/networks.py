@@ -59,7 +59,7 @@ def one_key_at_a_time(init: Callable) -> Callable:
 
 
 def orthogonal(scale: float) -> Callable:
-    """Orthogonal initialiser (Saxe et al. 2014) safe to vmap over keys (:func:`one_key_at_a_time`)."""
+    """Orthogonal initialiser (Saxe et al. 2014), safe to vmap over keys (one at a time)."""
     return one_key_at_a_time(nn.initializers.orthogonal(scale))
 
 
