@@ -34,8 +34,6 @@ threefry key split per game and step would each cost more than a reversi step.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import sys
 import time
@@ -46,6 +44,7 @@ import jax.numpy as jnp
 
 import jaxgames
 from jaxgames import distributed
+from jaxgames import experiment as ex
 from jaxgames.cli import report_errors
 from jaxgames.experiment import parse_variant, random_plies, random_rollout
 
@@ -107,12 +106,7 @@ def measure(fn: Callable, seed: int, repeats: int = 3) -> tuple[float, float, in
 
 def plot(rows: list[dict], out: str) -> None:
     """Log-log steps/s vs batch, one line per (game, impl); PNG + PDF under ``out``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = ex.pyplot().subplots(figsize=(7, 4.5))
     series = sorted({(r["game"], r["impl"], r.get("devices", 1)) for r in rows})
     colors = {g: f"C{i}" for i, g in enumerate(sorted({g for g, _, _ in series}))}
     many = len({d for _, _, d in series}) > 1
@@ -138,9 +132,7 @@ def plot(rows: list[dict], out: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(os.path.join(out, f"throughput.{ext}"))
-    plt.close(fig)
+    ex.save_figure(fig, os.path.join(out, "throughput"))
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
@@ -196,18 +188,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         have_pgx = False
         print("pgx is not installed: jaxgames only", file=sys.stderr)
 
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump(
-            {
-                **vars(args),
-                "backend": jax.default_backend(),
-                "devices": [str(d) for d in jax.devices()],
-                "jax": jax.__version__,
-            },
-            f,
-            indent=2,
-        )
+    ex.prepare_out(args.out, vars(args))
 
     rows: list[dict] = []
     for label in args.games:
@@ -258,13 +239,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     flush=True,
                 )
 
-    with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
-        w.writeheader()
-        w.writerows(rows)
+    ex.write_csv(os.path.join(args.out, "throughput.csv"), rows)
     if rows and not args.no_plot:
         plot(rows, args.out)
-
     print(f"\n{'game':>14} {'batch':>6} {'jaxgames steps/s':>17} {'pgx steps/s':>14} {'ratio':>7}")
     for game in dict.fromkeys(r["game"] for r in rows):
         for batch in args.batch_sizes:
@@ -294,17 +271,8 @@ def scaling_rows(rows: list[dict]) -> list[dict]:
     for r in rows:
         b = base.get((r["game"], r["impl"], r["batch"]))
         eff = r["steps_per_s"] / (r["devices"] * b) if b else float("nan")
-        out.append(
-            dict(
-                game=r["game"],
-                impl=r["impl"],
-                batch=r["batch"],
-                devices=r["devices"],
-                steps_per_s=r["steps_per_s"],
-                speedup=r["steps_per_s"] / b if b else float("nan"),
-                efficiency=eff,
-            )
-        )
+        keep = {k: r[k] for k in ("game", "impl", "batch", "devices", "steps_per_s")}
+        out.append(dict(keep, speedup=r["steps_per_s"] / b if b else float("nan"), efficiency=eff))
     return out
 
 
@@ -318,25 +286,10 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     for n in args.devices:
         sub_out = os.path.join(args.out, f"devices{n}")
-        cmd = [
-            sys.executable,
-            os.path.abspath(__file__),
-            "--games",
-            *args.games,
-            "--batch-sizes",
-            *map(str, args.batch_sizes),
-            "--steps",
-            str(args.steps),
-            "--repeats",
-            str(args.repeats),
-            "--seed",
-            str(args.seed),
-            "--out",
-            sub_out,
-            "--no-plot",
-            "--child-devices",
-            str(n),
-        ]
+        cmd = [sys.executable, os.path.abspath(__file__), "--games", *args.games, "--batch-sizes",
+               *map(str, args.batch_sizes), "--steps", str(args.steps), "--repeats",
+               str(args.repeats), "--seed", str(args.seed), "--out", sub_out, "--no-plot",
+               "--child-devices", str(n)]  # fmt: skip
         cmd += ["--no-pgx"] if args.no_pgx else []
         cmd += ["--pgx-native-autoreset"] if args.pgx_native_autoreset else []
         env = dict(os.environ)
@@ -348,31 +301,14 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
         if proc.returncode:
             print(f"{n} device(s) failed (exit {proc.returncode}); skipped", file=sys.stderr)
             continue
-        with open(os.path.join(sub_out, "throughput.csv")) as f:
-            for r in csv.DictReader(f):
-                rows.append(
-                    {
-                        k: (
-                            v
-                            if k in ("game", "impl")
-                            else float(v)
-                            if "." in v or "e" in v
-                            else int(v)
-                        )
-                        for k, v in r.items()
-                    }
-                )
-    with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
-        w.writeheader()
-        w.writerows(rows)
+        for r in ex.read_csv(os.path.join(sub_out, "throughput.csv")):
+            number = {k: float(v) if "." in v or "e" in v else int(v) for k, v in r.items()
+                      if k not in ("game", "impl")}  # fmt: skip
+            rows.append({**r, **number})
+    ex.write_csv(os.path.join(args.out, "throughput.csv"), rows)
     scaling = scaling_rows(rows)
-    with open(os.path.join(args.out, "scaling.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(scaling[0]) if scaling else ["game"])
-        w.writeheader()
-        w.writerows(scaling)
-    with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump({**vars(args), "jax": jax.__version__}, f, indent=2)
+    ex.write_csv(os.path.join(args.out, "scaling.csv"), scaling)
+    ex.prepare_out(args.out, vars(args))
     if rows and not args.no_plot:
         plot(rows, args.out)
     print(

@@ -62,6 +62,7 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
     wanted = [
         ("throughput/throughput.png", "throughput.png"),
         ("reference_articles/report.md", "reference_articles.md"),
+        ("ablation/summary.md", "ablation_reversi6_vs_random.md"),  # not a step: when it was run
     ]
     for path in sorted(
         glob.glob(os.path.join(runs, "learning_curves", "*", "learning_curves.png"))

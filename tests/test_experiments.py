@@ -316,11 +316,13 @@ def test_publish_copies_what_the_docs_link_to(tmp_path):
         "throughput/throughput.png",
         "reference_articles/report.md",
         "reproduce/timings.md",
+        "ablation/summary.md",
     ):
         (runs / rel).parent.mkdir(parents=True, exist_ok=True)
         (runs / rel).write_text(rel)
     copied = script("reproduce").publish(str(tmp_path / "docs"), str(runs))
     assert sorted(os.path.basename(c) for c in copied) == [
+        "ablation_reversi6_vs_random.md",
         "learning_curves_reversi6_elo.png",
         "learning_curves_reversi6_ppo.png",
         "reference_articles.md",
