@@ -59,15 +59,10 @@ FULL_STEPS = {
     ("animal_shogi", "ppo"): 2_500_000, ("animal_shogi", "dqn"): 2_000_000,
     ("animal_shogi", "alphazero"): 2_000_000,
 }
-# fmt: on
 #: overrides of the full runs (not with --quick or --total-steps; command-line ones win): the
 #: reversi 6x6 PPO variant that did best against random in the ablation (docs/results.md)
-FULL_OVERRIDES = {
-    ("reversi6", "ppo"): {
-        "ent_coef": 0.1,
-        "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25},
-    },
-}
+FULL_OVERRIDES = {("reversi6", "ppo"): {
+    "ent_coef": 0.1, "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25}}}
 #: the costliest rungs played at every evaluation (uct simulations, engine depth)
 RUNG_LIMITS = {"uct": 300, "engine": 2}
 #: score thresholds against held-out ladder rungs, weakest first (time to rating)
@@ -75,6 +70,7 @@ MILESTONES = {
     "tic_tac_toe": {"random": 0.9, "uct:300": 0.5, "perfect": 0.5},
     "default": {"random": 0.9, "engine:2": 0.5, "engine:4": 0.5},
 }
+# fmt: on
 
 
 def milestones(game: str) -> dict[str, float]:

@@ -46,7 +46,14 @@ from jaxgames.agents.presets import default_config
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.elo import wilson_interval
 from jaxgames.evaluation.match import arena
-from jaxgames.experiment import prepare_out, seed_evaluator, with_chunks, write_csv, write_json
+from jaxgames.experiment import (
+    parse_variant,
+    prepare_out,
+    seed_evaluator,
+    with_chunks,
+    write_csv,
+    write_json,
+)
 from jaxgames.specs import make_opponent
 from jaxgames.training.driver import run_training
 
@@ -69,20 +76,11 @@ def row(experiment: str, quantity: str, article: str, ours: str, note: str = "")
     return dict(experiment=experiment, quantity=quantity, article=article, ours=ours, note=note)
 
 
-def train_part(
-    name: str,
-    algo: str,
-    game: str,
-    options: dict,
-    total_steps,
-    a,
-    out: str,
-    overrides: dict | None = None,
-):
+def train_part(name: str, algo: str, game: str, total_steps, a, out: str, overrides=None):
     """One part's seeds trained in one vmap (``<out>/seed<s>/``, at most ``--budget-minutes``),
     then every seed's greedy network against the yardsticks: (run summary, the part's info
     with its W/D/L per yardstick and colour, summed over the seeds)."""
-    cfg = default_config(algo, game, options, quick=a.quick)
+    cfg = default_config(algo, *parse_variant(game), quick=a.quick)
     cfg = cfg.override({**(overrides or {}), **a.overrides})
     cfg = cfg.override({"total_steps": int(total_steps)} if total_steps else {})
     cfg = with_chunks(algo, cfg, a.evals)
@@ -158,45 +156,26 @@ def part_tabular_q(a, out):
         lo, hi = x["ci95"]
         return f"{x['greedy_win']:.1%} [{lo:.1%}, {hi:.1%}] at {x['games']:,.0f} games"
 
-    exp = "tabular Q, tic-tac-toe"
+    exp, note = "tabular Q, tic-tac-toe", "greedy table, colours alternate; mean over seeds"
+    final = f"{s['final_x_win']:.1%} / {s['final_o_win']:.1%} ({cell(s.get('final'))})"
+    clock = f"run {s['run_s']:.1f} s + compile {s['compile_s']:.1f} s (all seeds at once)"
     rows = [
-        row(
-            exp,
-            "win rate vs random after 10,000 games",
-            "~80%",
-            cell(s.get("at_10k")),
-            "greedy table, colours alternate; mean over seeds",
-        ),
+        row(exp, "win rate vs random after 10,000 games", "~80%", cell(s.get("at_10k")), note),
         row(
             exp,
             "plateau (20-30k games)",
             "just under 90%",
             cell(s.get("at_30k") or s.get("at_20k")),
         ),
-        row(
-            exp,
-            "final, as X / as O",
-            "-",
-            f"{s['final_x_win']:.1%} / {s['final_o_win']:.1%} ({cell(s.get('final'))})",
-            f"run {s['run_s']:.1f} s + compile {s['compile_s']:.1f} s (all seeds at once); "
-            "a perfect player as X / as O: value_iteration_tictactoe.py",
-        ),
+        row(exp, "final, as X / as O", "-", final, f"{clock}; a perfect player ~96.8% / ~78.1%"),
     ]
     return rows, dict(summary=s)
 
 
 def part_othello6_dqn(a, out):
     games = a.othello_games or (1500 if a.quick else 40_000)
-    run, info = train_part(
-        "othello6_dqn",
-        "dqn",
-        "reversi",
-        {"size": 6},
-        games * OTHELLO6_PLIES,
-        a,
-        out,
-        SELF_PLAY_ONLY,
-    )
+    steps = games * OTHELLO6_PLIES
+    run, info = train_part("othello6_dqn", "dqn", "reversi6", steps, a, out, SELF_PLAY_ONLY)
     played = [r[-1].get("train/games_total", float("nan")) for r in run.records if r]
     info["selfplay_games_per_seed"] = float(np.mean(played)) if played else float("nan")
     exp = "6x6 othello DQN"
@@ -208,20 +187,12 @@ def part_othello6_dqn(a, out):
 def part_shogi(a, out):
     games = a.shogi_games or (1024 if a.quick else 2**17)
     plies = default_config("winner_imitation", "animal_shogi", quick=a.quick).max_plies
-    run, info = train_part(
-        "shogi_winner_imitation", "winner_imitation", "animal_shogi", {}, games * plies, a, out
-    )
-    legal = [[r["train/legal_rate"] for r in recs] for recs in run.records]
-    legal_first, legal_final = (
-        float(np.mean([x[0] for x in legal])),
-        np.mean([x[-1] for x in legal]),
-    )
+    run, info = train_part("shogi", "winner_imitation", "animal_shogi", games * plies, a, out)
+    legal = np.array([[r["train/legal_rate"] for r in recs] for recs in run.records])
+    legal_first, legal_final = float(legal[:, 0].mean()), float(legal[:, -1].mean())
     # the article's second number: the trained net against the untrained one, both sampling
-    n_vs, agent, env = (
-        a.vs_init_games or (512 if a.quick else 2**14),
-        run.algorithm.agent,
-        run.algorithm.env,
-    )
+    n_vs = a.vs_init_games or (512 if a.quick else 2**14)
+    agent, env = run.algorithm.agent, run.algorithm.env
     wins = draws = total = 0
     for j in range(len(run.seeds)):
         state = jax.tree_util.tree_map(lambda x: x[j], run.state)
@@ -232,42 +203,23 @@ def part_shogi(a, out):
     info.update(legal_rate_final=legal_final, legal_rate_first_chunk=legal_first)
     info.update(vs_init=dict(wins=wins, draws=draws, games=total), selfplay_games_per_seed=played)
     exp = "animal shogi winner imitation"
+    legal_note = (
+        f"argmax of the unmasked policy on self-play positions; first chunk {legal_first:.1%}"
+    )
     rows = [
         row(exp, "self-play games", "2^17 = 131,072", f"{played:,}", trained(info, a.seeds)),
-        row(
-            exp,
-            "raw net plays a legal move",
-            "98.7%",
-            f"{legal_final:.1%}",
-            f"argmax of the unmasked policy on self-play positions; {legal_first:.1%} in the "
-            "first chunk",
-        ),
-        row(
-            exp,
-            "wins vs the untrained net (sampling)",
-            "53% (2^14 games)",
-            fmt_rate(wins, total),
-            f"{total} games, both colours; draws {draws / total:.1%}",
-        ),
-    ]
+        row(exp, "raw net plays a legal move", "98.7%", f"{legal_final:.1%}", legal_note),
+        row(exp, "wins vs the untrained net (sampling)", "53% (2^14 games)", fmt_rate(wins, total),
+            f"{total} games, both colours; draws {draws / total:.1%}"),
+    ]  # fmt: skip
     return rows + yardstick_rows(exp, info["final"], "-"), info
 
 
 def part_reversi8(a, out):
     steps = a.reversi8_steps or (100_000 if a.quick else None)
-    run, info = train_part(
-        "reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out, SELF_PLAY_ONLY
-    )
-    exp = "8x8 reversi PPO"
-    rows = [
-        row(
-            exp,
-            "self-play plies",
-            "(not stated)",
-            f"{info['env_steps_per_seed']:,}",
-            trained(info, a.seeds),
-        )
-    ]
+    run, info = train_part("reversi8_ppo", "ppo", "reversi8", steps, a, out, SELF_PLAY_ONLY)
+    exp, plies = "8x8 reversi PPO", f"{info['env_steps_per_seed']:,}"
+    rows = [row(exp, "self-play plies", "(not stated)", plies, trained(info, a.seeds))]
     article = "lost to a beginner; barely beat the weakest app level"
     return rows + yardstick_rows(exp, info["final"], article), info
 

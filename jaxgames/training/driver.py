@@ -20,6 +20,15 @@ interrupted run ends bit for bit where an uninterrupted one does. A different co
 existing run directory is an error. ``init_from`` starts from a trained agent's network
 (:func:`initial_params`, read once when the run starts).
 
+Seeds: ``run_training(..., seeds=[0, 1, 2])`` trains the seeds in lockstep, one jitted ``vmap``
+of the algorithm's pure ``init`` and ``chunk`` on one device (the networks' initialisers are
+safe to vmap: :func:`jaxgames.agents.networks.one_key_at_a_time`), each into the ordinary run
+directory ``run_dir/seed<s>/`` (its config's ``seed`` is ``s``; each seed's results equal its
+single run's to float tolerance: vmapped matmuls sum in another order). They resume together
+from the newest chunk every seed has a checkpoint of: each keeps one checkpoint more than
+``keep_checkpoints``, so a run stopped between two seeds' saves still has one. ``on_chunk(k,
+state, records)`` runs between chunks: an experiment's own evaluation, and its stop.
+
 Safety: one process trains into a run at a time (:class:`~jaxgames.runs.lock.RunLock`; a
 killed holder's lock is taken over); a damaged checkpoint is skipped for the previous one
 (:mod:`jaxgames.runs.checkpoint`); parameters that stop being finite stop the run with
@@ -108,19 +117,6 @@ class RunSummary:
         return records[-1] if records else {}
 
 
-def make_evaluator(
-    algo: Algorithm, n_games: int
-) -> Callable[[Any, jax.Array], dict[str, jax.Array]]:
-    """Jitted ``evaluate(params, key)``: greedy policy vs uniform random, ``n_games`` per side."""
-
-    def evaluate(params, key):
-        return evaluate_vs(
-            algo.env, algo.agent.policy(params, greedy=True), random_policy, key, n_games
-        )
-
-    return jax.jit(evaluate)
-
-
 def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
     """A parameter tree's structure and its leaves' shapes and dtypes."""
     return jax.tree_util.tree_structure(tree), [
@@ -200,18 +196,11 @@ def fit_params(params: Any, fresh: Any) -> Any:
     return widen_params(params, fresh) if needs_widening(params, fresh) else params
 
 
-def make_finite_check(algo: Algorithm) -> Callable[[Any], jax.Array]:
-    """Jitted ``finite(train_state) -> bool[]``: every floating-point parameter is finite."""
-
-    def finite(state):
-        leaves = [
-            jnp.all(jnp.isfinite(x))
-            for x in jax.tree_util.tree_leaves(algo.params(state))
-            if jnp.issubdtype(x.dtype, jnp.inexact)
-        ]
-        return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
-
-    return jax.jit(finite)
+def _finite(algo: Algorithm, state: Any) -> jax.Array:
+    """bool[]: every floating-point parameter of ``state`` is finite."""
+    leaves = jax.tree_util.tree_leaves(algo.params(state))
+    ok = [jnp.all(jnp.isfinite(x)) for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return jnp.all(jnp.stack(ok)) if ok else jnp.bool_(True)
 
 
 class Compiled(NamedTuple):
@@ -242,18 +231,24 @@ def _compiled(module, algorithm: str, config: Any, mesh=None) -> Compiled:
         # (e.g. to load a trained agent) never reads other runs
         partners = make_partners(config.partners, config.make_env())
         algo: Algorithm = module.make_algorithm(config, partners)
-        evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
-        finite = make_finite_check(algo)
+
+        def evaluate(params, key):  # the greedy policy vs uniform random, as each side
+            policy = algo.agent.policy(params, greedy=True)
+            return evaluate_vs(algo.env, policy, random_policy, key, config.eval_games)
+
+        def finite(state):
+            return _finite(algo, state)
+
         if mesh is not None:
             init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
         else:  # the orthogonal initialisers make jit(vmap(init)) safe (agents.networks)
             init_fn, shardings = jax.jit(jax.vmap(algo.init)), None
             chunk_fn = jax.jit(jax.vmap(algo.chunk), donate_argnums=0)
-            evaluate = jax.jit(jax.vmap(evaluate)) if evaluate is not None else None
-            finite = jax.jit(jax.vmap(finite))
+            evaluate, finite = jax.vmap(evaluate), jax.vmap(finite)
+        evaluate = jax.jit(evaluate) if config.eval_games > 0 else None
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[tag] = Compiled(algo, chunk_fn, evaluate, init_fn, shardings, finite)
+        _COMPILED[tag] = Compiled(algo, chunk_fn, evaluate, init_fn, shardings, jax.jit(finite))
     return _COMPILED[tag]
 
 
@@ -361,14 +356,8 @@ def _open_outputs(stack, runs: list[_RunFiles], start: int, algo: Algorithm, log
 def _progress_bar(stack, progress: bool, algo: Algorithm, start: int, desc: str):
     if not (progress and distributed.is_primary()):
         return None
-    bar = tqdm(
-        total=algo.total_steps,
-        initial=start * algo.steps_per_chunk,
-        unit="step",
-        unit_scale=True,
-        desc=desc,
-        dynamic_ncols=True,
-    )
+    shape = dict(unit="step", unit_scale=True, dynamic_ncols=True)
+    bar = tqdm(total=algo.total_steps, initial=start * algo.steps_per_chunk, desc=desc, **shape)
     stack.callback(bar.close)
     return bar
 
@@ -389,15 +378,12 @@ def run_training(
     """Train ``algorithm`` (a name in :data:`jaxgames.agents.ALGORITHMS`) with ``config`` into
     ``run_dir``, resuming if it already holds this run.
 
-    seeds: ``None`` trains ``config.seed`` into ``run_dir``; a list of seeds trains them in
-    lockstep, one jitted ``vmap`` of the algorithm's ``init`` and ``chunk`` on one device, each
-    into the ordinary run directory ``run_dir/seed<s>/`` (config with ``seed = s``, its own
-    metrics and checkpoints of its slice of the state; rerunning resumes every seed from their
-    newest common checkpoint). on_chunk: ``on_chunk(k, state, records)``, called after each
-    chunk ``k`` is saved and once before the first chunk of this call (``k`` = the chunk
-    resumed from, 0 for a new run), with the train state (leading seed axis with ``seeds``)
-    and that chunk's records (one per run directory; ``{}`` at chunk 0): an experiment's own
-    evaluation between chunks; a true return stops the run there (it stays resumable).
+    seeds: ``None`` trains ``config.seed`` into ``run_dir``; a list of seeds trains them at
+    once into ``run_dir/seed<s>/`` (module docstring). on_chunk: ``on_chunk(k, state,
+    records)`` after each chunk ``k`` is saved and once before this call's first chunk (``k`` =
+    the chunk resumed from, 0 for a new run), with the train state (a leading seed axis with
+    ``seeds``) and that chunk's records (one per run directory, ``{}`` at chunk 0); a true
+    return stops the run there (it stays resumable).
     max_chunks: stop after computing this many chunks in this call; ``None`` runs to the end.
     devices: ``None``/``"all"`` (every visible device) or a count
     (:func:`jaxgames.distributed.make_mesh`; one device with ``seeds``). loggers: optional
@@ -450,12 +436,8 @@ def run_training(
             start, state = 0, compiled.init(key)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                fresh = algo.params(state)
-                if needs_widening(params, fresh):
-                    echo(f"widening its network to {config.net} (it computes the same function)")
-                state = algo.start_from(state, fit_params(params, fresh))
+                state = _start_from(algo, state, params, echo, batched=False)
                 state = jax.device_put(state, compiled.shardings)
-                echo(f"starting from the parameters of {config.init_from}")
         else:
             start, state = restored
             if distributed.is_primary():
@@ -475,6 +457,21 @@ def run_training(
             run_dir, run.records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
         )
     return RunSummary(run_dir, algo, state, run.records, completed, chunks_run)
+
+
+def _start_from(algo: Algorithm, state: Any, params: Any, echo, batched: bool) -> Any:
+    """``state`` with ``config.init_from``'s network ``params``, widened with each seed's own
+    fresh units where narrower (``batched``: a leading seed axis)."""
+    fresh = jax.vmap(algo.params)(state) if batched else algo.params(state)
+    if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh) if batched else fresh):
+        echo(f"widening its network to {algo.config.net} (it computes the same function)")
+
+    def start(s: Any, f: Any) -> Any:
+        return algo.start_from(s, fit_params(params, f))
+
+    state = jax.vmap(start)(state, fresh) if batched else start(state, fresh)
+    echo(f"starting from the parameters of {algo.config.init_from}")
+    return state
 
 
 def seed_run_dir(run_dir: str, seed: int) -> str:
@@ -535,13 +532,7 @@ def _run_seeds(
             start, state = 0, compiled.init(keys)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                fresh = jax.vmap(algo.params)(state)  # one per seed: each seed's new units
-                if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh)):
-                    echo(f"widening its network to {config.net} (it computes the same function)")
-                state = jax.vmap(lambda s, f: algo.start_from(s, fit_params(params, f)))(
-                    state, fresh
-                )
-                echo(f"starting from the parameters of {config.init_from}")
+                state = _start_from(algo, state, params, echo, batched=True)
         else:
             start, state = restored
             echo(f"resuming {run_dir} (seeds {seeds}) from chunk {start}/{algo.num_chunks}")
@@ -695,16 +686,13 @@ def _diverged(k: int, n: int, metrics: dict, run: _RunFiles, last_saved: int, se
 
 
 def _postfix(recs: list[dict[str, Any]]) -> dict[str, str]:
-    """The progress bar's steps/s and (mean over seeds) evaluation vs random."""
-
-    def mean(name: str) -> float:
-        return float(np.mean([r[name] for r in recs]))
-
-    post = {"steps/s": f"{mean('steps_per_sec'):.3g}"}
-    if "eval/win_first" in recs[0]:
-        post["win1"] = f"{mean('eval/win_first'):.2f}"
-        post["win2"] = f"{mean('eval/win_second'):.2f}"
-        post["loss"] = f"{max(mean('eval/loss_first'), mean('eval/loss_second')):.2f}"
+    """The progress bar's steps/s and evaluation vs random (means over the seeds)."""
+    mean = {k: float(np.mean([r[k] for r in recs])) for k, v in recs[0].items() if k != "chunk"}
+    post = {"steps/s": f"{mean['steps_per_sec']:.3g}"}
+    if "eval/win_first" in mean:
+        loss = max(mean["eval/loss_first"], mean["eval/loss_second"])
+        post.update(win1=f"{mean['eval/win_first']:.2f}", win2=f"{mean['eval/win_second']:.2f}")
+        post["loss"] = f"{loss:.2f}"
     return post
 
 
