@@ -26,8 +26,8 @@ import jax
 
 import jaxgames
 from jaxgames.cli import report_errors
-from jaxgames.experiment import game_ladder, make_variant, variant_keys, write_csv
 from jaxgames.specs import make_opponent
+from jaxgames.training.experiment import game_ladder, make_variant, variant_keys, write_csv
 
 
 def ladder_specs(env) -> list[str]:

@@ -44,9 +44,9 @@ import jax.numpy as jnp
 
 import jaxgames
 from jaxgames import distributed
-from jaxgames import experiment as ex
 from jaxgames.cli import report_errors
-from jaxgames.experiment import parse_variant, random_plies, random_rollout
+from jaxgames.training import experiment as ex
+from jaxgames.training.experiment import parse_variant, random_plies, random_rollout
 
 #: jaxgames game name -> (pgx env id, the jaxgames options it corresponds to)
 PGX_EQUIVALENT = {
@@ -60,14 +60,14 @@ QUICK_BATCHES = [64, 4096]
 
 
 def jaxgames_rollout(env, batch: int, steps: int, mesh=None) -> Callable:
-    """:func:`jaxgames.experiment.random_plies` (a jaxgames env through ``step_autoreset``)."""
+    """:func:`~jaxgames.training.experiment.random_plies`: a jaxgames env, ``step_autoreset``."""
     return random_plies(env, batch, steps, mesh)
 
 
 def pgx_rollout(
     env_id: str, batch: int, steps: int, native_autoreset: bool = False, mesh=None
 ) -> Callable:
-    """:func:`~jaxgames.experiment.random_rollout` for ``pgx.make(env_id)``. By default the
+    """:func:`~jaxgames.training.experiment.random_rollout` for ``pgx.make(env_id)``. By default the
     auto-reset is written exactly like :func:`jaxgames.step_autoreset` (step, then select a
     fresh ``init(key)`` where done); ``native_autoreset`` uses ``pgx.experimental.auto_reset``
     instead (it also splits a key per game and step, and is slower)."""

@@ -15,8 +15,8 @@ counts. This script measures both for each setting:
 
 Programs: ``ppo`` and ``alphazero`` are one training chunk of the quick preset on reversi 6x6
 (one update), ``steps`` is 100 plies of 1024 random games of reversi 8x8 with auto-reset
-(:func:`jaxgames.experiment.random_plies`, as ``benchmark_throughput.py`` plays them). XLA
-reads its flags once per process, so every setting runs in its own subprocess; in it each
+(``jaxgames.training.experiment.random_plies``, as ``benchmark_throughput.py`` plays them).
+XLA reads its flags once per process, so every setting runs in its own subprocess; in it each
 program is lowered and compiled (timed: ``compile_s``), run once to warm up, then timed over
 ``--repeats`` calls (median: ``run_s``). Every setting is also compared with ``default`` on the
 programs' outputs (``max_abs_diff`` over all output leaves: 0 = bit-identical, ~1e-7 = float
@@ -62,7 +62,7 @@ def build(program: str):
     from jaxgames.agents.registry import algorithm_module
 
     if program == "steps":
-        from jaxgames.experiment import random_plies
+        from jaxgames.training.experiment import random_plies
 
         run = random_plies(jaxgames.make("reversi", size=8), 1024, 100)
         return run, (jax.random.PRNGKey(0),)
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f" {r['max_abs_diff']:11.3g}"
         )
     if args.out:
-        from jaxgames.experiment import prepare_out, write_csv
+        from jaxgames.training.experiment import prepare_out, write_csv
 
         prepare_out(args.out, vars(args))
         write_csv(os.path.join(args.out, "compile_flags.csv"), rows)

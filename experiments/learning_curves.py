@@ -40,12 +40,12 @@ import time
 import jax
 import numpy as np
 
-from jaxgames import experiment as ex
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.cli import report_errors
 from jaxgames.specs import make_opponent, parse_spec
+from jaxgames.training import experiment as ex
 from jaxgames.training.driver import initial_params, run_training
 
 QUICK_GAMES = ["tic_tac_toe", "reversi6"]

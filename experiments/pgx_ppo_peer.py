@@ -43,7 +43,7 @@ import numpy as np
 import optax
 
 from jaxgames.cli import report_errors
-from jaxgames.experiment import prepare_out, write_csv
+from jaxgames.training.experiment import prepare_out, write_csv
 
 PEER_CONFIG = dict(
     num_envs=128,

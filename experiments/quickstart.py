@@ -28,9 +28,9 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.match import arena
-from jaxgames.experiment import write_json
 from jaxgames.specs import make_opponent
 from jaxgames.training.driver import run_training
+from jaxgames.training.experiment import write_json
 
 #: about 600k plies: strong against random after a minute or two of CPU training
 DEFAULT_STEPS = 614_400

@@ -46,7 +46,9 @@ from jaxgames.agents.presets import default_config
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.elo import wilson_interval
 from jaxgames.evaluation.match import arena
-from jaxgames.experiment import (
+from jaxgames.specs import make_opponent
+from jaxgames.training.driver import run_training
+from jaxgames.training.experiment import (
     parse_variant,
     prepare_out,
     seed_evaluator,
@@ -54,8 +56,6 @@ from jaxgames.experiment import (
     write_csv,
     write_json,
 )
-from jaxgames.specs import make_opponent
-from jaxgames.training.driver import run_training
 
 PARTS = ["tabular_q", "othello6_dqn", "shogi_winner_imitation", "reversi8_ppo"]
 YARDSTICKS = ["random", "greedy", "alphabeta:2"]

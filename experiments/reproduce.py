@@ -26,7 +26,7 @@ import sys
 import time
 
 from jaxgames.cli import report_errors
-from jaxgames.experiment import prepare_out, write_json
+from jaxgames.training.experiment import prepare_out, write_json
 
 #: where the scripts are
 HERE = os.path.dirname(os.path.abspath(__file__))

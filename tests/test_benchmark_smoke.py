@@ -59,7 +59,7 @@ def test_uniform_legal_action_is_legal_and_uniform():
     import jax
     import jax.numpy as jnp
 
-    from jaxgames.experiment import uniform_legal_action
+    from jaxgames.training.experiment import uniform_legal_action
 
     mask = jnp.array([[False, True, False, True, True], [True, False, False, False, False]])
     pick = jax.jit(jax.vmap(lambda t: uniform_legal_action(jnp.uint32(7), t, mask)))

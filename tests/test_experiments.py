@@ -1,5 +1,5 @@
 """Every experiment script's ``main`` runs end to end in a tiny configuration (so none can rot),
-and the experiments' library helpers (jaxgames.experiment) do what they claim.
+and the experiments' library helpers (jaxgames.training.experiment) do what they claim.
 
 The scripts are loaded by path (:func:`script`): nothing makes ``experiments/`` importable.
 Covered elsewhere: benchmark_throughput.py and compile_flags.py (test_benchmark_smoke.py),
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames import experiment as ex
+from jaxgames.training import experiment as ex
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENTS = os.path.join(ROOT, "experiments")

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import distributed
+from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import Env, Policy, step_autoreset
 from jaxgames.evaluation.ladder import (
     Ladder,
@@ -77,8 +78,6 @@ def game_ladder(env: Env) -> Ladder | None:
 def with_chunks(algorithm: str, config: Any, n: int) -> Any:
     """``config`` cut into about ``n`` chunks (an experiment evaluates after each), the number
     of updates unchanged."""
-    from jaxgames.agents.registry import algorithm_module
-
     algo = algorithm_module(algorithm).make_algorithm(config)
     updates = max(1, round(config.total_steps * config.updates_per_chunk / algo.steps_per_chunk))
     return config.override({"updates_per_chunk": max(1, round(updates / max(1, n)))})
