@@ -247,7 +247,7 @@ def write_index(out: str) -> str:
     opps = list(dict.fromkeys(o for s in runs for o in s["final"]))
     lines = [
         "| game | algorithm | variant | seeds | env steps per seed | training | Elo | "
-        + "".join(f"vs {o}: win (loss) | " for o in opps),
+        + "".join(f"vs {o}: win (loss) | " for o in opps).rstrip(),
         "|---|---|---|---|---|---|---|" + "---|" * len(opps),
     ]
     for s in runs:
