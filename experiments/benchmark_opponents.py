@@ -1,15 +1,13 @@
 """Time the ladder rungs: milliseconds per move, one position at a time and for a batch.
 
-    PYTHONPATH=. python experiments/benchmark_opponents.py             # every rung of every game
-    PYTHONPATH=. python experiments/benchmark_opponents.py --games reversi:8 --batch 1 256
-    PYTHONPATH=. python experiments/benchmark_opponents.py --games animal_shogi \\
-        --specs greedy alphabeta:2 --quick
+    python experiments/benchmark_opponents.py             # every rung of every game
+    python experiments/benchmark_opponents.py --games reversi8 --batch 1 256
+    python experiments/benchmark_opponents.py --games animal_shogi --specs greedy --quick
 
-The opponents of each game are the rungs of its rating ladder (the shipped ladder file, else
-the rungs ``experiments/build_ladder.py`` builds it with), weakest first; ``--specs`` replaces
-them. Positions come from ``--plies`` random plies from the start (one batch, fixed seed;
-default 10, at most a quarter of the game's actions: 2 for tic-tac-toe, whose games end by
-ply 9).
+The opponents of each game are the rungs of its rating ladder (the shipped ladder of the game,
+or of another size of it), weakest first; ``--specs`` replaces them. Positions come from
+``--plies`` random plies from the start (one batch, fixed seed; default 10, at most a quarter
+of the game's actions: 2 for tic-tac-toe, whose games end by ply 9).
 Each (spec, batch) is compiled once, then timed over ``--repeats`` calls with fresh keys: the
 batch-1 time is the cost of one move; a larger batch (games played side by side, as in the
 arena and in training) gives the cost per position under ``vmap``.
@@ -24,15 +22,18 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jax
 
-import jax  # noqa: E402
+import jaxgames
+from jaxgames.cli import report_errors
+from jaxgames.specs import make_opponent
+from jaxgames.training.experiment import game_ladder, make_variant, variant_keys, write_csv
 
-import jaxgames  # noqa: E402
-from experiments.build_ladder import ladder_specs  # noqa: E402
-from experiments.common import parse_game, standard_games, write_csv  # noqa: E402
-from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.specs import make_opponent  # noqa: E402
+
+def ladder_specs(env) -> list[str]:
+    """The rungs of ``env``'s ladder, weakest first (none without a ladder)."""
+    ladder = game_ladder(env)
+    return ladder.specs if ladder is not None else []
 
 
 def random_positions(env, key, n, plies):
@@ -74,8 +75,8 @@ def main(argv=None) -> list[dict]:
     p.add_argument(
         "--games",
         nargs="+",
-        default=standard_games(),
-        help="names or name:size (default: every game and variant)",
+        default=variant_keys(),
+        help=f"default: {' '.join(variant_keys())}",
     )
     p.add_argument("--specs", nargs="+", default=None, help="default: the game's ladder rungs")
     p.add_argument("--batch", type=int, nargs="+", default=[1, 64])
@@ -90,9 +91,8 @@ def main(argv=None) -> list[dict]:
         a.repeats = min(a.repeats, 2)
     device = jax.devices()[0].platform
     rows = []
-    for spec_text in a.games:
-        name, options, label = parse_game(spec_text)
-        env = jaxgames.make(name, **options)
+    for label in a.games:
+        env = make_variant(label)
         specs = a.specs or ladder_specs(env)
         plies = a.plies if a.plies is not None else min(10, env.num_actions // 4)
         print(f"{env!r} on {device}: ms per call (one move for every position of the batch)")

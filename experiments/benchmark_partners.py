@@ -1,10 +1,11 @@
 """What training partners cost: a game's preset (with its partners) vs the same config in pure
 self-play, side by side in one process.
 
-    PYTHONPATH=$PWD python experiments/benchmark_partners.py                   # reversi 8x8 PPO
-    PYTHONPATH=$PWD python experiments/benchmark_partners.py --game animal_shogi --repeats 7
-    PYTHONPATH=$PWD python experiments/benchmark_partners.py --variants preset '{}' \\
-        '{"alphabeta:2": 0.25}' '{"greedy": 0.25}' --updates-per-chunk=5
+    python experiments/benchmark_partners.py                   # reversi 8x8 PPO
+    python experiments/benchmark_partners.py --game animal_shogi --repeats 7
+    python experiments/benchmark_partners.py --variants preset '{}' '{"alphabeta:2": 0.25}' \\
+        '{"greedy": 0.25}' --updates-per-chunk=5
+    python experiments/benchmark_partners.py --quick          # 2 rounds of 1-update chunks
 
 Every variant (``preset``: the game's default partners; otherwise a JSON dict of partner spec
 -> share, ``{}`` = pure self-play) is the algorithm's per-game default config with that
@@ -29,18 +30,14 @@ import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:  # `python experiments/x.py` imports jaxgames from the checkout
-    sys.path.insert(0, ROOT)
+import jax
 
-import jax  # noqa: E402
-
-from jaxgames.agents.config import parse_overrides  # noqa: E402
-from jaxgames.agents.games_batch import make_training_games  # noqa: E402
-from jaxgames.agents.registry import ALGORITHMS, algorithm_module  # noqa: E402
-from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.core import random_action  # noqa: E402
-from jaxgames.specs import make_partners  # noqa: E402
+from jaxgames.agents.config import parse_overrides
+from jaxgames.agents.games_batch import make_training_games
+from jaxgames.agents.registry import ALGORITHMS, algorithm_module
+from jaxgames.cli import report_errors
+from jaxgames.core import random_action
+from jaxgames.specs import make_partners
 
 
 def variant_config(base, variant: str):
@@ -78,9 +75,11 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--repeats", type=int, default=5, help="timing rounds (one chunk per variant)")
     p.add_argument("--games-only", action="store_true", help="also time the games without learning")
     p.add_argument("--out", default="runs/benchmark_partners")
+    p.add_argument("--quick", action="store_true", help="2 rounds, chunks of one update")
     args, extra = p.parse_known_args(argv)
     overrides = parse_overrides(extra)
-    overrides.setdefault("updates_per_chunk", "5")
+    overrides.setdefault("updates_per_chunk", "1" if args.quick else "5")
+    args.repeats = min(args.repeats, 2) if args.quick else args.repeats
     options = {"size": args.size} if args.game == "reversi" else {}
     module = algorithm_module(args.algorithm)
     base = module.default_config(args.game, options).override(overrides)

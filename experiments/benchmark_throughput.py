@@ -6,12 +6,11 @@ separately from a second, measured call; the clock stops after ``block_until_rea
 steps/s = batch * steps / measured seconds. pgx runs the same loop with the same policy through
 an auto-reset written like ``jaxgames.step_autoreset`` when it has the game and is installed.
 
-    PYTHONPATH=$PWD python experiments/benchmark_throughput.py \\
-        --games reversi:8 reversi:6 animal_shogi tic_tac_toe \\
-        --batch-sizes 1 4 16 64 256 1024 4096 16384 --steps 200 --out runs/throughput
-    PYTHONPATH=$PWD python experiments/benchmark_throughput.py --quick   # < 1 minute
-    PYTHONPATH=$PWD python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \\
-        --games reversi:8 tic_tac_toe --batch-sizes 1024 16384 --out runs/throughput_devices
+    python experiments/benchmark_throughput.py --games reversi8 reversi6 animal_shogi \\
+        tic_tac_toe --batch-sizes 1 4 16 64 256 1024 4096 16384 --steps 200 --out runs/throughput
+    python experiments/benchmark_throughput.py --quick   # < 1 minute
+    python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \\
+        --games reversi8 tic_tac_toe --batch-sizes 1024 16384 --out runs/throughput_devices
 
 Writes ``<out>/throughput.csv`` (game, impl, batch, steps_per_s, compile_s, seconds, steps),
 ``<out>/throughput.png`` / ``.pdf`` (log-log steps/s vs batch) and ``<out>/config.json``, and
@@ -35,8 +34,6 @@ threefry key split per game and step would each cost more than a reversi step.
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import sys
 import time
@@ -48,6 +45,8 @@ import jax.numpy as jnp
 import jaxgames
 from jaxgames import distributed
 from jaxgames.cli import report_errors
+from jaxgames.training import experiment as ex
+from jaxgames.training.experiment import parse_variant, random_plies, random_rollout
 
 #: jaxgames game name -> (pgx env id, the jaxgames options it corresponds to)
 PGX_EQUIVALENT = {
@@ -55,112 +54,23 @@ PGX_EQUIVALENT = {
     "animal_shogi": ("animal_shogi", {}),
     "tic_tac_toe": ("tic_tac_toe", {}),
 }
-DEFAULT_GAMES = ["reversi:8", "reversi:6", "animal_shogi", "tic_tac_toe"]
+DEFAULT_GAMES = ["reversi8", "reversi6", "animal_shogi", "tic_tac_toe"]
 DEFAULT_BATCHES = [1, 4, 16, 64, 256, 1024, 4096, 16384]
 QUICK_BATCHES = [64, 4096]
 
 
-def fmix32(x: jax.Array) -> jax.Array:
-    """murmur3's 32-bit finaliser: a cheap bijective mixer, uint32[...] -> uint32[...]."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x85EBCA6B)
-    x = x ^ (x >> 13)
-    x = x * jnp.uint32(0xC2B2AE35)
-    return x ^ (x >> 16)
-
-
-def uniform_legal_action(seed: jax.Array, t: jax.Array, legal_action_mask: jax.Array) -> jax.Array:
-    """Uniformly random legal action per game: seed uint32[], t int32[] step index,
-    legal_action_mask bool[B, A] -> int32[B].
-
-    Each game hashes (seed, t, game) into r, takes k = floor(count * (r >> 16) / 2**16) (k-th
-    legal action, uniform up to 2**-16) and finds it with a running count over the columns.
-    Written as a Python loop over the A columns so XLA fuses it into one vectorised pass over
-    the batch: ~40x cheaper on CPU than ``jnp.cumsum``/``jax.random.categorical`` on [B, A].
-    """
-    batch, num_actions = legal_action_mask.shape
-    games = jnp.arange(batch, dtype=jnp.uint32)
-    r = fmix32(
-        seed
-        ^ fmix32(t.astype(jnp.uint32) * jnp.uint32(0x9E3779B9) + games * jnp.uint32(0x632BE5AB))
-    )
-    cols = [legal_action_mask[:, i].astype(jnp.uint32) for i in range(num_actions)]
-    count = sum(cols[1:], cols[0])
-    k = ((r >> 16) * count) >> 16
-    seen = jnp.zeros(batch, jnp.uint32)
-    action = jnp.zeros(batch, jnp.int32)
-    for c in cols:
-        seen = seen + c
-        action = action + (seen <= k).astype(jnp.int32)
-    return jnp.minimum(action, num_actions - 1)
-
-
-def rollout(
-    init: Callable, step_autoreset: Callable, batch: int, steps: int, mesh=None
-) -> Callable:
-    """jit(key -> int32[] games finished) playing ``steps`` plies of ``batch`` games.
-
-    mesh: a ``jaxgames.distributed.make_mesh`` mesh to split the games over (``None``: default
-    device).
-
-    init(key) -> state and step_autoreset(state, action, key) -> (state, done) act on ONE game;
-    they are vmapped here. Reset keys are derived per game and step by XOR-ing the step index
-    into per-game keys drawn once (threefry-splitting 4096 keys per step would cost more than a
-    reversi step); the policy is :func:`uniform_legal_action`.
-    """
-
-    def run(key):
-        k0, k1, k2 = jax.random.split(key, 3)
-        game_keys = jax.random.split(k1, batch)
-        seed = jax.random.bits(k2, (), jnp.uint32)
-        state = jax.vmap(init)(jax.random.split(k0, batch))
-        if mesh is not None:
-            state, game_keys = distributed.constrain_batch((state, game_keys), mesh)
-        step = jax.vmap(step_autoreset)
-
-        def body(carry, t):
-            # the action is chosen at the end of the previous iteration and carried, so it is
-            # materialised once instead of being fused (and recomputed) into every consumer
-            state, action, finished = carry
-            state, done = step(state, action, game_keys ^ t.astype(jnp.uint32))
-            if mesh is not None:
-                # count finished games per game and sum once at the end: a per-ply sum over
-                # the sharded batch would be an all-reduce (a device sync) every ply
-                state = distributed.constrain_batch(state, mesh)
-                finished = finished + done.astype(jnp.int32)
-                done_count = jnp.int32(0)
-            else:
-                done_count = jnp.sum(done, dtype=jnp.int32)
-            action = uniform_legal_action(seed, t + 1, state.legal_action_mask)
-            return (state, action, finished), done_count
-
-        first = uniform_legal_action(seed, jnp.int32(0), state.legal_action_mask)
-        finished = jnp.zeros(batch, jnp.int32)
-        (_, _, finished), done = jax.lax.scan(
-            body, (state, first, finished), jnp.arange(steps, dtype=jnp.int32)
-        )
-        return done.sum() + finished.sum()
-
-    return jax.jit(run)
-
-
 def jaxgames_rollout(env, batch: int, steps: int, mesh=None) -> Callable:
-    """:func:`rollout` for a jaxgames env through :func:`jaxgames.step_autoreset`."""
-
-    def step(state, action, key):
-        out = jaxgames.step_autoreset(env, state, action, key)
-        return out.state, out.terminated | out.truncated
-
-    return rollout(env.init, step, batch, steps, mesh)
+    """:func:`~jaxgames.training.experiment.random_plies`: a jaxgames env, ``step_autoreset``."""
+    return random_plies(env, batch, steps, mesh)
 
 
 def pgx_rollout(
     env_id: str, batch: int, steps: int, native_autoreset: bool = False, mesh=None
 ) -> Callable:
-    """:func:`rollout` for ``pgx.make(env_id)``. By default the auto-reset is written exactly like
-    :func:`jaxgames.step_autoreset` (step, then select a fresh ``init(key)`` where done);
-    ``native_autoreset`` uses ``pgx.experimental.auto_reset`` instead (it also splits a key per
-    game and step, and is slower)."""
+    """:func:`~jaxgames.training.experiment.random_rollout` for ``pgx.make(env_id)``. By default the
+    auto-reset is written exactly like :func:`jaxgames.step_autoreset` (step, then select a
+    fresh ``init(key)`` where done); ``native_autoreset`` uses ``pgx.experimental.auto_reset``
+    instead (it also splits a key per game and step, and is slower)."""
     import pgx
     from pgx.experimental import auto_reset
 
@@ -176,13 +86,7 @@ def pgx_rollout(
         fresh = env.init(key)
         return jax.tree_util.tree_map(lambda f, n: jnp.where(done, f, n), fresh, nxt), done
 
-    return rollout(env.init, step, batch, steps, mesh)
-
-
-def parse_game(spec: str) -> tuple[str, dict]:
-    """``"reversi:6"`` -> ("reversi", {"size": 6}); ``"tic_tac_toe"`` -> ("tic_tac_toe", {})."""
-    name, _, arg = spec.partition(":")
-    return name, ({"size": int(arg)} if arg else {})
+    return random_rollout(env.init, step, batch, steps, mesh)
 
 
 def measure(fn: Callable, seed: int, repeats: int = 3) -> tuple[float, float, int]:
@@ -202,12 +106,7 @@ def measure(fn: Callable, seed: int, repeats: int = 3) -> tuple[float, float, in
 
 def plot(rows: list[dict], out: str) -> None:
     """Log-log steps/s vs batch, one line per (game, impl); PNG + PDF under ``out``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = ex.pyplot().subplots(figsize=(7, 4.5))
     series = sorted({(r["game"], r["impl"], r.get("devices", 1)) for r in rows})
     colors = {g: f"C{i}" for i, g in enumerate(sorted({g for g, _, _ in series}))}
     many = len({d for _, _, d in series}) > 1
@@ -233,16 +132,17 @@ def plot(rows: list[dict], out: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(os.path.join(out, f"throughput.{ext}"))
-    plt.close(fig)
+    ex.save_figure(fig, os.path.join(out, "throughput"))
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     """Run the benchmark; returns the CSV rows (dicts)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--games", nargs="+", default=DEFAULT_GAMES, help="name or name:size, e.g. reversi:6"
+        "--games",
+        nargs="+",
+        default=DEFAULT_GAMES,
+        help="games by their variant keys, e.g. reversi6",
     )
     ap.add_argument("--batch-sizes", nargs="+", type=int, default=DEFAULT_BATCHES)
     ap.add_argument("--steps", type=int, default=200, help="plies per measured run (one lax.scan)")
@@ -288,30 +188,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
         have_pgx = False
         print("pgx is not installed: jaxgames only", file=sys.stderr)
 
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump(
-            {
-                **vars(args),
-                "backend": jax.default_backend(),
-                "devices": [str(d) for d in jax.devices()],
-                "jax": jax.__version__,
-            },
-            f,
-            indent=2,
-        )
+    ex.prepare_out(args.out, vars(args))
 
     rows: list[dict] = []
-    for spec in args.games:
-        name, options = parse_game(spec)
-        if name not in jaxgames.registered_games():
-            print(
-                f"skipping {spec}: not registered (have {jaxgames.registered_games()})",
-                file=sys.stderr,
-            )
+    for label in args.games:
+        try:
+            name, options = parse_variant(label)
+        except ValueError as e:
+            print(f"skipping {label}: {e}", file=sys.stderr)
             continue
         env = jaxgames.make(name, **options)
-        label = name + (f"{options['size']}x{options['size']}" if "size" in options else "")
         pgx_id = None
         if have_pgx and name in PGX_EQUIVALENT:
             pid, pgx_options = PGX_EQUIVALENT[name]
@@ -353,13 +239,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                     flush=True,
                 )
 
-    with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
-        w.writeheader()
-        w.writerows(rows)
+    ex.write_csv(os.path.join(args.out, "throughput.csv"), rows)
     if rows and not args.no_plot:
         plot(rows, args.out)
-
     print(f"\n{'game':>14} {'batch':>6} {'jaxgames steps/s':>17} {'pgx steps/s':>14} {'ratio':>7}")
     for game in dict.fromkeys(r["game"] for r in rows):
         for batch in args.batch_sizes:
@@ -389,17 +271,8 @@ def scaling_rows(rows: list[dict]) -> list[dict]:
     for r in rows:
         b = base.get((r["game"], r["impl"], r["batch"]))
         eff = r["steps_per_s"] / (r["devices"] * b) if b else float("nan")
-        out.append(
-            dict(
-                game=r["game"],
-                impl=r["impl"],
-                batch=r["batch"],
-                devices=r["devices"],
-                steps_per_s=r["steps_per_s"],
-                speedup=r["steps_per_s"] / b if b else float("nan"),
-                efficiency=eff,
-            )
-        )
+        keep = {k: r[k] for k in ("game", "impl", "batch", "devices", "steps_per_s")}
+        out.append(dict(keep, speedup=r["steps_per_s"] / b if b else float("nan"), efficiency=eff))
     return out
 
 
@@ -413,25 +286,10 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     for n in args.devices:
         sub_out = os.path.join(args.out, f"devices{n}")
-        cmd = [
-            sys.executable,
-            os.path.abspath(__file__),
-            "--games",
-            *args.games,
-            "--batch-sizes",
-            *map(str, args.batch_sizes),
-            "--steps",
-            str(args.steps),
-            "--repeats",
-            str(args.repeats),
-            "--seed",
-            str(args.seed),
-            "--out",
-            sub_out,
-            "--no-plot",
-            "--child-devices",
-            str(n),
-        ]
+        cmd = [sys.executable, os.path.abspath(__file__), "--games", *args.games, "--batch-sizes",
+               *map(str, args.batch_sizes), "--steps", str(args.steps), "--repeats",
+               str(args.repeats), "--seed", str(args.seed), "--out", sub_out, "--no-plot",
+               "--child-devices", str(n)]  # fmt: skip
         cmd += ["--no-pgx"] if args.no_pgx else []
         cmd += ["--pgx-native-autoreset"] if args.pgx_native_autoreset else []
         env = dict(os.environ)
@@ -443,31 +301,14 @@ def devices_sweep(args: argparse.Namespace) -> list[dict]:
         if proc.returncode:
             print(f"{n} device(s) failed (exit {proc.returncode}); skipped", file=sys.stderr)
             continue
-        with open(os.path.join(sub_out, "throughput.csv")) as f:
-            for r in csv.DictReader(f):
-                rows.append(
-                    {
-                        k: (
-                            v
-                            if k in ("game", "impl")
-                            else float(v)
-                            if "." in v or "e" in v
-                            else int(v)
-                        )
-                        for k, v in r.items()
-                    }
-                )
-    with open(os.path.join(args.out, "throughput.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["game"])
-        w.writeheader()
-        w.writerows(rows)
+        for r in ex.read_csv(os.path.join(sub_out, "throughput.csv")):
+            number = {k: float(v) if "." in v or "e" in v else int(v) for k, v in r.items()
+                      if k not in ("game", "impl")}  # fmt: skip
+            rows.append({**r, **number})
+    ex.write_csv(os.path.join(args.out, "throughput.csv"), rows)
     scaling = scaling_rows(rows)
-    with open(os.path.join(args.out, "scaling.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(scaling[0]) if scaling else ["game"])
-        w.writeheader()
-        w.writerows(scaling)
-    with open(os.path.join(args.out, "config.json"), "w") as f:
-        json.dump({**vars(args), "jax": jax.__version__}, f, indent=2)
+    ex.write_csv(os.path.join(args.out, "scaling.csv"), scaling)
+    ex.prepare_out(args.out, vars(args))
     if rows and not args.no_plot:
         plot(rows, args.out)
     print(

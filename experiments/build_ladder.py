@@ -10,14 +10,14 @@ fit their Elo (random = 0) with 95% bootstrap intervals, and store it as package
     python experiments/build_ladder.py --game reversi --size 8 --extend engine:5 engine:6
 
 The rungs of each game (weakest first) are in :data:`LADDERS`; each rung plays the next
-``--span`` rungs up (default 2, see :func:`jaxgames.evaluation.rating.build_ladder`). The
+``--span`` rungs up (default 2, see :func:`jaxgames.evaluation.ladder.build_ladder`). The
 ladder file records the games of every pairing, the opening set, the command, machine and
 date, so ``jaxgames rate`` can place any player on it and the fit can be redone from the file.
 A summary table is also written to ``runs/ladders/<game>.md``.
 
 ``--extend`` keeps the shipped ladder's pairings and plays only those of the added rungs: the
 games a full rebuild with the longer rung list would play (same openings, same random keys:
-see :func:`jaxgames.evaluation.rating.build_ladder`), at the cost of the new pairings alone.
+see :func:`jaxgames.evaluation.ladder.build_ladder`), at the cost of the new pairings alone.
 """
 
 from __future__ import annotations
@@ -28,21 +28,13 @@ import shlex
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jaxgames
+from jaxgames.cli import report_errors
+from jaxgames.evaluation.ladder import build_ladder, game_key, ladder_path, load_ladder, save_ladder
+from jaxgames.specs import make_opponent
 
-import jaxgames  # noqa: E402
-from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.evaluation.ladder import (  # noqa: E402
-    build_ladder,
-    game_key,
-    ladder_path,
-    load_ladder,
-    save_ladder,
-)
-from jaxgames.specs import make_opponent  # noqa: E402
-
-#: the reversi 6x6 and animal-shogi rungs, weakest first (engine:5 and engine:6 were added on
-#: top with --extend when the agents with search outscored engine:4)
+#: the reversi 6x6 and animal-shogi rungs, weakest first (engine:5 and engine:6 extend the
+#: shipped ladders: --extend)
 ENGINE_RUNGS = ["random", "greedy", "uct:100"] + [f"engine:{d}" for d in range(1, 7)]
 
 #: game key -> (make options, rungs weakest first, openings, random opening plies)
@@ -58,10 +50,8 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "reversi8": (
         "reversi",
         {"size": 8},
-        # the order the shipped ladder was built with (its pairings); measured strength puts
-        # uct:1000 (88% vs uct:100) below engine:1 (62% vs uct:1000). engine:5 and engine:6
-        # were added on top (--extend) when the agents with search outscored engine:4, and
-        # engine:7 when the win-check agent outscored engine:6
+        # the order the shipped ladder was built with (its pairings; uct:1000 rates below
+        # engine:1, docs/ladders.md); engine:5 to engine:7 extend it (--extend)
         [
             "random",
             "greedy",
@@ -86,27 +76,6 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
         4,  # 2 random plies reach only 13 distinct positions
     ),
 }
-
-
-def ladder_definition(env) -> tuple[list[str], int]:
-    """(rungs weakest first, random opening plies) of ``env``'s ladder: the shipped ladder
-    file's if there is one, else what it will be built with (:data:`LADDERS`), else those of
-    another size of the same game (reversi 4x4, 10x10); ``ValueError`` for a game without any."""
-    key = game_key(env)
-    if os.path.exists(ladder_path(key)):
-        ladder = load_ladder(key)
-        return ladder.specs, ladder.plies
-    same = [LADDERS[key]] if key in LADDERS else []
-    same += [entry for entry in LADDERS.values() if entry[0] == env.name]
-    if not same:
-        raise ValueError(f"no ladder rungs for {env!r}: add its rungs to LADDERS")
-    _, _, rungs, _, plies = same[0]
-    return list(rungs), plies
-
-
-def ladder_specs(env) -> list[str]:
-    """The rungs of ``env``'s ladder, weakest first (:func:`ladder_definition`)."""
-    return ladder_definition(env)[0]
 
 
 def summary_markdown(ladder, command: str, seconds: float) -> str:

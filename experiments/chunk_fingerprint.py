@@ -2,7 +2,8 @@
 the chunk and its first metrics. Run it on two commits to check that a refactor left the
 training results bit-identical (same machine, same jax).
 
-    PYTHONPATH=. python experiments/chunk_fingerprint.py
+    python experiments/chunk_fingerprint.py
+    python experiments/chunk_fingerprint.py --quick    # the tic-tac-toe cases only
 
 Each case is an algorithm's quick preset on a game, shrunk to a tiny chunk (PPO and DQN on
 reversi 6x6 train with the preset's partners: random, greedy, alphabeta:2).
@@ -10,19 +11,17 @@ reversi 6x6 train with the preset's partners: random, greedy, alphabeta:2).
 
 from __future__ import annotations
 
+import argparse
 import hashlib
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jax
+import numpy as np
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-from jaxgames.agents.presets import default_config  # noqa: E402
-from jaxgames.agents.registry import algorithm_module  # noqa: E402
-from jaxgames.cli import report_errors  # noqa: E402
-from jaxgames.specs import make_partners  # noqa: E402
+from jaxgames.agents.presets import default_config
+from jaxgames.agents.registry import algorithm_module
+from jaxgames.cli import report_errors
+from jaxgames.specs import make_partners
 
 CASES = [
     (
@@ -83,15 +82,25 @@ def fingerprint(tree) -> str:
     return h.hexdigest()[:16]
 
 
-def main() -> None:
+def main(argv=None) -> list[str]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="the tic-tac-toe cases only")
+    a = p.parse_args(argv)
+    lines = []
     for name, game, options, overrides in CASES:
+        if a.quick and game != "tic_tac_toe":
+            continue
         config = default_config(name, game, options, quick=True).override(overrides)
         partners = make_partners(config.partners, config.make_env())
         algo = algorithm_module(name).make_algorithm(config, partners)
         state = jax.jit(algo.init)(jax.random.PRNGKey(config.seed))
         state, metrics = jax.jit(algo.chunk)(state)
         first = {k: round(float(v), 6) for k, v in sorted(metrics.items())[:3]}
-        print(name, game, dict(config.partners), fingerprint(algo.params(state)), first)
+        lines.append(
+            f"{name} {game} {dict(config.partners)} {fingerprint(algo.params(state))} {first}"
+        )
+        print(lines[-1], flush=True)
+    return lines
 
 
 if __name__ == "__main__":

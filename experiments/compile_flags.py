@@ -1,7 +1,7 @@
 """XLA CPU compiler settings: compile time against run time of jaxgames' programs, side by side.
 
-    PYTHONPATH=$PWD python experiments/compile_flags.py --out runs/compile_flags
-    PYTHONPATH=$PWD python experiments/compile_flags.py --programs steps --repeats 3   # ~1 min
+    python experiments/compile_flags.py --out runs/compile_flags
+    python experiments/compile_flags.py --quick        # the steps program, default vs test-suite
 
 Most tests run small programs once, so the test suite's time is XLA compile time (see
 ``tests/profile_report.py``); training runs one program for minutes, so there run time is what
@@ -15,15 +15,14 @@ counts. This script measures both for each setting:
 
 Programs: ``ppo`` and ``alphazero`` are one training chunk of the quick preset on reversi 6x6
 (one update), ``steps`` is 100 plies of 1024 random games of reversi 8x8 with auto-reset
-(``benchmark_throughput.jaxgames_rollout``). XLA reads its flags once per process, so every
-setting runs in its own subprocess; in it each program is lowered and compiled (timed:
-``compile_s``), run once to warm up, then timed over ``--repeats`` calls (median: ``run_s``).
-Every setting is also compared with ``default`` on the programs' outputs (``max_abs_diff``
-over all output leaves: 0 = bit-identical, ~1e-7 = float rounding).
+(``jaxgames.training.experiment.random_plies``, as ``benchmark_throughput.py`` plays them).
+XLA reads its flags once per process, so every setting runs in its own subprocess; in it each
+program is lowered and compiled (timed: ``compile_s``), run once to warm up, then timed over
+``--repeats`` calls (median: ``run_s``). Every setting is also compared with ``default`` on the
+programs' outputs (``max_abs_diff`` over all output leaves: 0 = bit-identical, ~1e-7 = float
+rounding).
 
-What it shows (the table: docs/workflow.md, "Running the tests"): the older code generator
-compiles faster only together with ``few-optimizations``, and its programs run slower, so it
-is a setting for the test suite, not for training.
+The measured table: docs/workflow.md, "Running the tests".
 
 Prints a table and writes ``<out>/compile_flags.csv`` and ``<out>/config.json``.
 """
@@ -39,11 +38,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:  # `python experiments/x.py` imports jaxgames from the checkout
-    sys.path.insert(0, ROOT)
-
-from jaxgames.cli import report_errors  # noqa: E402
+from jaxgames.cli import report_errors
 
 #: setting -> (extra XLA_FLAGS, extra environment)
 SETTINGS = {
@@ -67,9 +62,9 @@ def build(program: str):
     from jaxgames.agents.registry import algorithm_module
 
     if program == "steps":
-        from experiments.benchmark_throughput import jaxgames_rollout
+        from jaxgames.training.experiment import random_plies
 
-        run = jaxgames_rollout(jaxgames.make("reversi", size=8), 1024, 100)
+        run = random_plies(jaxgames.make("reversi", size=8), 1024, 100)
         return run, (jax.random.PRNGKey(0),)
     module = algorithm_module(program)
     config = module.default_config("reversi", {"size": 6}, quick=True)
@@ -114,7 +109,7 @@ def run_setting(setting: str, programs: list[str], repeats: int, outputs: str) -
     # the settings' own switches are dropped from the environment (the test suite sets both),
     # other XLA flags pass through
     env = {k: v for k, v in os.environ.items() if k != "JAX_DISABLE_MOST_OPTIMIZATIONS"}
-    env.update(extra, JAXGAMES_COMPILE_CACHE="0", PYTHONPATH=ROOT)
+    env.update(extra, JAXGAMES_COMPILE_CACHE="0")
     inherited = [f for f in os.environ.get("XLA_FLAGS", "").split() if "fusion_emitters" not in f]
     env["XLA_FLAGS"] = " ".join(inherited + flags.split())
     cmd = [sys.executable, os.path.abspath(__file__), "--child", outputs, "--repeats", str(repeats)]
@@ -145,6 +140,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--quick", action="store_true", help="steps only, default vs test-suite")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -152,6 +148,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
         return []
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.quick:
+        args.programs, args.settings = ["steps"], ["default", "test-suite"]
     settings = ["default"] + [s for s in args.settings if s != "default"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,7 +172,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f" {r['max_abs_diff']:11.3g}"
         )
     if args.out:
-        from experiments.common import prepare_out, write_csv
+        from jaxgames.training.experiment import prepare_out, write_csv
 
         prepare_out(args.out, vars(args))
         write_csv(os.path.join(args.out, "compile_flags.csv"), rows)

@@ -1,8 +1,9 @@
 """The peer: a straightforward purejaxrl-style PPO on pgx's othello, timed beside jaxgames' PPO.
 
-    PYTHONPATH=$PWD python experiments/pgx_ppo_peer.py                       # 128 envs, 5 rounds
-    PYTHONPATH=$PWD python experiments/pgx_ppo_peer.py --num-envs 128 1024 --repeats 7
-    PYTHONPATH=$PWD python experiments/pgx_ppo_peer.py --train-updates 200   # it learns, too
+    python experiments/pgx_ppo_peer.py                       # 128 envs, 5 rounds
+    python experiments/pgx_ppo_peer.py --num-envs 128 1024 --repeats 7
+    python experiments/pgx_ppo_peer.py --train-updates 200   # it learns, too
+    python experiments/pgx_ppo_peer.py --quick               # 2 rounds of 2-update chunks
 
 What "purejaxrl-style" means here (Lu et al. 2022, purejaxrl's ``ppo.py``): one file, a pure
 ``make_update(config) -> update(runner_state)`` that rolls out ``num_steps`` plies of
@@ -35,18 +36,14 @@ import sys
 import time
 from typing import Any, NamedTuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:  # `python experiments/x.py` imports jaxgames from the checkout
-    sys.path.insert(0, ROOT)
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
 
-import flax.linen as nn  # noqa: E402
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import optax  # noqa: E402
-
-from experiments.common import prepare_out, write_csv  # noqa: E402
-from jaxgames.cli import report_errors  # noqa: E402
+from jaxgames.cli import report_errors
+from jaxgames.training.experiment import prepare_out, write_csv
 
 PEER_CONFIG = dict(
     num_envs=128,
@@ -313,7 +310,10 @@ def main(argv=None) -> list[dict[str, Any]]:
         "--train-updates", type=int, default=0, help="also train the peer (128 envs) and rate it"
     )
     p.add_argument("--out", default="runs/pgx_ppo_peer")
+    p.add_argument("--quick", action="store_true", help="2 rounds of 2-update chunks")
     a = p.parse_args(argv)
+    if a.quick:
+        a.repeats, a.updates_per_chunk = min(a.repeats, 2), min(a.updates_per_chunk, 2)
     for name in ("updates_per_chunk", "repeats"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")

@@ -1,18 +1,17 @@
 """Reference articles revisited: our numbers beside the five small projects jaxgames grew from
 (their numbers as reported; see the summaries in the project notes).
 
-    # every part, article-sized budgets
-    PYTHONPATH=$PWD python experiments/reference_articles.py
-    # minutes
-    PYTHONPATH=$PWD python experiments/reference_articles.py --quick
-    PYTHONPATH=$PWD python experiments/reference_articles.py --parts othello6_dqn \\
-        --othello-games 40000
+    python experiments/reference_articles.py            # every part, the articles' budgets
+    python experiments/reference_articles.py --quick    # minutes
+    python experiments/reference_articles.py --parts othello6_dqn --othello-games 40000
 
-Parts (each trains within its budget argument and ``--budget-minutes`` of training wall clock):
+Parts (each trains within its budget argument and ``--budget-minutes`` of training wall clock,
+through the library's run driver: ``<out>/<part>/seed<s>/`` are run directories; ``--field=value``
+overrides the trained parts' configs):
 
 * ``tabular_q``        tabular Q-learning vs random on tic-tac-toe (Godot article: ~80% wins
                        after 10,000 games, plateau just under 90% at 20-30k) -- runs
-                       ``experiments/tabular_q_tictactoe.py`` (``--ttt-games``).
+                       ``experiments/tabular_q_tictactoe.py`` in a subprocess (``--ttt-games``).
 * ``othello6_dqn``     6x6 othello, DQN self-play with the article's n-step 16, epsilon
                        1.0 -> 0.1 over 5,000 games, one network for both colours, pure
                        self-play as in the article (no training partners), 40,000 games
@@ -26,9 +25,8 @@ Parts (each trains within its budget argument and ``--budget-minutes`` of traini
                        a beginner, and barely beat the weakest level of a free app). Ours: greedy
                        net vs random / greedy / alphabeta:2 (``--reversi8-steps``).
 
-Writes ``<out>/``: ``report.md`` (the side-by-side table and per-part details), ``results.csv``
-(experiment, quantity, article, ours, note), ``config.json``, and one sub-folder per part
-(curves.csv, summary.json and the seed run directories, as learning_curves.py writes them).
+Writes ``<out>/``: ``report.md`` (the side-by-side table), ``results.csv`` (experiment, quantity,
+article, ours, note), ``details.json``, ``config.json`` and one folder per part.
 """
 
 from __future__ import annotations
@@ -36,27 +34,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jax
+import numpy as np
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-
-from experiments.common import (  # noqa: E402
-    add_overrides_argument,
-    fmt_rate,
-    make_config,
-    parse_set_args,
+from jaxgames.agents.config import parse_overrides
+from jaxgames.agents.presets import default_config
+from jaxgames.cli import report_errors
+from jaxgames.evaluation.elo import wilson_interval
+from jaxgames.evaluation.match import arena
+from jaxgames.specs import make_opponent
+from jaxgames.training.driver import run_training
+from jaxgames.training.experiment import (
+    parse_variant,
     prepare_out,
-    save_seed_runs,
-    train_seeds,
-    with_eval_points,
+    seed_evaluator,
+    with_chunks,
     write_csv,
     write_json,
 )
-from jaxgames.cli import report_errors  # noqa: E402
 
 PARTS = ["tabular_q", "othello6_dqn", "shogi_winner_imitation", "reversi8_ppo"]
 YARDSTICKS = ["random", "greedy", "alphabeta:2"]
@@ -67,282 +66,162 @@ SELF_PLAY_ONLY = {"partners": {}}
 OTHELLO6_PLIES = 32
 
 
-def final_yardsticks(res, opponents) -> dict[str, dict]:
-    """Final win/draw/loss counts (summed over seeds, both colours) per opponent from
-    :func:`train_seeds` rows."""
-    last = [r for r in res.rows if r["chunk"] == res.num_chunks]
-    out = {}
-    for o in opponents:
-        sel = [r for r in last if r["opponent"] == o]
-        out[o] = {
-            k: int(sum(r[k] for r in sel))
-            for k in ("win_all", "draw_all", "loss_all", "win_first", "win_second")
+def fmt_rate(k: float, n: int) -> str:
+    """``"97.3% [96.1%, 98.2%]"``: a rate with its 95% Wilson interval."""
+    lo, hi = wilson_interval(k, n) if n else (float("nan"),) * 2
+    return f"{k / max(n, 1):.1%} [{lo:.1%}, {hi:.1%}]"
+
+
+def row(experiment: str, quantity: str, article: str, ours: str, note: str = "") -> dict:
+    return dict(experiment=experiment, quantity=quantity, article=article, ours=ours, note=note)
+
+
+def train_part(name: str, algo: str, game: str, total_steps, a, out: str, overrides=None):
+    """One part's seeds trained in one vmap (``<out>/seed<s>/``, at most ``--budget-minutes``),
+    then every seed's greedy network against the yardsticks: (run summary, the part's info
+    with its W/D/L per yardstick and colour, summed over the seeds)."""
+    cfg = default_config(algo, *parse_variant(game), quick=a.quick)
+    cfg = cfg.override({**(overrides or {}), **a.overrides})
+    cfg = cfg.override({"total_steps": int(total_steps)} if total_steps else {})
+    cfg = with_chunks(algo, cfg, a.evals)
+    env, seeds = cfg.make_env(), list(range(a.seed, a.seed + a.seeds))
+    prepare_out(out, dict(part=name, seeds=seeds, config=cfg.to_dict()), "experiment.json")
+    print(f"== {name}: {algo}, {len(seeds)} seed(s) x {cfg.total_steps:,} steps")
+    t0 = time.perf_counter()
+
+    def over_budget(k, state, records):
+        return bool(a.budget_minutes) and time.perf_counter() - t0 > 60 * a.budget_minutes
+
+    run = run_training(algo, cfg, out, seeds=seeds, on_chunk=over_budget, progress=False)
+    params = jax.vmap(run.algorithm.params)(run.state)
+    keys = jax.numpy.stack([jax.random.PRNGKey(s) for s in seeds])
+    final = {}
+    for o in a.opponents or YARDSTICKS:
+        evaluate = seed_evaluator(run.algorithm.agent, env, make_opponent(o, env), a.eval_games)
+        results = evaluate(params, keys)
+        final[o] = {
+            side: {w: sum(getattr(getattr(r, side), w) for r in results) for w in WDL}
+            for side in ("as_first", "as_second", "overall")
         }
-        out[o]["games"] = out[o]["win_all"] + out[o]["draw_all"] + out[o]["loss_all"]
-        out[o]["games_first"] = int(
-            sum(r["win_first"] + r["draw_first"] + r["loss_first"] for r in sel)
-        )
-        out[o]["games_second"] = int(
-            sum(r["win_second"] + r["draw_second"] + r["loss_second"] for r in sel)
-        )
-    return out
+    records = run.records[0]
+    info = dict(
+        env_steps_per_seed=records[-1]["env_steps"] if records else 0,
+        train_seconds=sum(r["chunk_seconds"] for r in records),
+        run_dirs=[f"{out}/seed{s}" for s in seeds],
+        final=final,
+        budget_stopped=not run.completed,
+    )
+    return run, info
 
 
-def yardstick_rows(exp: str, finals: dict, article: str) -> list[dict]:
+WDL = ("wins", "draws", "losses", "games")
+
+
+def yardstick_rows(experiment: str, final: dict, article: str) -> list[dict]:
     rows = []
-    for o, f in finals.items():
+    for o, f in final.items():
+        a, first, second = f["overall"], f["as_first"], f["as_second"]
         rows.append(
-            dict(
-                experiment=exp,
-                quantity=f"greedy net vs {o}: win / loss (both colours)",
-                article=article,
-                ours=f"win {fmt_rate(f['win_all'], f['games'])}, "
-                f"loss {f['loss_all'] / max(f['games'], 1):.1%}",
-                note=f"as 1st {f['win_first'] / max(f['games_first'], 1):.1%}, "
-                f"as 2nd {f['win_second'] / max(f['games_second'], 1):.1%}; {f['games']} games",
+            row(
+                experiment,
+                f"greedy net vs {o}: win / loss (both colours)",
+                article,
+                f"win {fmt_rate(a['wins'], a['games'])}, loss {a['losses'] / a['games']:.1%}",
+                f"as 1st {first['wins'] / first['games']:.1%}, as 2nd "
+                f"{second['wins'] / second['games']:.1%}; {a['games']} games",
             )
         )
         article = ""  # the article's statement goes on the first row only
     return rows
 
 
-def train_part(
-    name: str,
-    algo: str,
-    game: str,
-    options: dict,
-    total_steps: int | None,
-    a,
-    out: str,
-    overrides: dict | None = None,
-):
-    """Seed-vmapped training + yardstick evaluation for one part (written to ``out``)."""
-    from jaxgames.specs import make_opponent
-
-    cfg = make_config(algo, game, options, a.quick, {**(overrides or {}), **dict(a.overrides)})
-    if total_steps:
-        cfg = cfg.override({"total_steps": int(total_steps)})
-    cfg = with_eval_points(algo, cfg, a.evals)
-    env = cfg.make_env()
-    opps = a.opponents or YARDSTICKS
-    seeds = list(range(a.seed, a.seed + a.seeds))
-    prepare_out(
-        out,
-        dict(
-            script="reference_articles.py",
-            part=name,
-            algorithm=algo,
-            seeds=seeds,
-            opponents=opps,
-            eval_games=a.eval_games,
-            quick=a.quick,
-            algorithm_config=cfg.to_dict(),
-        ),
-    )
-    print(
-        f"== {name}: {algo} on {game} {options or ''}, "
-        f"{len(seeds)} seed(s) x {cfg.total_steps:,} steps"
-    )
-    res = train_seeds(
-        algo,
-        cfg,
-        seeds,
-        {o: make_opponent(o, env) for o in opps},
-        a.eval_games,
-        eval_at_start=False,
-        time_budget_s=a.budget_minutes * 60 if a.budget_minutes else None,
-    )
-    write_csv(os.path.join(out, "curves.csv"), res.rows)
-    run_dirs = save_seed_runs(res, out)
-    finals = final_yardsticks(res, opps)
-    info = dict(
-        env_steps_per_seed=res.num_chunks * res.steps_per_chunk,
-        compile_seconds=res.compile_seconds,
-        train_seconds=res.train_seconds,
-        eval_seconds=res.eval_seconds,
-        run_dirs=run_dirs,
-        final=finals,
-        budget_stopped=bool(a.budget_minutes and res.train_seconds > a.budget_minutes * 60),
-    )
-    return res, cfg, env, finals, info
+def trained(info: dict, seeds: int) -> str:
+    return f"train {info['train_seconds']:.0f} s, {seeds} seed(s)"
 
 
 def part_tabular_q(a, out):
-    from experiments import tabular_q_tictactoe
-
     games = a.ttt_games or (6000 if a.quick else 40_000)
-    argv = [
-        "--out",
-        out,
-        "--seed",
-        str(a.seed),
-        "--seeds",
-        str(max(a.seeds, 2 if a.quick else 5)),
-        "--games",
-        str(games),
-    ]
-    if a.quick:  # tabular_q_tictactoe.py's own quick settings, but with our game budget
+    seeds = max(a.seeds, 2 if a.quick else 5)
+    argv = ["--out", out, "--seed", str(a.seed), "--seeds", str(seeds), "--games", str(games)]
+    if a.quick:  # tabular_q_tictactoe.py's own quick settings, with this game budget
         argv += ["--points", "6", "--eval-games", "500", "--envs", "128"]
-    tabular_q_tictactoe.main(argv)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tabular_q_tictactoe.py")
+    subprocess.run([sys.executable, script, *argv], check=True)
     with open(os.path.join(out, "summary.json")) as f:
         s = json.load(f)
 
     def cell(x):
         if not x:
             return "not reached (budget)"
-        return (
-            f"{x['greedy_win']:.1%} [{x['ci95'][0]:.1%}, {x['ci95'][1]:.1%}] "
-            f"at {x['games']:,.0f} games"
-        )
+        lo, hi = x["ci95"]
+        return f"{x['greedy_win']:.1%} [{lo:.1%}, {hi:.1%}] at {x['games']:,.0f} games"
 
+    exp, note = "tabular Q, tic-tac-toe", "greedy table, colours alternate; mean over seeds"
+    final = f"{s['final_x_win']:.1%} / {s['final_o_win']:.1%} ({cell(s.get('final'))})"
+    clock = f"run {s['run_s']:.1f} s + compile {s['compile_s']:.1f} s (all seeds at once)"
     rows = [
-        dict(
-            experiment="tabular Q, tic-tac-toe",
-            quantity="win rate vs random after 10,000 games",
-            article="~80%",
-            ours=cell(s.get("at_10k")),
-            note="greedy table, colours alternate; mean over seeds",
+        row(exp, "win rate vs random after 10,000 games", "~80%", cell(s.get("at_10k")), note),
+        row(
+            exp,
+            "plateau (20-30k games)",
+            "just under 90%",
+            cell(s.get("at_30k") or s.get("at_20k")),
         ),
-        dict(
-            experiment="tabular Q, tic-tac-toe",
-            quantity="plateau (20-30k games)",
-            article="just under 90%",
-            ours=cell(s.get("at_30k") or s.get("at_20k")),
-            note="",
-        ),
-        dict(
-            experiment="tabular Q, tic-tac-toe",
-            quantity="final, as X / as O",
-            article="-",
-            ours=f"{s['final_x_win']:.1%} / {s['final_o_win']:.1%} ({cell(s.get('final'))})",
-            note=f"run {s['run_s']:.1f}s + compile {s['compile_s']:.1f}s (all seeds at once); "
-            "a perfect player gets ~96.8% / ~78.1%",
-        ),
+        row(exp, "final, as X / as O", "-", final, f"{clock}; a perfect player ~96.8% / ~78.1%"),
     ]
     return rows, dict(summary=s)
 
 
 def part_othello6_dqn(a, out):
     games = a.othello_games or (1500 if a.quick else 40_000)
-    res, cfg, env, finals, info = train_part(
-        "othello6_dqn",
-        "dqn",
-        "reversi",
-        {"size": 6},
-        games * OTHELLO6_PLIES,
-        a,
-        out,
-        SELF_PLAY_ONLY,
-    )
-    played = (
-        float(np.mean(res.metrics["games_total"][-1]))
-        if "games_total" in res.metrics
-        else float("nan")
-    )
-    info["selfplay_games_per_seed"] = played
-    rows = [
-        dict(
-            experiment="6x6 othello DQN",
-            quantity="self-play games",
-            article="40,000",
-            ours=f"{played:,.0f}",
-            note=f"{info['env_steps_per_seed']:,} plies per seed, train {res.train_seconds:.0f}s "
-            f"(+{res.compile_seconds:.0f}s compile), {len(res.seeds)} seed(s)",
-        )
-    ]
-    rows += yardstick_rows("6x6 othello DQN", finals, "'wins some, loses some' vs a human")
-    return rows, info
+    steps = games * OTHELLO6_PLIES
+    run, info = train_part("othello6_dqn", "dqn", "reversi6", steps, a, out, SELF_PLAY_ONLY)
+    played = [r[-1].get("train/games_total", float("nan")) for r in run.records if r]
+    info["selfplay_games_per_seed"] = float(np.mean(played)) if played else float("nan")
+    exp = "6x6 othello DQN"
+    note = f"{info['env_steps_per_seed']:,} plies per seed, {trained(info, a.seeds)}"
+    rows = [row(exp, "self-play games", "40,000", f"{info['selfplay_games_per_seed']:,.0f}", note)]
+    return rows + yardstick_rows(exp, info["final"], "'wins some, loses some' vs a human"), info
 
 
 def part_shogi(a, out):
-    from jaxgames.evaluation import arena
-
     games = a.shogi_games or (1024 if a.quick else 2**17)
-    wi_cfg = make_config("winner_imitation", "animal_shogi", {}, a.quick)
-    res, cfg, env, finals, info = train_part(
-        "shogi_winner_imitation",
-        "winner_imitation",
-        "animal_shogi",
-        {},
-        games * wi_cfg.max_plies,
-        a,
-        out,
-    )
-    legal = res.metrics.get("legal_rate")
-    legal_final = float(np.mean(legal[-1])) if legal is not None else float("nan")
-    legal_first = float(np.mean(legal[0])) if legal is not None else float("nan")
+    plies = default_config("winner_imitation", "animal_shogi", quick=a.quick).max_plies
+    run, info = train_part("shogi", "winner_imitation", "animal_shogi", games * plies, a, out)
+    legal = np.array([[r["train/legal_rate"] for r in recs] for recs in run.records])
+    legal_first, legal_final = float(legal[:, 0].mean()), float(legal[:, -1].mean())
     # the article's second number: the trained net against the untrained one, both sampling
     n_vs = a.vs_init_games or (512 if a.quick else 2**14)
-    algo_agent = res.state  # leading axis: seeds
-    from jaxgames.agents import algorithm_module
-
-    agent = algorithm_module("winner_imitation").make_algorithm(cfg).agent
+    agent, env = run.algorithm.agent, run.algorithm.env
     wins = draws = total = 0
-    for j in range(len(res.seeds)):
-        params = jax.tree_util.tree_map(lambda x: x[j], algo_agent.params)
-        init_params = jax.tree_util.tree_map(lambda x: x[j], algo_agent.init_params)
-        r = arena(
-            agent.policy(params, greedy=False),
-            agent.policy(init_params, greedy=False),
-            env,
-            n_vs,
-            jax.random.PRNGKey(77 + j),
-        )
-        wins, draws, total = wins + r.overall.wins, draws + r.overall.draws, total + r.overall.games
-    played = res.num_chunks * cfg.updates_per_chunk * cfg.num_envs
-    info.update(
-        legal_rate_final=legal_final,
-        legal_rate_first_chunk=legal_first,
-        vs_init=dict(wins=wins, draws=draws, games=total),
-        selfplay_games_per_seed=played,
+    for j in range(len(run.seeds)):
+        state = jax.tree_util.tree_map(lambda x: x[j], run.state)
+        mine, untrained = (agent.policy(p, greedy=False) for p in (state.params, state.init_params))
+        r = arena(mine, untrained, env, n_vs, jax.random.PRNGKey(77 + j)).overall
+        wins, draws, total = wins + r.wins, draws + r.draws, total + r.games
+    played = info["env_steps_per_seed"] // plies
+    info.update(legal_rate_final=legal_final, legal_rate_first_chunk=legal_first)
+    info.update(vs_init=dict(wins=wins, draws=draws, games=total), selfplay_games_per_seed=played)
+    exp = "animal shogi winner imitation"
+    legal_note = (
+        f"argmax of the unmasked policy on self-play positions; first chunk {legal_first:.1%}"
     )
     rows = [
-        dict(
-            experiment="animal shogi winner imitation",
-            quantity="self-play games",
-            article="2^17 = 131,072",
-            ours=f"{played:,}",
-            note=f"train {res.train_seconds:.0f}s (+{res.compile_seconds:.0f}s compile)",
-        ),
-        dict(
-            experiment="animal shogi winner imitation",
-            quantity="raw net plays a legal move",
-            article="98.7%",
-            ours=f"{legal_final:.1%}",
-            note=f"argmax of the unmasked policy on self-play positions; "
-            f"{legal_first:.1%} in the first chunk",
-        ),
-        dict(
-            experiment="animal shogi winner imitation",
-            quantity="wins vs the untrained net (sampling)",
-            article="53% (2^14 games)",
-            ours=fmt_rate(wins, total),
-            note=f"{total} games, both colours; draws {draws / max(total, 1):.1%}",
-        ),
-    ]
-    rows += yardstick_rows("animal shogi winner imitation", finals, "-")
-    return rows, info
+        row(exp, "self-play games", "2^17 = 131,072", f"{played:,}", trained(info, a.seeds)),
+        row(exp, "raw net plays a legal move", "98.7%", f"{legal_final:.1%}", legal_note),
+        row(exp, "wins vs the untrained net (sampling)", "53% (2^14 games)", fmt_rate(wins, total),
+            f"{total} games, both colours; draws {draws / total:.1%}"),
+    ]  # fmt: skip
+    return rows + yardstick_rows(exp, info["final"], "-"), info
 
 
 def part_reversi8(a, out):
     steps = a.reversi8_steps or (100_000 if a.quick else None)
-    res, cfg, env, finals, info = train_part(
-        "reversi8_ppo", "ppo", "reversi", {"size": 8}, steps, a, out, SELF_PLAY_ONLY
-    )
-    rows = [
-        dict(
-            experiment="8x8 reversi PPO",
-            quantity="self-play plies",
-            article="(not stated)",
-            ours=f"{info['env_steps_per_seed']:,}",
-            note=f"train {res.train_seconds:.0f}s (+{res.compile_seconds:.0f}s "
-            f"compile), {len(res.seeds)} seed(s)",
-        )
-    ]
-    rows += yardstick_rows(
-        "8x8 reversi PPO", finals, "lost to a beginner; barely beat the weakest app level"
-    )
-    return rows, info
+    run, info = train_part("reversi8_ppo", "ppo", "reversi8", steps, a, out, SELF_PLAY_ONLY)
+    exp, plies = "8x8 reversi PPO", f"{info['env_steps_per_seed']:,}"
+    rows = [row(exp, "self-play plies", "(not stated)", plies, trained(info, a.seeds))]
+    article = "lost to a beginner; barely beat the weakest app level"
+    return rows + yardstick_rows(exp, info["final"], article), info
 
 
 RUNNERS = {
@@ -358,82 +237,50 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--parts", nargs="+", default=PARTS, choices=PARTS)
     p.add_argument("--seeds", type=int, default=1, help="seeds per part (trained at once)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--ttt-games", type=int, default=None, help="tabular Q games per seed (default 40,000)"
-    )
-    p.add_argument(
-        "--othello-games", type=int, default=None, help="6x6 DQN self-play games (default 40,000)"
-    )
-    p.add_argument(
-        "--shogi-games", type=int, default=None, help="winner-imitation games (default 2^17)"
-    )
-    p.add_argument(
-        "--vs-init-games", type=int, default=None, help="games vs the untrained net (default 2^14)"
-    )
-    p.add_argument(
-        "--reversi8-steps",
-        type=int,
-        default=None,
-        help="8x8 PPO plies (default: PPO's reversi default)",
-    )
-    p.add_argument("--evals", type=int, default=4, help="evaluation points during each training")
-    p.add_argument(
-        "--eval-games", type=int, default=1000, help="games per opponent and seed (half per colour)"
-    )
-    p.add_argument(
-        "--opponents", nargs="+", default=None, help="override the yardsticks (tests only)"
-    )
-    p.add_argument(
-        "--budget-minutes",
-        type=float,
-        default=15.0,
-        help="training wall-clock cap per part (0: none)",
-    )
-    add_overrides_argument(
-        p, "config overrides for every trained part (not tabular_q), e.g. net.hidden=8"
-    )
+    p.add_argument("--ttt-games", type=int, help="tabular Q games per seed (default 40,000)")
+    p.add_argument("--othello-games", type=int, help="6x6 DQN self-play games (default 40,000)")
+    p.add_argument("--shogi-games", type=int, help="winner-imitation games (default 2^17)")
+    p.add_argument("--vs-init-games", type=int, help="games vs the untrained net (default 2^14)")
+    p.add_argument("--reversi8-steps", type=int, help="8x8 PPO plies (default: the preset's)")
+    p.add_argument("--evals", type=int, default=4, help="chunks of each training")
+    p.add_argument("--eval-games", type=int, default=1000, help="per yardstick and seed")
+    p.add_argument("--opponents", nargs="+", help="other yardsticks (tests)")
+    p.add_argument("--budget-minutes", type=float, default=15.0, help="per part (0: none)")
     p.add_argument("--out", default="runs/reference_articles")
-    p.add_argument("--quick", action="store_true")
-    a = p.parse_args(argv)
-    a.overrides = parse_set_args(p, a.overrides)
+    p.add_argument("--quick", action="store_true", help="small budgets (not the articles')")
+    a, extra = p.parse_known_args(argv)
+    a.overrides = parse_overrides(extra)  # --field=value for the trained parts
     if a.quick:
         a.eval_games, a.evals = min(a.eval_games, 100), min(a.evals, 2)
     prepare_out(a.out, dict(script="reference_articles.py", **vars(a)))
-    rows, details, times = [], {}, {}
+    rows, details = [], {}
     for part in a.parts:
         t0 = time.time()
-        r, info = RUNNERS[part](a, os.path.join(a.out, part))
-        times[part] = time.time() - t0
-        info["seconds"] = times[part]
+        r, details[part] = RUNNERS[part](a, os.path.join(a.out, part))
+        details[part]["seconds"] = time.time() - t0
         rows += r
-        details[part] = info
         write_csv(os.path.join(a.out, "results.csv"), rows)
         write_json(os.path.join(a.out, "details.json"), details)
     lines = [
         "# Reference articles revisited",
         "",
-        f"Mode: {'quick (smoke-test budgets: NOT the articles budgets)' if a.quick else 'full'}; "
-        f"{a.seeds} seed(s) per part; yardstick evaluations: {a.eval_games} games per seed "
-        "and opponent (half per colour), greedy nets. Their numbers as reported; ours from "
-        "this run.",
+        f"Mode: {'quick (smoke-test budgets, NOT the articles budgets)' if a.quick else 'full'}; "
+        f"{a.seeds} seed(s) per part; yardsticks: {a.eval_games} games per seed and opponent "
+        "(half per colour), greedy nets. Their numbers as reported; ours from this run.",
         "",
         "| experiment | quantity | article | jaxgames | note |",
         "|---|---|---|---|---|",
-    ]
-    lines += [
-        f"| {r['experiment']} | {r['quantity']} | {r['article']} | {r['ours']} | {r['note']} |"
-        for r in rows
-    ]
-    lines += [
+        *(
+            f"| {r['experiment']} | {r['quantity']} | {r['article']} | {r['ours']} | {r['note']} |"
+            for r in rows
+        ),
         "",
-        "Wall clock per part (training + compile + evaluation): "
-        + ", ".join(f"{k} {v:.0f}s" for k, v in times.items()),
-        "",
+        "Wall clock per part (training, compilation, evaluation): "
+        + ", ".join(f"{k} {v['seconds']:.0f} s" for k, v in details.items()),
     ]
     with open(os.path.join(a.out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    print(f"wrote {a.out}/report.md, results.csv, details.json")
     return rows
 
 

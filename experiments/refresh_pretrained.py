@@ -4,6 +4,7 @@
     python experiments/refresh_pretrained.py --measure-only tic_tac_toe reversi8
     python experiments/refresh_pretrained.py --measure-only     # every shipped agent
     python experiments/refresh_pretrained.py --render-only      # card.md + docs table only
+    python experiments/refresh_pretrained.py --quick            # measure copies, change nothing
 
 ``--run NAME=RUN_DIR`` exports the run's newest checkpoint to ``jaxgames/pretrained/NAME/``
 (``jaxgames export``: config.json, params.msgpack, card skeleton with each training stage's
@@ -22,6 +23,9 @@ docs table, as needed after a preset change (``card.md`` derives each stage's tr
 from the stage's config against today's presets; ``tests/test_pretrained.py`` says when a
 card is stale).
 
+``--quick`` measures copies of the shipped agents in a temporary folder (50 games per colour,
+no ladder) and changes nothing: a smoke test.
+
 The training facts (wall clock included) are the run's own, read from its files with the
 machine the run recorded; the measurements are made here, and the card names this machine.
 """
@@ -33,17 +37,14 @@ import datetime
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:  # `python experiments/refresh_pretrained.py` imports the checkout
-    sys.path.insert(0, ROOT)
-
-from jaxgames import cli  # noqa: E402
-from jaxgames.evaluation.ladder import game_key, ladder_path  # noqa: E402
-from jaxgames.pretrained import (  # noqa: E402
+from jaxgames import cli
+from jaxgames.evaluation.ladder import game_key, ladder_path
+from jaxgames.pretrained import (
     PRETRAINED_DIR,
     VS_RANDOM_GAMES,
     VS_RANDOM_SEED,
@@ -54,8 +55,10 @@ from jaxgames.pretrained import (  # noqa: E402
     shipped_table,
     write_card,
 )
-from jaxgames.provenance import machine_description  # noqa: E402
-from jaxgames.runs import is_exported, load_agent  # noqa: E402
+from jaxgames.provenance import machine_description
+from jaxgames.runs import is_exported, load_agent
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 DOCS = os.path.join(ROOT, "docs", "pretrained.md")
@@ -176,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games-per-rung", type=int, default=None, help="default: the ladder's")
     p.add_argument("--no-ladder", action="store_true", help="skip the ladder rating")
     p.add_argument("--dest", default=PRETRAINED_DIR, help=argparse.SUPPRESS)  # tests
+    p.add_argument("--quick", action="store_true", help="measure copies; change nothing")
     args = p.parse_args(argv)
+    if args.quick:
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(args.dest, tmp, dirs_exist_ok=True)
+            quick = ["--measure-only", *(args.measure_only or []), "--dest", tmp, "--no-ladder"]
+            return main([*quick, "--games-per-colour", str(min(args.games_per_colour, 50))])
     try:
         runs = parse_runs(args.run)
         if sum([args.measure_only is not None, bool(runs), args.render_only]) > 1:

@@ -5,8 +5,8 @@ after 10,000 games and a plateau just under 90% at 20,000-30,000 games. Here eve
 ``--envs`` games at once in one jitted ``lax.scan`` (seeds are ``vmap``-ed), and the greedy
 table is evaluated against random at ``--points`` moments during training.
 
-    PYTHONPATH=. python experiments/tabular_q_tictactoe.py            # 40k games x 5 seeds
-    PYTHONPATH=. python experiments/tabular_q_tictactoe.py --quick    # smoke test, seconds
+    python experiments/tabular_q_tictactoe.py            # 40k games x 5 seeds
+    python experiments/tabular_q_tictactoe.py --quick    # smoke test, seconds
 
 Writes runs/tabular_q/: config.json, evals.csv (greedy policy vs random, per seed and mean),
 train_curve.csv (epsilon-greedy training games, windows of --window games),

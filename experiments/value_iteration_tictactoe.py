@@ -1,8 +1,8 @@
 """Value iteration for tic-tac-toe (the C++ article's baseline) and the opponents' ladder.
 
     # 20k games perfect vs random, 4k per pair
-    PYTHONPATH=. python experiments/value_iteration_tictactoe.py
-    PYTHONPATH=. python experiments/value_iteration_tictactoe.py --quick
+    python experiments/value_iteration_tictactoe.py
+    python experiments/value_iteration_tictactoe.py --quick
 
 1. Enumerates the reachable positions and runs value iteration (zero-sum, gamma 1) and the
    C++ article's variant (gamma 0.8, win 1, loss -1, draw 0.3); prints sizes, sweeps, times,

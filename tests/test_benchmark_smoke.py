@@ -3,19 +3,26 @@
 import csv
 import importlib.util
 import os
+import sys
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def load_benchmark():
+def load_script(name: str):
+    """``experiments/<name>.py`` loaded by path (nothing makes experiments/ importable)."""
     spec = importlib.util.spec_from_file_location(
-        "benchmark_throughput", os.path.join(ROOT, "experiments", "benchmark_throughput.py")
+        f"experiment_{name}", os.path.join(ROOT, "experiments", f"{name}.py")
     )
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses and pickling look their module up
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_benchmark():
+    return load_script("benchmark_throughput")
 
 
 def test_benchmark_main_tiny(tmp_path):
@@ -24,7 +31,7 @@ def test_benchmark_main_tiny(tmp_path):
     rows = bench.main(
         [
             "--games",
-            "reversi:4",
+            "reversi4",
             "tic_tac_toe",
             "no_such_game",
             "--batch-sizes",
@@ -37,7 +44,7 @@ def test_benchmark_main_tiny(tmp_path):
         ]
     )
     assert {(r["game"], r["impl"]) for r in rows} == {
-        ("reversi4x4", "jaxgames"),
+        ("reversi4", "jaxgames"),
         ("tic_tac_toe", "jaxgames"),
     }
     with open(out / "throughput.csv") as f:
@@ -52,9 +59,10 @@ def test_uniform_legal_action_is_legal_and_uniform():
     import jax
     import jax.numpy as jnp
 
-    bench = load_benchmark()
+    from jaxgames.training.experiment import uniform_legal_action
+
     mask = jnp.array([[False, True, False, True, True], [True, False, False, False, False]])
-    pick = jax.jit(jax.vmap(lambda t: bench.uniform_legal_action(jnp.uint32(7), t, mask)))
+    pick = jax.jit(jax.vmap(lambda t: uniform_legal_action(jnp.uint32(7), t, mask)))
     picks = np.asarray(pick(jnp.arange(600, dtype=jnp.int32)))
     assert set(picks[:, 0]) == {1, 3, 4} and set(picks[:, 1]) == {0}
     counts = np.bincount(picks[:, 0], minlength=5)[[1, 3, 4]]
@@ -64,8 +72,7 @@ def test_uniform_legal_action_is_legal_and_uniform():
 def test_compile_flags_runs_each_setting_in_its_own_process(tmp_path):
     """experiments/compile_flags.py: each setting's switches reach its subprocess (and only
     its: the suite's own flags are not inherited), and integer outputs agree exactly."""
-    from experiments import compile_flags
-
+    compile_flags = load_script("compile_flags")
     out = tmp_path / "cf"
     argv = ["--programs", "steps", "--settings", "default", "test-suite", "--repeats", "1"]
     rows = compile_flags.main(argv + ["--out", str(out)])

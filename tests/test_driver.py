@@ -350,3 +350,134 @@ def test_checkpoint_saved_on_other_devices_restores_here(tmp_path):
     np.testing.assert_array_equal(tree["w"], np.arange(6.0).reshape(2, 3))
     assert int(tree["n"]) == 7
     assert tree["w"].devices() == {jax.devices()[0]}
+
+
+# ----------------------------------------------------------------------------- seeds
+SEEDS = [0, 1]
+
+
+def seed_slice(tree, i):
+    return jax.tree_util.tree_map(lambda x: x[i], tree)
+
+
+def test_jit_vmap_init_equals_the_unbatched_init():
+    """jit(vmap(init)) over 3 seeds finishes (the orthogonal initialisers run the keys one at
+    a time: no batched QR to deadlock XLA:CPU, docs/known_issues/jit_vmap_init_hang.py) and
+    gives each seed the unbatched init's values, bit for bit. Two hidden layers and both
+    orthogonal heads: the shape that hung."""
+    algo = ppo.make_algorithm(CFG.override({"net": {"hidden": 16, "layers": 2}}))
+    keys = jnp.stack([jax.random.PRNGKey(s) for s in range(3)])
+    batched = jax.jit(jax.vmap(algo.init))(keys)
+    one = jax.jit(algo.init)
+    for s in range(3):
+        assert leaves_equal(seed_slice(batched, s), one(keys[s]))
+
+
+@pytest.fixture(scope="module")
+def seeds_run(tmp_path_factory):
+    run_dir = str(tmp_path_factory.mktemp("runs") / "seeds")
+    return run_dir, run_training("ppo", CFG, run_dir, seeds=SEEDS, progress=False)
+
+
+def test_seeds_train_as_single_runs_do(full_run, seeds_run, tmp_path):
+    """Each seed of one vmapped run is the single run of that seed: the same records (the
+    evaluation games exactly) and the same train state to float tolerance, not bit for bit:
+    vmapped, the networks' matmuls are batched ones, which sum in another order. Integer
+    leaves (games, counters, keys) are equal."""
+    run_dir, multi = seeds_run
+    assert multi.completed and multi.chunks_run == 4 and multi.seeds == SEEDS
+    single = {0: full_run[1], 1: run_training("ppo", CFG.override({"seed": 1}), str(tmp_path))}
+    for i, s in enumerate(SEEDS):
+        mine, ref = seed_slice(multi.state, i), single[s].state
+        for a, b in zip(jax.tree_util.tree_leaves(mine), jax.tree_util.tree_leaves(ref)):
+            if jnp.issubdtype(a.dtype, jnp.floating):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        got, want = strip_times(multi.records[i]), strip_times(single[s].records)
+        assert [{k: v for k, v in r.items() if k.startswith("eval/")} for r in got] == [
+            {k: v for k, v in r.items() if k.startswith("eval/")} for r in want
+        ]
+        for r, w in zip(got, want):
+            assert r == pytest.approx(w, rel=1e-4, abs=1e-6)
+    assert not leaves_equal(seed_slice(multi.state, 0).params, seed_slice(multi.state, 1).params)
+
+
+def test_a_seed_directory_is_an_ordinary_run(seeds_run):
+    run_dir, multi = seeds_run
+    for i, s in enumerate(SEEDS):
+        seed_dir = os.path.join(run_dir, f"seed{s}")
+        loaded = load_agent(seed_dir)
+        assert loaded.chunk == 4 and loaded.config == CFG.override({"seed": s})
+        assert leaves_equal(loaded.params, seed_slice(multi.state, i).params)
+        lines = open(os.path.join(seed_dir, "metrics.jsonl")).read().splitlines()
+        assert [json.loads(line)["chunk"] for line in lines] == [1, 2, 3, 4]
+        assert os.path.exists(os.path.join(seed_dir, "learning_curve.png"))
+        # keep_checkpoints=2, and one more: a run stopped between two seeds' saves resumes
+        assert sorted(os.listdir(os.path.join(seed_dir, "checkpoints"))) == ["2", "3", "4"]
+    assert sorted(os.listdir(run_dir)) == ["seed0", "seed1"]
+
+
+def test_seeds_resume_from_their_newest_common_checkpoint(seeds_run, tmp_path):
+    """Stopped by on_chunk after chunk 2, and as if killed after seed 0 saved chunk 2 and
+    before seed 1 did: rerun, both seeds resume from chunk 1 and end bit for bit where the
+    uninterrupted run did."""
+    _, ref = seeds_run
+    run_dir = str(tmp_path / "seeds")
+    seen = []
+
+    def stop_after_2(k, state, records):
+        seen.append(
+            (k, [r.get("chunk") for r in records], jax.tree_util.tree_leaves(state)[0].shape[0])
+        )
+        return k == 2
+
+    part = run_training("ppo", CFG, run_dir, seeds=SEEDS, progress=False, on_chunk=stop_after_2)
+    assert not part.completed and part.chunks_run == 2
+    assert seen == [(0, [None, None], 2), (1, [1, 1], 2), (2, [2, 2], 2)]
+    shutil.rmtree(os.path.join(run_dir, "seed1", "checkpoints", "2"))
+    msgs = []
+    rest = run_training("ppo", CFG, run_dir, seeds=SEEDS, progress=False, echo=msgs.append)
+    assert rest.completed and rest.chunks_run == 3
+    assert any("from chunk 1/4" in m for m in msgs)
+    assert leaves_equal(rest.state, ref.state)
+    for got, want in zip(rest.records, ref.records):
+        assert strip_times(got) == strip_times(want)
+    again = run_training("ppo", CFG, run_dir, seeds=SEEDS, progress=False)
+    assert again.chunks_run == 0 and leaves_equal(again.state, ref.state)
+
+
+def test_seeds_refuse_a_different_config_and_bad_seeds(seeds_run, tmp_path):
+    run_dir, _ = seeds_run
+    before = sorted(os.listdir(os.path.join(run_dir, "seed0")))
+    with pytest.raises(ValueError, match=r"different config \(learning_rate: 0.0003 -> 0.001\)"):
+        run_training("ppo", CFG.override({"learning_rate": 1e-3}), run_dir, seeds=SEEDS)
+    assert sorted(os.listdir(os.path.join(run_dir, "seed0"))) == before
+    for bad, why in (([], "at least one"), ([1, 1], "distinct"), (["a"], "integers")):
+        with pytest.raises(ValueError, match=f"invalid seeds=.*{why}"):
+            run_training("ppo", CFG, str(tmp_path / "bad"), seeds=bad)
+    with pytest.raises(ValueError, match="invalid seed=-1"):
+        run_training("ppo", CFG, str(tmp_path / "bad"), seeds=[-1])
+    assert not os.path.exists(tmp_path / "bad")
+
+
+def test_train_command_takes_seeds(tmp_path, capsys, monkeypatch):
+    """``jaxgames train ... --seeds 0 1 2`` passes the seeds to the driver and names the run
+    after them; --seed and --seeds together are refused in one line."""
+    from jaxgames import cli
+    from jaxgames.cli import train as train_cli
+    from jaxgames.training.driver import RunSummary
+
+    calls = []
+
+    def fake(algorithm, config, run_dir, **kw):
+        calls.append((run_dir, kw["seeds"]))
+        return RunSummary(run_dir, None, None, [[], [], []], True, 0, kw["seeds"])
+
+    monkeypatch.setattr(train_cli, "run_training", fake)
+    base = ["train", "ppo", "--game", "tic_tac_toe", "--runs-dir", str(tmp_path), "--no-progress"]
+    assert cli.main(base + ["--seeds", "0", "1", "2"]) == 0
+    assert calls == [(os.path.join(str(tmp_path), "tic_tac_toe-ppo-seeds0-1-2"), [0, 1, 2])]
+    assert "tic_tac_toe-ppo-seeds0-1-2/seed2" in capsys.readouterr().out
+    assert cli.main(base + ["--seeds", "0", "1", "--seed", "3"]) == 2
+    assert "--seed or --seeds" in capsys.readouterr().err

@@ -22,14 +22,45 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_batching import custom_vmap
 
 _ACTIVATIONS = {"relu": nn.relu, "tanh": nn.tanh, "gelu": nn.gelu}
+
+
+def one_key_at_a_time(init: Callable) -> Callable:
+    """``init(key, shape, dtype)`` that, when vmapped over keys, runs them one after the other
+    (``lax.map``) instead of as one batched op: the same values per key, bit for bit.
+
+    Why: under ``jit(vmap(init))`` the orthogonal initialiser's QR becomes a batched LAPACK
+    call, and two of them run concurrently can deadlock XLA:CPU's thread pool on a 2-core
+    machine (docs/known_issues/jit_vmap_init_hang.py). One key at a time there is no batched QR.
+    """
+
+    def wrapped(key: jax.Array, shape: Sequence[int], dtype: Any = jnp.float32) -> jax.Array:
+        @custom_vmap
+        def one(k):
+            return init(k, shape, dtype)
+
+        @one.def_vmap
+        def rule(axis_size, in_batched, k):
+            if not in_batched[0]:
+                return one(k), False
+            return jax.lax.map(one, k), True
+
+        return one(key)
+
+    return wrapped
+
+
+def orthogonal(scale: float) -> Callable:
+    """Orthogonal initialiser (Saxe et al. 2014), safe to vmap over keys (one at a time)."""
+    return one_key_at_a_time(nn.initializers.orthogonal(scale))
 
 
 def _activation(name: str):
@@ -49,12 +80,8 @@ class Heads(nn.Module):
 
     @nn.compact
     def __call__(self, features: jax.Array) -> tuple[jax.Array, jax.Array]:
-        logits = nn.Dense(
-            self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy"
-        )(features)
-        value = nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0), name="value")(features)[
-            ..., 0
-        ]
+        logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), name="policy")(features)
+        value = nn.Dense(1, kernel_init=orthogonal(1.0), name="value")(features)[..., 0]
         if self.value_activation == "tanh":
             value = jnp.tanh(value)
         return logits, value
@@ -78,7 +105,7 @@ class MLP(nn.Module):
         act = _activation(self.activation)
         x = obs.reshape(obs.shape[0], -1).astype(jnp.float32)
         for _ in range(self.layers):
-            x = act(nn.Dense(self.hidden, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+            x = act(nn.Dense(self.hidden, kernel_init=orthogonal(np.sqrt(2)))(x))
         return Heads(self.num_actions, self.value_activation)(x)
 
 
@@ -182,9 +209,7 @@ class ResNet(nn.Module):
         p = nn.relu(nn.Conv(2, (1, 1))(x)).reshape(x.shape[0], -1)
         v = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(x.shape[0], -1)
         v = nn.relu(nn.Dense(self.value_hidden)(v))
-        logits = nn.Dense(
-            self.num_actions, kernel_init=nn.initializers.orthogonal(0.01), name="policy"
-        )(p)
+        logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), name="policy")(p)
         value = nn.Dense(1, name="value")(v)[..., 0]
         if self.value_activation == "tanh":
             value = jnp.tanh(value)

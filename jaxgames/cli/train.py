@@ -5,6 +5,7 @@ jaxgames train ppo --game reversi --size 6 --total-steps 3000000 --run-name rev6
 jaxgames train ppo --game tic_tac_toe --learning-rate=1e-3 --net.hidden=32   # any config field
 jaxgames train ppo --game reversi --devices 4      # split the games over 4 devices
 jaxgames train ppo --game tic_tac_toe --logger jsonl,tensorboard   # also TensorBoard (or wandb)
+jaxgames train ppo --game tic_tac_toe --seeds 0 1 2   # in one vmap: runs/<name>/seed<s>/ each
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import ALGORITHMS
 from jaxgames.cli import options
-from jaxgames.training.driver import run_training
+from jaxgames.training.driver import run_training, seed_run_dir
 from jaxgames.training.loggers import LOGGERS, parse_loggers
 
 
-def default_run_name(algorithm: str, game: str, game_options: dict, seed: int, quick: bool) -> str:
-    """Deterministic name, so rerunning the same command resumes the same run."""
+def default_run_name(
+    algorithm: str, game: str, game_options: dict, seed: int | list[int], quick: bool
+) -> str:
+    """Deterministic name, so rerunning the same command resumes the same run (a list of
+    seeds: ``...-seeds0-1-2``)."""
     opts = "".join(f"-{k}{v}" for k, v in sorted(game_options.items()))
-    return f"{game}{opts}-{algorithm}-seed{seed}{'-quick' if quick else ''}"
+    seeds = "s" + "-".join(map(str, seed)) if isinstance(seed, list) else str(seed)
+    return f"{game}{opts}-{algorithm}-seed{seeds}{'-quick' if quick else ''}"
 
 
 def check_run_name(name: str) -> str:
@@ -58,8 +63,11 @@ def _train(args: argparse.Namespace) -> int:
         distributed.initialize()
     game_options = options.game_options(args)
     config = train_config(args)
+    if args.seeds is not None and args.seed is not None:
+        raise ValueError("give --seed or --seeds, not both")
+    seed = config.seed if args.seeds is None else args.seeds
     if args.run_name is None:
-        name = default_run_name(args.algorithm, args.game, game_options, config.seed, args.quick)
+        name = default_run_name(args.algorithm, args.game, game_options, seed, args.quick)
     else:
         name = check_run_name(args.run_name)
     run_dir = os.path.join(args.runs_dir, name)
@@ -71,23 +79,30 @@ def _train(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         devices=args.devices,
         loggers=loggers,
+        seeds=args.seeds,
     )
-    last = summary.last
-    if "eval/win_first" in last:
-        print(
-            "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, "
-            "as second {:.3f}/{:.3f}/{:.3f}".format(
-                *(
-                    last[f"eval/{o}_{s}"]
-                    for s in ("first", "second")
-                    for o in ("win", "draw", "loss")
+    seeds = summary.seeds or [None]
+    records = summary.records if summary.seeds else [summary.records]
+    dirs = [run_dir if s is None else seed_run_dir(run_dir, s) for s in seeds]
+    for seed, recs in zip(seeds, records):
+        last = recs[-1] if recs else {}
+        if "eval/win_first" in last:
+            print(
+                ("" if seed is None else f"seed {seed} ")
+                + "vs random: as first player W/D/L {:.3f}/{:.3f}/{:.3f}, "
+                "as second {:.3f}/{:.3f}/{:.3f}".format(
+                    *(
+                        last[f"eval/{o}_{s}"]
+                        for s in ("first", "second")
+                        for o in ("win", "draw", "loss")
+                    )
                 )
             )
-        )
     print(
-        f"run written to {run_dir} (metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
+        f"run written to {', '.join(dirs)} "
+        "(metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
     )
-    print(f"load it with: jaxgames.load_policy({run_dir!r})")
+    print(f"load it with: jaxgames.load_policy({dirs[0]!r})")
     return 0
 
 
@@ -105,6 +120,14 @@ def add_command(subparsers) -> None:
         )
         options.add_game_arguments(p)
         p.add_argument("--seed", type=int, default=None)
+        p.add_argument(
+            "--seeds",
+            type=int,
+            nargs="+",
+            default=None,
+            metavar="S",
+            help="train these seeds at once (one vmap on one device) into <run>/seed<s>/",
+        )
         p.add_argument(
             "--total-steps", type=int, default=None, help="environment steps to train for"
         )

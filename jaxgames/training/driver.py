@@ -20,6 +20,15 @@ interrupted run ends bit for bit where an uninterrupted one does. A different co
 existing run directory is an error. ``init_from`` starts from a trained agent's network
 (:func:`initial_params`, read once when the run starts).
 
+Seeds: ``run_training(..., seeds=[0, 1, 2])`` trains the seeds in lockstep, one jitted ``vmap``
+of the algorithm's pure ``init`` and ``chunk`` on one device (the networks' initialisers are
+safe to vmap: :func:`jaxgames.agents.networks.one_key_at_a_time`), each into the ordinary run
+directory ``run_dir/seed<s>/`` (its config's ``seed`` is ``s``; each seed's results equal its
+single run's to float tolerance: vmapped matmuls sum in another order). They resume together
+from the newest chunk every seed has a checkpoint of: each keeps one checkpoint more than
+``keep_checkpoints``, so a run stopped between two seeds' saves still has one. ``on_chunk(k,
+state, records)`` runs between chunks: an experiment's own evaluation, and its stop.
+
 Safety: one process trains into a run at a time (:class:`~jaxgames.runs.lock.RunLock`; a
 killed holder's lock is taken over); a damaged checkpoint is skipped for the previous one
 (:mod:`jaxgames.runs.checkpoint`); parameters that stop being finite stop the run with
@@ -41,6 +50,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import operator
 import os
 import time
 import warnings
@@ -65,7 +75,12 @@ from jaxgames.runs import (
     config_record,
     load_agent,
 )
-from jaxgames.runs.checkpoint import CheckpointError, CheckpointStore
+from jaxgames.runs.checkpoint import (
+    CheckpointDamagedError,
+    CheckpointError,
+    CheckpointStore,
+    CheckpointWarning,
+)
 from jaxgames.runs.lock import RunLock
 from jaxgames.runs.metrics import MetricsLog, chunk_record, plot_learning_curve
 from jaxgames.specs import agent_run, make_partners, parse_spec
@@ -83,32 +98,23 @@ class RunSummary:
     """Result of :func:`run_training`.
 
     run_dir, algorithm, state (final train state, on device), records (all metric records),
-    completed (all chunks done), chunks_run (chunks computed by this call).
+    completed (all chunks done), chunks_run (chunks computed by this call). With ``seeds``:
+    the state has a leading seed axis and ``records[i]`` are seed ``seeds[i]``'s records.
     """
 
     run_dir: str
     algorithm: Algorithm
     state: Any
-    records: list[dict[str, Any]]
+    records: list[Any]
     completed: bool
     chunks_run: int
+    seeds: list[int] | None = None
 
     @property
     def last(self) -> dict[str, Any]:
-        return self.records[-1] if self.records else {}
-
-
-def make_evaluator(
-    algo: Algorithm, n_games: int
-) -> Callable[[Any, jax.Array], dict[str, jax.Array]]:
-    """Jitted ``evaluate(params, key)``: greedy policy vs uniform random, ``n_games`` per side."""
-
-    def evaluate(params, key):
-        return evaluate_vs(
-            algo.env, algo.agent.policy(params, greedy=True), random_policy, key, n_games
-        )
-
-    return jax.jit(evaluate)
+        """The last record (of the first seed, with ``seeds``)."""
+        records = self.records[0] if self.seeds is not None else self.records
+        return records[-1] if records else {}
 
 
 def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
@@ -190,52 +196,59 @@ def fit_params(params: Any, fresh: Any) -> Any:
     return widen_params(params, fresh) if needs_widening(params, fresh) else params
 
 
-def make_finite_check(algo: Algorithm) -> Callable[[Any], jax.Array]:
-    """Jitted ``finite(train_state) -> bool[]``: every floating-point parameter is finite."""
-
-    def finite(state):
-        leaves = [
-            jnp.all(jnp.isfinite(x))
-            for x in jax.tree_util.tree_leaves(algo.params(state))
-            if jnp.issubdtype(x.dtype, jnp.inexact)
-        ]
-        return jnp.all(jnp.stack(leaves)) if leaves else jnp.bool_(True)
-
-    return jax.jit(finite)
+def _finite(algo: Algorithm, state: Any) -> jax.Array:
+    """bool[]: every floating-point parameter of ``state`` is finite."""
+    leaves = jax.tree_util.tree_leaves(algo.params(state))
+    ok = [jnp.all(jnp.isfinite(x)) for x in leaves if jnp.issubdtype(x.dtype, jnp.inexact)]
+    return jnp.all(jnp.stack(ok)) if ok else jnp.bool_(True)
 
 
 class Compiled(NamedTuple):
-    """What :func:`run_training` builds once per config and device mesh."""
+    """What :func:`run_training` builds once per config and device mesh (or seed vmap)."""
 
     algo: Algorithm
-    chunk: Callable  # jitted, sharded chunk(state) -> (state, metrics)
+    chunk: Callable  # jitted chunk(state) -> (state, metrics), the state donated
     evaluate: Callable | None  # jitted evaluate(params, key), None without evaluation
-    init: Callable  # jitted, sharded init(key) -> state
-    shardings: Any  # the train state's shardings on the mesh
-    finite: Callable  # jitted finite(state) -> bool[]
+    init: Callable  # jitted init(key) -> state
+    shardings: Any  # the train state's shardings on the mesh (None: seed-vmapped)
+    finite: Callable  # jitted finite(state) -> bool[] (bool[S] seed-vmapped)
 
 
 _COMPILED: dict[str, Compiled] = {}
 
 
-def _compiled(module, algorithm: str, config: Any, mesh) -> Compiled:
-    """The :class:`Compiled` pieces for ``mesh``, cached per config and devices so that
-    resuming or rerunning in the same process does not recompile."""
-    tag = json.dumps(config_record(algorithm, config), sort_keys=True) + repr(
-        mesh.device_ids.tolist()
-    )
+def _compiled(module, algorithm: str, config: Any, mesh=None) -> Compiled:
+    """The :class:`Compiled` pieces for ``mesh`` (sharded), or with ``mesh=None`` vmapped over
+    seeds on the default device (every function takes and returns a leading seed axis), cached
+    per config and devices so that resuming or rerunning in the same process does not
+    recompile. The seed is not part of the key (only ``init``'s key depends on it), so
+    ``algo.config.seed`` is that of the config compiled first."""
+    record = config_record(algorithm, config.override({"seed": 0}))
+    where = "seeds" if mesh is None else repr(mesh.device_ids.tolist())
+    tag = json.dumps(record, sort_keys=True) + where
     if tag not in _COMPILED:
         # the partners are resolved here, not inside make_algorithm: building an algorithm
         # (e.g. to load a trained agent) never reads other runs
         partners = make_partners(config.partners, config.make_env())
         algo: Algorithm = module.make_algorithm(config, partners)
-        init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
-        evaluate = make_evaluator(algo, config.eval_games) if config.eval_games > 0 else None
+
+        def evaluate(params, key):  # the greedy policy vs uniform random, as each side
+            policy = algo.agent.policy(params, greedy=True)
+            return evaluate_vs(algo.env, policy, random_policy, key, config.eval_games)
+
+        def finite(state):
+            return _finite(algo, state)
+
+        if mesh is not None:
+            init_fn, chunk_fn, shardings = distributed.sharded_train_fns(algo, mesh)
+        else:  # the orthogonal initialisers make jit(vmap(init)) safe (agents.networks)
+            init_fn, shardings = jax.jit(jax.vmap(algo.init)), None
+            chunk_fn = jax.jit(jax.vmap(algo.chunk), donate_argnums=0)
+            evaluate, finite = jax.vmap(evaluate), jax.vmap(finite)
+        evaluate = jax.jit(evaluate) if config.eval_games > 0 else None
         if len(_COMPILED) >= 8:
             _COMPILED.pop(next(iter(_COMPILED)))
-        _COMPILED[tag] = Compiled(
-            algo, chunk_fn, evaluate, init_fn, shardings, make_finite_check(algo)
-        )
+        _COMPILED[tag] = Compiled(algo, chunk_fn, evaluate, init_fn, shardings, jax.jit(finite))
     return _COMPILED[tag]
 
 
@@ -276,11 +289,86 @@ def _remove_if_empty(path: str) -> None:
         pass
 
 
+@dataclasses.dataclass
+class _RunFiles:
+    """One run directory while training into it: its record, metrics, checkpoints, mirrors."""
+
+    run_dir: str
+    record: dict[str, Any]
+    log: MetricsLog
+    store: Any = None  # CheckpointStore, opened after config.json is written
+    records: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    mirrors: list[Logger] = dataclasses.field(default_factory=list)
+
+
+def _check(run_dir: str, record: dict[str, Any]) -> _RunFiles:
+    """``ValueError`` if ``run_dir`` holds another run, :class:`MetricsError` for a damaged
+    metrics line: before anything is written."""
+    check_run_dir(run_dir, record)
+    log = MetricsLog(run_dir)
+    log.records()
+    return _RunFiles(run_dir, record, log)
+
+
+def _claim(stack: contextlib.ExitStack, run: _RunFiles, echo: Callable[[str], None]) -> bool:
+    """Lock ``run.run_dir`` (on the primary process; ``RunLockedError`` naming the holder if
+    another process trains there) and tell whether it already holds this run."""
+    if not distributed.is_primary():
+        return True
+    if not os.path.exists(run.run_dir):
+        os.makedirs(run.run_dir)
+        stack.callback(_remove_if_empty, run.run_dir)  # after the lock is released
+    lock = stack.enter_context(RunLock(run.run_dir))
+    if lock.stale_pid is not None:
+        echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
+    return check_run_dir(run.run_dir, run.record)  # again: no other writer can change it now
+
+
+def _write_config(run: _RunFiles, existing: bool) -> None:
+    os.makedirs(run.run_dir, exist_ok=True)
+    if not existing and not _create_config_file(run.run_dir, run.record):
+        check_run_dir(run.run_dir, run.record)  # created meanwhile: ValueError unless the same
+
+
+def _no_restart_over_metrics(run: _RunFiles) -> None:
+    logged = [r["chunk"] for r in run.log.records()]
+    if logged and max(logged) > 1:
+        raise CheckpointError(
+            f"{run.run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
+            "refusing to start over on top of it (delete the directory or choose another "
+            "run name)"
+        )
+
+
+def _open_outputs(stack, runs: list[_RunFiles], start: int, algo: Algorithm, loggers) -> None:
+    """Truncate each run's metrics to ``start``, read its records, open its mirrors."""
+    for run in runs:
+        if distributed.is_primary():
+            run.log.truncate(start)
+        run.records = [r for r in run.log.records() if r["chunk"] <= start]
+        if distributed.is_primary() and loggers:
+            steps = start * algo.steps_per_chunk
+            run.mirrors = open_loggers(loggers, run.run_dir, run.records, steps, run.record)
+            for mirror in run.mirrors:
+                stack.callback(mirror.close)
+
+
+def _progress_bar(stack, progress: bool, algo: Algorithm, start: int, desc: str):
+    if not (progress and distributed.is_primary()):
+        return None
+    shape = dict(unit="step", unit_scale=True, dynamic_ncols=True)
+    bar = tqdm(total=algo.total_steps, initial=start * algo.steps_per_chunk, desc=desc, **shape)
+    stack.callback(bar.close)
+    return bar
+
+
 def run_training(
     algorithm: str,
     config: Any,
     run_dir: str,
     *,
+    seeds: Sequence[int] | None = None,
+    on_chunk: Callable[[int, Any, list[dict[str, Any]]], Any] | None = None,
     progress: bool = True,
     max_chunks: int | None = None,
     echo: Callable[[str], None] = print,
@@ -290,176 +378,322 @@ def run_training(
     """Train ``algorithm`` (a name in :data:`jaxgames.agents.ALGORITHMS`) with ``config`` into
     ``run_dir``, resuming if it already holds this run.
 
-    max_chunks: stop after computing this many chunks in this call (the run stays resumable);
-    ``None`` runs to the end. devices: ``None``/``"all"`` (every visible device) or a count
-    (:func:`jaxgames.distributed.make_mesh`). loggers: optional mirrors of ``metrics.jsonl``
-    (always written), e.g. ``("tensorboard", "wandb")`` (:mod:`jaxgames.training.loggers`); not
-    part of the config, so a run can resume with others. Raises ``ValueError`` for a run directory
-    holding a different run or a ``num_envs`` that is not a multiple of the device count
-    (nothing is written then), :class:`~jaxgames.runs.lock.RunLockedError` if another
-    process trains into ``run_dir``, :class:`~jaxgames.runs.metrics.MetricsError` for a
-    damaged ``metrics.jsonl`` line (nothing is changed),
-    :class:`~jaxgames.runs.checkpoint.CheckpointError` if checkpoints exist but none is
-    readable, :class:`TrainingDivergedError` if the parameters stop being finite.
+    seeds: ``None`` trains ``config.seed`` into ``run_dir``; a list of seeds trains them at
+    once into ``run_dir/seed<s>/`` (module docstring). on_chunk: ``on_chunk(k, state,
+    records)`` after each chunk ``k`` is saved and once before this call's first chunk (``k`` =
+    the chunk resumed from, 0 for a new run), with the train state (a leading seed axis with
+    ``seeds``) and that chunk's records (one per run directory, ``{}`` at chunk 0); a true
+    return stops the run there (it stays resumable).
+    max_chunks: stop after computing this many chunks in this call; ``None`` runs to the end.
+    devices: ``None``/``"all"`` (every visible device) or a count
+    (:func:`jaxgames.distributed.make_mesh`; one device with ``seeds``). loggers: optional
+    mirrors of ``metrics.jsonl`` (always written), e.g. ``("tensorboard", "wandb")``
+    (:mod:`jaxgames.training.loggers`); not part of the config, so a run can resume with
+    others. Raises ``ValueError`` for a run directory holding a different run, a ``num_envs``
+    that is not a multiple of the device count or bad ``seeds`` (nothing is written then),
+    :class:`~jaxgames.runs.lock.RunLockedError` if another process trains into ``run_dir``,
+    :class:`~jaxgames.runs.metrics.MetricsError` for a damaged ``metrics.jsonl`` line (nothing
+    is changed), :class:`~jaxgames.runs.checkpoint.CheckpointError` if checkpoints exist but
+    none is readable, :class:`TrainingDivergedError` if the parameters stop being finite.
     """
     module = algorithm_module(algorithm)
     if not isinstance(config, module.Config):
         raise TypeError(
             f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}"
         )
+    if seeds is not None:
+        return _run_seeds(
+            module, algorithm, config, run_dir, seeds, on_chunk, progress, max_chunks, echo,
+            devices, loggers,
+        )  # fmt: skip
     mesh = distributed.make_mesh(devices)
-    primary = distributed.is_primary()
     record = config_record(algorithm, config)
     loggers = parse_loggers(loggers)  # MissingExtraError naming the pip extra, before writing
-    check_run_dir(run_dir, record)
-    log = MetricsLog(run_dir)
-    log.records()  # MetricsError for a damaged line, before anything is written
+    run = _check(run_dir, record)
     with contextlib.ExitStack() as stack:
-        existing = True
-        if primary:  # RunLockedError naming the holder if another process trains here
-            if not os.path.exists(run_dir):
-                os.makedirs(run_dir)
-                stack.callback(_remove_if_empty, run_dir)  # after the lock is released
-            lock = stack.enter_context(RunLock(run_dir))
-            if lock.stale_pid is not None:
-                echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
-            existing = check_run_dir(run_dir, record)  # again: no other writer can change it now
+        existing = _claim(stack, run, echo)
         # ValueError if the batch does not split over the devices, before config.json exists
         compiled = _compiled(module, algorithm, config, mesh)
-        algo = compiled.algo
+        algo = dataclasses.replace(compiled.algo, config=config)
         # a new run checks its starting agent before config.json is written
         start_params = initial_params(algo, echo) if config.init_from and not existing else None
-        os.makedirs(run_dir, exist_ok=True)
-        if not existing and not _create_config_file(run_dir, record):
-            check_run_dir(run_dir, record)  # created meanwhile: ValueError unless the same run
+        _write_config(run, existing)
         if distributed.mesh_size(mesh) > 1:
             platform = mesh.devices.flat[0].platform
             echo(
                 f"splitting {config.num_envs} games over {distributed.mesh_size(mesh)} "
                 f"{platform} devices"
             )
-        logged = [r["chunk"] for r in log.records()]
-        store = CheckpointStore(os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints)
-        stack.callback(store.close)
+        run.store = CheckpointStore(
+            os.path.join(run_dir, "checkpoints"), keep=config.keep_checkpoints
+        )
+        stack.callback(run.store.close)
         key = jax.random.PRNGKey(config.seed)
         template = distributed.abstract_state(jax.eval_shape(algo.init, key), compiled.shardings)
-        restored = store.restore_latest(template)
+        restored = run.store.restore_latest(template)
         if restored is None:
-            if logged and max(logged) > 1:
-                raise CheckpointError(
-                    f"{run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
-                    "refusing to start over on top of it (delete the directory or choose another "
-                    "run name)"
-                )
+            _no_restart_over_metrics(run)
             start, state = 0, compiled.init(key)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                fresh = algo.params(state)
-                if needs_widening(params, fresh):
-                    echo(f"widening its network to {config.net} (it computes the same function)")
-                state = algo.start_from(state, fit_params(params, fresh))
+                state = _start_from(algo, state, params, echo, batched=False)
                 state = jax.device_put(state, compiled.shardings)
-                echo(f"starting from the parameters of {config.init_from}")
         else:
             start, state = restored
-            if primary:
-                for path in store.quarantine_after(start):
+            if distributed.is_primary():
+                for path in run.store.quarantine_after(start):
                     echo(f"moved the damaged checkpoint aside to {path}")
             echo(f"resuming {run_dir} from chunk {start}/{algo.num_chunks}")
-        if primary:
-            log.truncate(start)
-        records = [r for r in log.records() if r["chunk"] <= start]
+        _open_outputs(stack, [run], start, algo, loggers)
         end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
-        mirrors: list[Logger] = []
-        if primary and loggers:
-            mirrors = open_loggers(loggers, run_dir, records, start * algo.steps_per_chunk, record)
-            for mirror in mirrors:
-                stack.callback(mirror.close)
-        bar = None
-        if progress and primary:
-            bar = tqdm(
-                total=algo.total_steps,
-                initial=start * algo.steps_per_chunk,
-                unit="step",
-                unit_scale=True,
-                desc=f"{algorithm} {config.game}",
-                dynamic_ncols=True,
-            )
-            stack.callback(bar.close)
+        bar = _progress_bar(stack, progress, algo, start, f"{algorithm} {config.game}")
+        eval_key = jax.random.fold_in(key, _EVAL_TAG)
         state, chunks_run = _chunks(
-            compiled, state, key, start, end, store, log, records, bar, mirrors
+            compiled, state, eval_key, start, end, [run], bar, on_chunk, seeds=None
         )
-    completed = end == algo.num_chunks
-    if completed and primary:
+    completed = start + chunks_run == algo.num_chunks
+    if completed and distributed.is_primary():
         plot_learning_curve(
-            run_dir, records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
+            run_dir, run.records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
         )
-    return RunSummary(run_dir, algo, state, records, completed, chunks_run)
+    return RunSummary(run_dir, algo, state, run.records, completed, chunks_run)
+
+
+def _start_from(algo: Algorithm, state: Any, params: Any, echo, batched: bool) -> Any:
+    """``state`` with ``config.init_from``'s network ``params``, widened with each seed's own
+    fresh units where narrower (``batched``: a leading seed axis)."""
+    fresh = jax.vmap(algo.params)(state) if batched else algo.params(state)
+    if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh) if batched else fresh):
+        echo(f"widening its network to {algo.config.net} (it computes the same function)")
+
+    def start(s: Any, f: Any) -> Any:
+        return algo.start_from(s, fit_params(params, f))
+
+    state = jax.vmap(start)(state, fresh) if batched else start(state, fresh)
+    echo(f"starting from the parameters of {algo.config.init_from}")
+    return state
+
+
+def seed_run_dir(run_dir: str, seed: int) -> str:
+    """Where ``run_training(..., run_dir, seeds=[..., seed, ...])`` trains ``seed``."""
+    return os.path.join(run_dir, f"seed{seed}")
+
+
+def _check_seeds(seeds: Sequence[int]) -> list[int]:
+    try:
+        out = [operator.index(s) for s in seeds]
+    except TypeError:
+        raise ValueError(f"invalid seeds={seeds!r}: must be a list of integers") from None
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"invalid seeds={list(seeds)!r}: must be distinct, at least one")
+    return out
+
+
+def _run_seeds(
+    module, algorithm, config, run_dir, seeds, on_chunk, progress, max_chunks, echo, devices,
+    loggers,
+) -> RunSummary:  # fmt: skip
+    """:func:`run_training` with ``seeds``: one vmapped run into ``run_dir/seed<s>/`` each."""
+    seeds = _check_seeds(seeds)
+    if jax.process_count() > 1:
+        raise ValueError("seeds train in one process; run each seed on its own host instead")
+    if devices not in (None, "all") and distributed.mesh_size(distributed.make_mesh(devices)) > 1:
+        raise ValueError(f"seeds train on one device, not devices={devices!r}")
+    if os.path.exists(os.path.join(run_dir, CONFIG_FILE)):
+        raise ValueError(f"{run_dir!r} holds a single run; train seeds into another directory")
+    configs = [config.override({"seed": s}) for s in seeds]  # ValueError for a bad seed
+    loggers = parse_loggers(loggers)
+    runs = [
+        _check(seed_run_dir(run_dir, s), config_record(algorithm, c))
+        for s, c in zip(seeds, configs)
+    ]
+    with contextlib.ExitStack() as stack:
+        if not os.path.exists(run_dir) and distributed.is_primary():
+            os.makedirs(run_dir)
+            stack.callback(_remove_if_empty, run_dir)  # after the seeds' directories
+        existing = [_claim(stack, run, echo) for run in runs]
+        compiled = _compiled(module, algorithm, config)
+        algo = dataclasses.replace(compiled.algo, config=config)
+        new_with_init = config.init_from and not all(existing)
+        start_params = initial_params(algo, echo) if new_with_init else None
+        for run, found in zip(runs, existing):
+            _write_config(run, found)
+            # one checkpoint more than asked: a run stopped between two seeds' saves of chunk k
+            # still has chunk k - 1 in every seed directory
+            run.store = CheckpointStore(
+                os.path.join(run.run_dir, "checkpoints"), keep=config.keep_checkpoints + 1
+            )
+            stack.callback(run.store.close)
+        keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
+        restored = _restore_common(runs, jax.eval_shape(algo.init, keys[0]), echo)
+        if restored is None:
+            for run in runs:
+                _no_restart_over_metrics(run)
+            start, state = 0, compiled.init(keys)
+            if config.init_from:
+                params = start_params if start_params is not None else initial_params(algo)
+                state = _start_from(algo, state, params, echo, batched=True)
+        else:
+            start, state = restored
+            echo(f"resuming {run_dir} (seeds {seeds}) from chunk {start}/{algo.num_chunks}")
+        _open_outputs(stack, runs, start, algo, loggers)
+        end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
+        desc = f"{algorithm} {config.game} x{len(seeds)} seeds"
+        bar = _progress_bar(stack, progress, algo, start, desc)
+        eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, _EVAL_TAG))(keys)
+        if start < end:  # compiled ahead: the chunks' seconds are training time alone
+            t0 = time.perf_counter()
+            compiled = compiled._replace(chunk=compiled.chunk.lower(state).compile())
+            echo(f"compiled the chunk of {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
+        state, chunks_run = _chunks(
+            compiled, state, eval_keys, start, end, runs, bar, on_chunk, seeds=seeds
+        )
+    completed = start + chunks_run == algo.num_chunks
+    if completed and distributed.is_primary():
+        for s, run in zip(seeds, runs):
+            title = f"{algorithm} on {config.game} {config.game_options or ''} seed {s}"
+            plot_learning_curve(run.run_dir, run.records, title=title)
+    records = [run.records for run in runs]
+    return RunSummary(run_dir, algo, state, records, completed, chunks_run, seeds)
+
+
+def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, Any] | None:
+    """(chunk, state with a leading seed axis) of the newest chunk that every seed has a
+    readable checkpoint of; newer checkpoints (damaged, or of seeds stopped ahead of the
+    others) are moved aside. ``None`` if the seeds share no checkpoint;
+    :class:`CheckpointError` if they share some and none restores."""
+    common = set.intersection(*(set(run.store.steps()) for run in runs))
+    errors = []
+    for step in sorted(common, reverse=True):
+        try:
+            states = [run.store.restore(step, template) for run in runs]
+        except CheckpointDamagedError as e:
+            errors.append(f"chunk {step}: {e}")
+            warnings.warn(
+                f"a checkpoint of chunk {step} is damaged: {e}; falling back to the previous one",
+                CheckpointWarning,
+                stacklevel=3,
+            )
+            continue
+        if distributed.is_primary():
+            for run in runs:
+                for path in run.store.quarantine_after(step):
+                    echo(f"moved a checkpoint after the seeds' common chunk {step} aside to {path}")
+        return step, jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *states)
+    if errors:
+        raise CheckpointError(
+            "no chunk has a readable checkpoint in every seed's directory ("
+            + "; ".join(errors)
+            + "); delete the run directory (or choose another run name) to start over."
+        )
+    if distributed.is_primary():
+        for run in runs:
+            for path in run.store.quarantine_after(0):  # a seed saved chunk 1, another did not
+                echo(f"moved a checkpoint the other seeds lack aside to {path}")
+    return None
 
 
 def _chunks(
     compiled: Compiled,
     state: Any,
-    key: jax.Array,
+    eval_key: jax.Array,
     start: int,
     end: int,
-    store: CheckpointStore,
-    log: MetricsLog,
-    records: list[dict[str, Any]],
+    runs: list[_RunFiles],
     bar: Any,
-    mirrors: Sequence[Logger] = (),
+    on_chunk: Callable | None,
+    seeds: list[int] | None,
 ) -> tuple[Any, int]:
-    """Run chunks ``start + 1 .. end``: each one's record is appended to ``records`` (and, on
-    the primary process, to ``log``), then its checkpoint saved, then the record sent to the
-    ``mirrors`` (after the save: a failing mirror never costs a chunk). Returns (state, chunks
-    run).
+    """Run chunks ``start + 1 .. end``: each run's record is appended to its records (and, on
+    the primary process, to its log), then its checkpoint saved; then the records are sent to
+    the mirrors (after the save: a failing mirror never costs a chunk) and to ``on_chunk``.
+    ``seeds``: ``None`` (one run) or the seeds (the state, metrics, evaluation and
+    ``eval_key`` have a leading seed axis). Returns (state, chunks run).
     :class:`TrainingDivergedError` as soon as the parameters are not finite."""
     algo, evaluate = compiled.algo, compiled.evaluate
     primary = distributed.is_primary()
-    eval_key = jax.random.fold_in(key, _EVAL_TAG)
+    params_of = algo.params if seeds is None else jax.vmap(algo.params)
+
+    def part(tree: Any, i: int) -> Any:
+        return tree if seeds is None else jax.tree_util.tree_map(lambda x: x[i], tree)
+
+    if on_chunk is not None and on_chunk(
+        start, state, [r.records[-1] if r.records else {} for r in runs]
+    ):
+        return state, 0
     chunks_run = 0
     last_saved = start
     for k in range(start + 1, end + 1):
         t0 = time.perf_counter()
         state, metrics = compiled.chunk(state)
         metrics = jax.device_get(metrics)
-        if not bool(compiled.finite(state)):
+        finite = np.atleast_1d(np.asarray(compiled.finite(state)))
+        if not finite.all():
+            i = int(np.argmin(finite))
             raise TrainingDivergedError(
-                f"training diverged in chunk {k}/{algo.num_chunks}: the parameters hold NaN "
-                f"or inf (metrics: {_bad_metrics(metrics)}); nothing of chunk {k} was saved. "
-                + (
-                    f"The last good checkpoint is chunk {last_saved} in {store.directory}. "
-                    if last_saved
-                    else "The run has no checkpoint yet. "
-                )
-                + "Rerunning the same command repeats the same computation: lower the "
-                "learning rate or fix the config and use another run name."
+                _diverged(k, algo.num_chunks, part(metrics, i), runs[i], last_saved, seeds, i)
             )
-        rec = chunk_record(k, algo.steps_per_chunk, metrics, time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        ev = None
         if evaluate is not None:
-            ev = jax.device_get(evaluate(algo.params(state), jax.random.fold_in(eval_key, k)))
-            rec.update({f"eval/{n}": float(v) for n, v in ev.items()})
-        rec["time"] = time.time()
-        if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
-            warnings.warn(f"non-finite metrics in chunk {k}: {_bad_metrics(rec)}", stacklevel=2)
-        if primary:
-            log.append(rec)
-            log.write_csv()
-        records.append(rec)
-        store.save(k, state)
+            keys = (
+                jax.random.fold_in(eval_key, k)
+                if seeds is None
+                else jax.vmap(lambda e: jax.random.fold_in(e, k))(eval_key)
+            )
+            ev = jax.device_get(evaluate(params_of(state), keys))
+        now = time.time()
+        recs = []
+        for i, run in enumerate(runs):
+            rec = chunk_record(k, algo.steps_per_chunk, part(metrics, i), seconds)
+            if ev is not None:
+                rec.update({f"eval/{n}": float(v) for n, v in part(ev, i).items()})
+            rec["time"] = now
+            if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
+                warnings.warn(f"non-finite metrics in chunk {k}: {_bad_metrics(rec)}", stacklevel=2)
+            if primary:
+                run.log.append(rec)
+                run.log.write_csv()
+            run.records.append(rec)
+            run.store.save(k, part(state, i))
+            recs.append(rec)
         last_saved = k
-        for mirror in mirrors:
-            mirror.write(rec)
+        for run, rec in zip(runs, recs):
+            for mirror in run.mirrors:
+                mirror.write(rec)
         chunks_run += 1
         if bar is not None:
             bar.update(algo.steps_per_chunk)
-            post = {"steps/s": f"{rec['steps_per_sec']:.3g}"}
-            if evaluate is not None:
-                post["win1"] = f"{rec['eval/win_first']:.2f}"
-                post["win2"] = f"{rec['eval/win_second']:.2f}"
-                post["loss"] = f"{max(rec['eval/loss_first'], rec['eval/loss_second']):.2f}"
-            bar.set_postfix(post)
+            bar.set_postfix(_postfix(recs))
+        if on_chunk is not None and on_chunk(k, state, recs):
+            break
     return state, chunks_run
+
+
+def _diverged(k: int, n: int, metrics: dict, run: _RunFiles, last_saved: int, seeds, i) -> str:
+    which = "" if seeds is None else f" (seed {seeds[i]})"
+    return (
+        f"training diverged in chunk {k}/{n}{which}: the parameters hold NaN "
+        f"or inf (metrics: {_bad_metrics(metrics)}); nothing of chunk {k} was saved. "
+        + (
+            f"The last good checkpoint is chunk {last_saved} in {run.store.directory}. "
+            if last_saved
+            else "The run has no checkpoint yet. "
+        )
+        + "Rerunning the same command repeats the same computation: lower the "
+        "learning rate or fix the config and use another run name."
+    )
+
+
+def _postfix(recs: list[dict[str, Any]]) -> dict[str, str]:
+    """The progress bar's steps/s and evaluation vs random (means over the seeds)."""
+    mean = {k: float(np.mean([r[k] for r in recs])) for k, v in recs[0].items() if k != "chunk"}
+    post = {"steps/s": f"{mean['steps_per_sec']:.3g}"}
+    if "eval/win_first" in mean:
+        loss = max(mean["eval/loss_first"], mean["eval/loss_second"])
+        post.update(win1=f"{mean['eval/win_first']:.2f}", win2=f"{mean['eval/win_second']:.2f}")
+        post["loss"] = f"{loss:.2f}"
+    return post
 
 
 def _bad_metrics(metrics: dict[str, Any]) -> str:
