@@ -46,7 +46,8 @@ from jaxgames.agents.registry import algorithm_module
 from jaxgames.cli import report_errors
 from jaxgames.specs import make_opponent, parse_spec
 from jaxgames.training import experiment as ex
-from jaxgames.training.driver import initial_params, run_training
+from jaxgames.training.driver import run_training
+from jaxgames.training.init_from import initial_params
 
 QUICK_GAMES = ["tic_tac_toe", "reversi6"]
 # fmt: off

@@ -96,7 +96,7 @@ class TrainConfig:
                           one reading fewer ``features`` gets zero weights for the new ones:
                           the same function either way); optimiser, replay and games start
                           fresh. Read once, when the run starts
-                          (:func:`jaxgames.training.driver.initial_params`)
+                          (:func:`jaxgames.training.init_from.initial_params`)
 
     Validation is pure: no env or network is built and no file is read. ``retired`` maps
     the fields jaxgames no longer has to the one value an old ``config.json`` may still hold

@@ -1,9 +1,11 @@
-"""Training runs: the driver that turns an algorithm into a resumable run directory.
+"""Training runs: the driver that turns an algorithm into resumable run directories.
 
-* :mod:`jaxgames.training.driver`     ``run_training``: jitted chunks, metrics, evaluation,
-                                      checkpoints, resume
-* :mod:`jaxgames.training.loggers`    optional metric mirrors (TensorBoard, W&B)
-* :mod:`jaxgames.training.benchmark`  plies per second of a preset's training chunks
+* :mod:`jaxgames.training.driver`      ``run_training``: jitted chunks (one seed, or several in
+                                       one ``vmap``), metrics, evaluation, checkpoints, resume
+* :mod:`jaxgames.training.init_from`   starting a run from a trained agent's network
+* :mod:`jaxgames.training.loggers`     optional metric mirrors (TensorBoard, W&B)
+* :mod:`jaxgames.training.benchmark`   plies per second of a preset's training chunks
+* :mod:`jaxgames.training.experiment`  what the scripts of ``experiments/`` share
 
 The algorithms and their configs are :mod:`jaxgames.agents`; what a run directory holds
 (config, checkpoints, metrics, lock) is :mod:`jaxgames.runs`.

@@ -63,9 +63,8 @@ from tqdm.auto import tqdm
 
 from jaxgames import distributed
 from jaxgames.agents.algorithm import Algorithm
-from jaxgames.agents.networks import add_input_rows, can_widen, widen_params
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import feature_channels_within, random_policy
+from jaxgames.core import random_policy
 from jaxgames.evaluation.match import evaluate_vs
 from jaxgames.provenance import machine_description
 from jaxgames.runs import (
@@ -73,7 +72,6 @@ from jaxgames.runs import (
     CREATED_FORMAT,
     check_run_dir,
     config_record,
-    load_agent,
 )
 from jaxgames.runs.checkpoint import (
     CheckpointDamagedError,
@@ -83,7 +81,8 @@ from jaxgames.runs.checkpoint import (
 )
 from jaxgames.runs.lock import RunLock
 from jaxgames.runs.metrics import MetricsLog, chunk_record, plot_learning_curve
-from jaxgames.specs import agent_run, make_partners, parse_spec
+from jaxgames.specs import make_partners
+from jaxgames.training.init_from import initial_params, start_from
 from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
 
 _EVAL_TAG = 0x5EED
@@ -115,85 +114,6 @@ class RunSummary:
         """The last record (of the first seed, with ``seeds``)."""
         records = self.records[0] if self.seeds is not None else self.records
         return records[-1] if records else {}
-
-
-def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
-    """A parameter tree's structure and its leaves' shapes and dtypes."""
-    return jax.tree_util.tree_structure(tree), [
-        (x.shape, x.dtype) for x in jax.tree_util.tree_leaves(tree)
-    ]
-
-
-def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -> Any:
-    """The network parameters of the trained agent ``algo.config.init_from`` names (a run
-    directory's newest readable checkpoint, or ``pretrained:<name>``), to start ``algo``'s run
-    from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that is no trained agent
-    or cannot be read, an agent of another game, or another network shape. Two exceptions,
-    each the same function: a narrower MLP of the same depth (widened by :func:`fit_params`)
-    and an MLP reading fewer input features than the run's, which get zero weights
-    (:func:`~jaxgames.agents.networks.add_input_rows`; ``echo`` is told)."""
-    config = algo.config
-    text = config.init_from
-
-    def bad(why: str) -> ValueError:
-        return ValueError(f"invalid init_from={text!r}: {why}")
-
-    try:
-        kind = parse_spec(text).kind
-        folder = agent_run(text) if kind in ("run", "pretrained") else None
-    except ValueError as e:
-        raise bad(str(e)) from None
-    if folder is None:
-        raise bad("must be a run directory or 'pretrained:<name>', not a search or engine")
-    try:
-        loaded = load_agent(folder)
-    except ValueError as e:  # RunNotFoundError, CheckpointError, a corrupt file
-        raise bad(str(e)) from None
-    theirs = (loaded.env.name, dict(loaded.env.config))  # options at their defaults too
-    ours = (algo.env.name, dict(algo.env.config))
-    if theirs != ours:
-        raise bad(f"it plays {theirs[0]} {theirs[1]}, this run trains {ours[0]} {ours[1]}")
-    want = jax.eval_shape(lambda k: algo.params(algo.init(k)), jax.random.PRNGKey(0))
-    params = loaded.params
-    if loaded.config.features != config.features:
-        rows = feature_channels_within(algo.env, loaded.config.features, config.features)
-        if rows is None or not loaded.config.network == config.network == "mlp":
-            raise bad(
-                f"its network reads features {loaded.config.features!r}, this run's "
-                f"{config.features!r} (an MLP can start from one reading fewer channels)"
-            )
-        params = add_input_rows(params, rows, want)
-        if echo is not None:
-            echo(
-                f"adding the input features {config.features!r} to its network "
-                f"(zero weights: it computes the same function)"
-            )
-
-    ours_shapes, theirs_shapes = _shapes(want), _shapes(params)
-    widens = (
-        loaded.config.network == config.network
-        and can_widen(config.network, loaded.config.net, config.net)
-        and ours_shapes[0] == theirs_shapes[0]  # the same tree: only widths differ
-    )
-    if ours_shapes != theirs_shapes and not widens:
-        raise bad(
-            f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
-            f"({config.network} {config.net})"
-        )
-    return params
-
-
-def needs_widening(params: Any, fresh: Any) -> bool:
-    """Whether ``params`` from :func:`initial_params` are a narrower network than ``fresh``
-    (an initialisation of the run's own network)."""
-    return _shapes(params) != _shapes(fresh)
-
-
-def fit_params(params: Any, fresh: Any) -> Any:
-    """``params`` from :func:`initial_params` as parameters of the run's network: as they are,
-    or a narrower MLP widened with ``fresh``'s new units (:func:`widen_params`), so the run
-    starts from the same function either way and its seed decides the new units."""
-    return widen_params(params, fresh) if needs_widening(params, fresh) else params
 
 
 def _finite(algo: Algorithm, state: Any) -> jax.Array:
@@ -436,7 +356,7 @@ def run_training(
             start, state = 0, compiled.init(key)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                state = _start_from(algo, state, params, echo, batched=False)
+                state = start_from(algo, state, params, echo, batched=False)
                 state = jax.device_put(state, compiled.shardings)
         else:
             start, state = restored
@@ -457,21 +377,6 @@ def run_training(
             run_dir, run.records, title=f"{algorithm} on {config.game} {config.game_options or ''}"
         )
     return RunSummary(run_dir, algo, state, run.records, completed, chunks_run)
-
-
-def _start_from(algo: Algorithm, state: Any, params: Any, echo, batched: bool) -> Any:
-    """``state`` with ``config.init_from``'s network ``params``, widened with each seed's own
-    fresh units where narrower (``batched``: a leading seed axis)."""
-    fresh = jax.vmap(algo.params)(state) if batched else algo.params(state)
-    if needs_widening(params, jax.tree_util.tree_map(lambda x: x[0], fresh) if batched else fresh):
-        echo(f"widening its network to {algo.config.net} (it computes the same function)")
-
-    def start(s: Any, f: Any) -> Any:
-        return algo.start_from(s, fit_params(params, f))
-
-    state = jax.vmap(start)(state, fresh) if batched else start(state, fresh)
-    echo(f"starting from the parameters of {algo.config.init_from}")
-    return state
 
 
 def seed_run_dir(run_dir: str, seed: int) -> str:
@@ -532,7 +437,7 @@ def _run_seeds(
             start, state = 0, compiled.init(keys)
             if config.init_from:
                 params = start_params if start_params is not None else initial_params(algo)
-                state = _start_from(algo, state, params, echo, batched=True)
+                state = start_from(algo, state, params, echo, batched=True)
         else:
             start, state = restored
             echo(f"resuming {run_dir} (seeds {seeds}) from chunk {start}/{algo.num_chunks}")
