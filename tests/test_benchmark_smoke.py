@@ -1,28 +1,13 @@
 """The throughput benchmark's main runs end to end on a tiny config (so it cannot rot)."""
 
 import csv
-import importlib.util
-import os
-import sys
 
 import numpy as np
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load_script(name: str):
-    """``experiments/<name>.py`` loaded by path (nothing makes experiments/ importable)."""
-    spec = importlib.util.spec_from_file_location(
-        f"experiment_{name}", os.path.join(ROOT, "experiments", f"{name}.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses and pickling look their module up
-    spec.loader.exec_module(mod)
-    return mod
+from scripts import script
 
 
 def load_benchmark():
-    return load_script("benchmark_throughput")
+    return script("benchmark_throughput")
 
 
 def test_benchmark_main_tiny(tmp_path):
@@ -72,7 +57,7 @@ def test_uniform_legal_action_is_legal_and_uniform():
 def test_compile_flags_runs_each_setting_in_its_own_process(tmp_path):
     """experiments/compile_flags.py: each setting's switches reach its subprocess (and only
     its: the suite's own flags are not inherited), and integer outputs agree exactly."""
-    compile_flags = load_script("compile_flags")
+    compile_flags = script("compile_flags")
     out = tmp_path / "cf"
     argv = ["--programs", "steps", "--settings", "default", "test-suite", "--repeats", "1"]
     rows = compile_flags.main(argv + ["--out", str(out)])

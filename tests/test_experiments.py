@@ -7,31 +7,16 @@ refresh_pretrained.py (test_pretrained.py). The tabular-Q script runs here throu
 reference_articles.py.
 """
 
-import functools
-import importlib.util
 import json
 import os
-import sys
 
 import jax
 import numpy as np
 import pytest
+from scripts import EXPERIMENTS, script
 
 import jaxgames
 from jaxgames.training import experiment as ex
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXPERIMENTS = os.path.join(ROOT, "experiments")
-
-
-@functools.lru_cache(maxsize=None)
-def script(name: str):
-    """The module of ``experiments/<name>.py`` (loaded once per test process)."""
-    spec = importlib.util.spec_from_file_location(f"experiment_{name}", f"{EXPERIMENTS}/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses and pickling look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scripts import script
 from tiny_configs import TINY_TRAIN_ARGS
 
 import jaxgames
@@ -67,7 +68,7 @@ def test_shipped_folder_is_small_and_lists_its_agents():
 def test_docs_table_lists_the_shipped_cards():
     """docs/pretrained.md's table is the cards' (experiments/refresh_pretrained.py rewrites it
     whenever it re-measures an agent): a card changed by hand or a new agent shows up here."""
-    from experiments import refresh_pretrained
+    refresh_pretrained = script("refresh_pretrained")
 
     with open(refresh_pretrained.DOCS, encoding="utf-8") as f:
         _, table, _ = refresh_pretrained.split_docs(f.read())
@@ -343,7 +344,7 @@ def test_export_round_trip(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
     # refresh script: measurements and the command reproducing them land in the card
-    from experiments import refresh_pretrained
+    refresh_pretrained = script("refresh_pretrained")
 
     dest = str(tmp_path / "shared")
     args = ["--measure-only", "tiny", "--dest", dest, "--games-per-colour", "4", "--no-ladder"]
