@@ -17,14 +17,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from jaxgames.agents.networks import check_network
 from jaxgames.core import PLAIN_FEATURES, Env, feature_function
 from jaxgames.games import check_game, env_class, make, registered_games
-from jaxgames.validation import (
-    check_bool,
-    check_float,
-    check_int,
-    check_seed,
-    fail,
-    parse_scalar,
-)
+from jaxgames.validation import check_bool, check_float, check_int, check_seed, fail, parse_scalar
 
 #: games played in parallel at most (their states, rollouts and int32 step counters must fit)
 MAX_NUM_ENVS = 2**20
