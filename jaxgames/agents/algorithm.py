@@ -117,3 +117,16 @@ def make_chunk(
         return (state, means) if finish is None else finish(state, stacked, means)
 
     return chunk
+
+
+def chunked_algorithm(
+    name: str, config: Any, env: Any, agent: Agent, init: Callable, update: Callable, **fields: Any
+) -> Algorithm:
+    """The :class:`Algorithm` whose chunk runs ``update`` (:func:`make_chunk`; ``finish`` among
+    ``fields``, the rest :class:`Algorithm` fields) and whose network is ``state.params``."""
+    chunk = make_chunk(update, config.updates_per_chunk, fields.pop("finish", None))
+    return Algorithm(name, config, env, agent, init, chunk, _params, **fields)
+
+
+def _params(state: Any) -> Any:
+    return state.params

@@ -37,8 +37,8 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    chunked_algorithm,
     make_agent,
-    make_chunk,
     make_optimizer,
 )
 from jaxgames.agents.common import (
@@ -389,21 +389,16 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         games_total = state.games.astype(jnp.float32)
         return state, {**means, "episodes": stacked["episodes"].sum(), "games_total": games_total}
 
-    return Algorithm(
-        name="dqn",
-        config=config,
-        env=env,
-        agent=agent,
-        init=init,
-        chunk=make_chunk(update, config.updates_per_chunk, finish),
-        params=lambda s: s.params,
-        # buffer leaves [rows, num_envs, ...]
-        partition=distributed.partition_by_field(env_state=0, buffer=1),
-        # the target network starts as a copy of the online one, as in init
-        with_params=lambda s, p: s.replace(
-            params=p, target_params=jax.tree_util.tree_map(jnp.copy, p)
-        ),
-    )
+    def with_params(state: DQNState, params: Any) -> DQNState:
+        """The target network starts as a copy of the online one, as in init."""
+        return state.replace(params=params, target_params=jax.tree_util.tree_map(jnp.copy, params))
+
+    # buffer leaves [rows, num_envs, ...]
+    partition = distributed.partition_by_field(env_state=0, buffer=1)
+    return chunked_algorithm(
+        "dqn", config, env, agent, init, update, finish=finish, partition=partition,
+        with_params=with_params,
+    )  # fmt: skip
 
 
 def make_train(config: DQNConfig):

@@ -21,8 +21,8 @@ from jaxgames import distributed
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    chunked_algorithm,
     make_agent,
-    make_chunk,
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, negamax_gae
@@ -187,13 +187,8 @@ class RolloutSetup:
 
     def algorithm(self, name: str, config: RolloutConfig, update: Callable, **fields) -> Algorithm:
         """The :class:`Algorithm` whose chunk runs ``update`` (init: :meth:`init` unless given)."""
-        fields.setdefault("init", self.init)
-        chunk = make_chunk(update, config.updates_per_chunk)
-        return Algorithm(name, config, self.env, self.agent, chunk=chunk, params=_params, **fields)
-
-
-def _params(state: Any) -> Any:
-    return state.params
+        init = fields.pop("init", self.init)
+        return chunked_algorithm(name, config, self.env, self.agent, init, update, **fields)
 
 
 def play_plies(

@@ -26,8 +26,8 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    chunked_algorithm,
     make_agent,
-    make_chunk,
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
@@ -240,15 +240,7 @@ def make_algorithm(
             state = state.replace(key=key)
         return state, out
 
-    return Algorithm(
-        name="winner_imitation",
-        config=config,
-        env=env,
-        agent=agent,
-        init=init,
-        chunk=make_chunk(update, config.updates_per_chunk, finish),
-        params=lambda s: s.params,
-    )
+    return chunked_algorithm("winner_imitation", config, env, agent, init, update, finish=finish)
 
 
 def make_train(config: WinnerImitationConfig):
