@@ -17,11 +17,6 @@ jaxgames, which is the othello convention (``f5`` is one of black's four opening
 moves ``B[f5]``/``W[d6]`` (an evaluation or time after ``/`` is ignored), ``PA`` a pass (forced
 ones may be left out). Other properties are kept in ``extra`` as ``ggf-pc`` etc.
 
-    record = transcripts.from_move_string("f5d6c3d3c4")   # a GameRecord, every move checked
-    transcripts.to_move_string(record)                    # "f5d6c3d3c4"
-    transcripts.from_ggf(transcripts.to_ggf(record)) == record
-    record = transcripts.load("game.ggf")                 # GGF, a move string or a record
-
 Animal shogi has no notation in wide use (CSA, KIF and USI are for the 9x9 board): its records
 stay in the jaxgames format. Errors are :class:`~jaxgames.records.RecordError`.
 """

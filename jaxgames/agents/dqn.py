@@ -395,10 +395,8 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
 
     # buffer leaves [rows, num_envs, ...]
     partition = distributed.partition_by_field(env_state=0, buffer=1)
-    return chunked_algorithm(
-        "dqn", config, env, agent, init, update, finish=finish, partition=partition,
-        with_params=with_params,
-    )  # fmt: skip
+    fields = dict(finish=finish, partition=partition, with_params=with_params)
+    return chunked_algorithm("dqn", config, env, agent, init, update, **fields)
 
 
 def make_train(config: DQNConfig):

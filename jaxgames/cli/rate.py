@@ -55,10 +55,8 @@ def _rate(args: argparse.Namespace) -> int:
         raise ValueError("no rung left to play (all are training partners of this agent)")
     policy = make_opponent(args.spec, env)
     key, make_rung = jax.random.PRNGKey(args.seed), functools.partial(make_opponent, env=env)
-    report = rate_policy(
-        policy, env, ladder, make_rung, args.games_per_rung, key, name=args.spec, rungs=rungs,
-        log=print,
-    )  # fmt: skip
+    named = dict(name=args.spec, rungs=rungs, log=print)
+    report = rate_policy(policy, env, ladder, make_rung, args.games_per_rung, key, **named)
     print(report)
     if args.json:
         write_json_file(args.json, {**report.to_json(), "skipped_partners": skipped}, "--json")

@@ -47,12 +47,10 @@ class PgxEnv:
 
     def view(self, state: GameState) -> PgxState:
         """The pgx view of a jaxgames state."""
-        over = state.terminated | state.truncated
-        s = state
-        return PgxState(
-            s.current_player, s.observation, s.rewards, s.terminated, s.truncated,
-            s.legal_action_mask | over[..., None], s.step_count, game=s, env_id=self._id,
-        )  # fmt: skip
+        s, over = state, state.terminated | state.truncated
+        mask = s.legal_action_mask | over[..., None]
+        fields = (s.current_player, s.observation, s.rewards, s.terminated, s.truncated, mask)
+        return PgxState(*fields, s.step_count, game=s, env_id=self._id)
 
     def init(self, key: jax.Array) -> PgxState:
         return self.view(self.game.init(key))
