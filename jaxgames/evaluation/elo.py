@@ -94,18 +94,10 @@ class Record:
 
     def to_dict(self) -> dict:
         """Counts, rates and Wilson intervals as plain Python values."""
-        return dict(
-            wins=self.wins,
-            draws=self.draws,
-            losses=self.losses,
-            games=self.games,
-            win_rate=self.win_rate,
-            win_ci=self.ci("win"),
-            draw_rate=self.draw_rate,
-            loss_rate=self.loss_rate,
-            score=self.score,
-            score_ci=self.ci("score"),
-        )
+        counts = dict(wins=self.wins, draws=self.draws, losses=self.losses, games=self.games)
+        rates = dict(win_rate=self.win_rate, win_ci=self.ci("win"), draw_rate=self.draw_rate)
+        score = dict(score=self.score, score_ci=self.ci("score"))
+        return dict(**counts, **rates, loss_rate=self.loss_rate, **score)
 
     def __str__(self) -> str:
         if not self.games:
@@ -327,13 +319,9 @@ class Rating:
         def f(x, inf):
             return inf if x is None else float(x)
 
-        return cls(
-            f(d["elo"], math.inf if d.get("bound") == "lower" else -math.inf),
-            f(d["lo"], -math.inf),
-            f(d["hi"], math.inf),
-            d.get("bound"),
-            bool(d.get("extrapolated", False)),
-        )
+        elo = f(d["elo"], math.inf if d.get("bound") == "lower" else -math.inf)
+        bound, extrapolated = d.get("bound"), bool(d.get("extrapolated", False))
+        return cls(elo, f(d["lo"], -math.inf), f(d["hi"], math.inf), bound, extrapolated)
 
 
 def write_ratings_csv(ratings: dict[str, float], matches: list[Match], path: str) -> None:

@@ -104,17 +104,10 @@ class Pairing:
         if per.min() != per.max():
             raise ValueError("every opening must have the same number of games")
         k = np.rint(2 * match.unit_points()).astype(int)
-        units = np.bincount(k, minlength=2 * int(per[0]) + 1)
+        units = tuple(int(c) for c in np.bincount(k, minlength=2 * int(per[0]) + 1))
         m = match.margin_stats()
-        return cls(
-            a,
-            b,
-            tuple(int(c) for c in units),
-            match.as_first,
-            match.as_second,
-            None if m is None else tuple(round(float(v), 4) for v in m),
-            seconds,
-        )
+        margin = None if m is None else tuple(round(float(v), 4) for v in m)
+        return cls(a, b, units, match.as_first, match.as_second, margin, seconds)
 
     @classmethod
     def from_counts(cls, a: str, b: str, wins: int, draws: int, losses: int) -> "Pairing":
@@ -123,15 +116,11 @@ class Pairing:
 
     def swapped(self) -> "Pairing":
         m = self.margin
-        return Pairing(
-            self.b,
-            self.a,
-            self.units[::-1],
-            None if self.as_first is None else self.as_first.swapped(),
-            None if self.as_second is None else self.as_second.swapped(),
-            None if m is None else (-m[0], -m[2], -m[1]),
-            self.seconds,
+        first, second = (
+            None if r is None else r.swapped() for r in (self.as_first, self.as_second)
         )
+        margin = None if m is None else (-m[0], -m[2], -m[1])
+        return Pairing(self.b, self.a, self.units[::-1], first, second, margin, self.seconds)
 
     def resample_points(self, rng: np.random.Generator, n_boot: int) -> np.ndarray:
         """float[n_boot]: a's points in ``n_boot`` bootstrap resamples of the units."""
@@ -159,15 +148,9 @@ class Pairing:
             return None if x is None else Record(*(int(v) for v in x))
 
         m = d.get("margin")
-        return cls(
-            d["a"],
-            d["b"],
-            tuple(d["units"]),
-            record(d.get("as_first")),
-            record(d.get("as_second")),
-            None if m is None else tuple(float(v) for v in m),
-            d.get("seconds"),
-        )
+        margin = None if m is None else tuple(float(v) for v in m)
+        first, second = record(d.get("as_first")), record(d.get("as_second"))
+        return cls(d["a"], d["b"], tuple(d["units"]), first, second, margin, d.get("seconds"))
 
 
 def _wdl(r: Record | None) -> str:
