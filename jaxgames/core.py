@@ -378,7 +378,7 @@ class Env(abc.ABC):
         """:meth:`step` outside ``jit`` that raises :class:`IllegalActionError` for an
         illegal action or a finished game."""
         a = action_index(action)
-        if bool(state.terminated) or bool(state.truncated):
+        if is_over(state):
             raise IllegalActionError(f"the game is over; no action (got {a}) can be played")
         if not 0 <= a < self.num_actions:
             raise IllegalActionError(
@@ -441,6 +441,11 @@ def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
     seen = jnp.cumsum(mask, axis=-1, dtype=jnp.int32)
     action = jnp.sum(seen <= k[..., None], axis=-1, dtype=jnp.int32)
     return jnp.where(count > 0, action, 0)
+
+
+def is_over(state: GameState) -> bool:
+    """Host side: one (unbatched) game is finished (terminated or truncated)."""
+    return bool(state.terminated) or bool(state.truncated)
 
 
 def play_random_plies(env: Env, state: GameState, key: PRNGKey, plies: Array | int) -> GameState:

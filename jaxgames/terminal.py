@@ -12,6 +12,7 @@ from typing import Any, Callable, TextIO
 import jax
 
 from jaxgames import records, render
+from jaxgames.core import is_over
 from jaxgames.specs import make_opponent
 
 HELP = """\
@@ -45,10 +46,6 @@ def one_line(err: BaseException, limit: int = 2000) -> str:
     """``err``'s message on one line, at most ``limit`` characters."""
     text = " ".join(str(err).split()) or type(err).__name__
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
-
-
-def _is_over(state: Any) -> bool:
-    return bool(state.terminated) or bool(state.truncated)
 
 
 def _read_line(stdin: TextIO | None, out: TextIO, prompt: str) -> str:
@@ -178,7 +175,7 @@ class TerminalGame:
         human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
         shown = dict(legal=self.legal and human, numbers=self.numbers, flip=self.flip)
         self.say(render.text(self.state, self.env, history=self.moves, **shown))
-        if not _is_over(self.state) and human:
+        if not is_over(self.state) and human:
             only = render.legal_moves(self.state, self.env)
             if len(only) == 1:  # e.g. a forced pass in reversi
                 self.say(f"only legal move: {only[0]}")
@@ -230,7 +227,7 @@ class TerminalGame:
         """One game; returns ``"new"``, ``"swap"`` or ``"quit"``."""
         self.show()
         while True:
-            if _is_over(self.state):
+            if is_over(self.state):
                 answer = self.game_over()
                 if answer:
                     return answer
@@ -312,13 +309,13 @@ class TerminalGame:
         return None
 
     def example_move(self) -> str:
-        if _is_over(self.state):
+        if is_over(self.state):
             return "a1"
         legal = self.env.legal_actions(self.state)
         return self.env.action_to_text(self.state, legal[0]) if legal else "a1"
 
     def human_move(self, text: str) -> None:
-        if _is_over(self.state):
+        if is_over(self.state):
             self.say("the game is over")
             return
         try:
@@ -374,7 +371,7 @@ class TerminalGame:
         if self._hint is None:
             self.say("no agent to ask for a hint (start with --agent SPEC or --hint SPEC)")
             return
-        if _is_over(self.state):
+        if is_over(self.state):
             self.say("the game is over")
             return
         action = int(self._hint(*self._next(), self.state))
