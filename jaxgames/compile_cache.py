@@ -2,16 +2,11 @@
 (:func:`enable_compile_cache` before the first compilation): a rerun of the same configuration
 loads its compiled programs from disk.
 
-Where: ``$XDG_CACHE_HOME/jaxgames/xla/<host>`` (default ``~/.cache/...``); ``<host>`` names the
-CPU model and feature flags, since entries are native code and JAX's key does not name the
-instruction set. ``JAXGAMES_COMPILE_CACHE=0`` (or ``off``, ``false``, ``no``) or ``jaxgames
---no-compile-cache`` turn it off, ``JAXGAMES_COMPILE_CACHE=<directory>`` moves it; a directory
-set through JAX (``JAX_COMPILATION_CACHE_DIR``) is kept.
-
-Concurrent runs are safe although JAX writes entries in place (``jax/_src/lru_cache.py``): an
-entry cut short fails to decompress, and JAX then warns and compiles the program itself
-(``jax/_src/compiler.py: _cache_read``). The cache is trusted code: keep it in a directory
-only you can write.
+The directory names the host's CPU model and flags (entries are native code, and JAX's key
+does not name the instruction set). ``JAXGAMES_COMPILE_CACHE=0`` or ``--no-compile-cache``
+turn it off, ``JAXGAMES_COMPILE_CACHE=<directory>`` moves it. Concurrent runs are safe (an
+entry cut short fails to decompress and is compiled again). The cache is trusted code: keep
+it in a directory only you can write.
 """
 
 from __future__ import annotations
@@ -45,9 +40,9 @@ def default_cache_dir() -> str:
 
 
 def enable_compile_cache(path: str | None = None, enabled: bool = True) -> str | None:
-    """Turn the cache on for this process (``enabled=False`` turns it off) and return its
-    directory, or ``None`` when off. ``path`` defaults to ``$JAXGAMES_COMPILE_CACHE`` if it
-    names a directory, else :func:`default_cache_dir`; a directory set through JAX is kept."""
+    """Turn the cache on (or off) for this process; its directory, or ``None`` when off.
+    ``path``: default ``$JAXGAMES_COMPILE_CACHE`` or :func:`default_cache_dir`; a directory
+    set through JAX is kept."""
     import jax  # not at module level: the CLI imports this module before JAX
 
     setting = os.environ.get(ENV_VAR, "").strip()

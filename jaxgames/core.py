@@ -1,14 +1,8 @@
-"""The game contract every jaxgames game implements.
-
-A game is pure functions over an immutable ``flax.struct`` state; everything is
-``jit``/``vmap``/``lax.scan`` friendly::
-
-    env = jaxgames.make("tic_tac_toe")
-    state = env.init(key)                      # one game; vmap for batches
-    state = env.step(state, action)            # action: int32[]
+"""The game contract every jaxgames game implements: pure, ``jit``/``vmap``-able functions over
+an immutable ``flax.struct`` state (``state = env.step(env.init(key), action)``).
 
 Every state has these fields (one game; a leading batch axis under ``vmap``) and an
-``observation`` (field or property), ``float32[env.observation_shape]`` from the mover's view::
+``observation``, ``float32[env.observation_shape]`` from the mover's view::
 
     current_player     int32[]              player to move; player 0 always moves first
     legal_action_mask  bool[num_actions]    all False once the game is over
@@ -17,29 +11,17 @@ Every state has these fields (one game; a leading batch axis under ``vmap``) and
     truncated          bool[]               the game was cut off by a time limit
     step_count         int32[]              plies played so far
 
-Rules shared by all games, implemented once in :meth:`Env.step` (as in pgx):
+Rules shared by all games, in :meth:`Env.step` (as in pgx): an **illegal action** (not in the
+mask, out of range, or a non-integral float) ends the game, the mover -1 and the opponent +1;
+the range is tested before any cast to int32, so ``2**40`` or ``-1`` never wraps onto a legal
+id (``jax.jit`` itself narrows a host int64: use :meth:`Env.step_checked` outside jit).
+**Stepping a finished game** returns the same state with zero rewards.
 
-* An **illegal action** (not in the mask, out of range, or a non-integral float) ends the game:
-  the mover gets -1, the opponent +1. The range is tested on the action as given, before any
-  cast to int32, so ``np.int64(2**40)`` or ``-1`` never wraps onto a legal id. ``jax.jit``
-  itself narrows a host int64 argument to int32 when x64 is off: check the range before
-  ``jit``, or use :meth:`Env.step_checked`, which raises a ``ValueError`` naming the legal ones.
-* **Stepping a finished game** returns the same state with zero rewards.
-
-A game module (:mod:`jaxgames.games`) provides:
-
-* a **spec**: a frozen, hashable value of everything static about one variant
-  (``TicTacToeSpec()``, reversi's ``Geometry(size)``, ``AnimalShogiSpec(max_steps)``): it is
-  ``env.spec`` and the first, static argument of every pure function of the game;
-* a **state**: a ``flax.struct`` dataclass extending :class:`GameStateBase` that declares the
-  :data:`COMMON_FIELDS` (built with :func:`common_fields`);
-* pure ``init(spec)``, ``step(spec, state, action)`` (a legal action, an unfinished game),
-  ``heuristic(spec, state) -> float32[]`` (mover's view) and ``board_view(spec, state)`` (host
-  side, what :mod:`jaxgames.render` draws);
-* an :class:`Env` subclass wiring them up with the text notation, :attr:`Env.side_names` and
-  :attr:`Env.flip_for_second`, and one line in the registry, ``jaxgames/games/__init__.py``;
-* optionally its :attr:`Env.symmetries` (maps of positions the rules commute with, for data
-  augmentation; default: the identity alone) and :attr:`Env.input_features`.
+A game module (:mod:`jaxgames.games`) provides a frozen, hashable **spec** of one variant
+(``env.spec``, the first static argument of its pure functions); a **state** extending
+:class:`GameStateBase`; pure ``init``, ``step`` (legal action, unfinished game),
+``heuristic`` (mover's view) and ``board_view`` (host side, for :mod:`jaxgames.render`); an
+:class:`Env` subclass with the text notation; and one line in the registry.
 """
 
 from __future__ import annotations
@@ -91,12 +73,9 @@ class GameState(Protocol):
 
 
 class GameStateBase:
-    """Base of every game's state: ``@struct.dataclass class XState(GameStateBase)``.
-
-    The subclass declares the :data:`COMMON_FIELDS` itself, contiguous and in that order
-    (``TypeError`` otherwise). The base adds no dataclass fields: they would come first in every
-    subclass and reorder the pytree leaves, which checkpoints store as a flat list.
-    """
+    """Base of every game's state. The subclass declares the :data:`COMMON_FIELDS`, contiguous
+    and in order (``TypeError`` otherwise); the base adds no dataclass fields, which would come
+    first and reorder the pytree leaves that checkpoints store as a flat list."""
 
     # for readers and type checkers only: the dataclass fields are the subclass's
     current_player: Array
@@ -159,15 +138,10 @@ def common_fields(
 
 
 class Symmetries(NamedTuple):
-    """A game's symmetries as gather tables (``K`` of them, ``P = prod(observation_shape)``).
-
-    obs:      int32[K, P]  symmetry k maps an observation to ``obs.reshape(-1)[obs[k]]``
-    actions:  int32[K, A]  and anything indexed by action to ``x[actions[k]]``: action ``b`` of
-              the transformed position is action ``actions[k, b]`` of the original one
-
-    The rules commute with every symmetry. Index 0 is the identity; the tables form a group, so
-    a uniform draw of an index is a uniform element of the group.
-    """
+    """A game's K symmetries as gather tables: symmetry k maps an observation to
+    ``obs.reshape(-1)[obs[k]]`` (int32[K, P]) and an array indexed by action to
+    ``x[actions[k]]`` (int32[K, A]). The rules commute with each; index 0 is the identity and
+    the tables form a group, so a uniform index is a uniform element."""
 
     obs: np.ndarray
     actions: np.ndarray
@@ -189,11 +163,8 @@ def identity_symmetries(observation_shape: tuple[int, ...], num_actions: int) ->
 def apply_symmetry(
     symmetries: Symmetries, k: Array, obs: Array, *per_action: Array
 ) -> tuple[Array, ...]:
-    """Symmetry ``k`` of an observation and of arrays indexed by action (jittable).
-
-    k: int32[*B]; obs: [*B, *observation_shape]; per_action: each [*B, A]. Returns
-    ``(obs', *per_action')`` of the same shapes, each batch element moved by its own symmetry.
-    """
+    """k int32[*B], obs [*B, *observation_shape], per_action [*B, A] each -> the same, each
+    batch element moved by its own symmetry k."""
     k = jnp.asarray(k, jnp.int32)
     batch = k.shape
     obs_table = jnp.asarray(symmetries.obs)[k]  # int32[*B, P]
@@ -219,9 +190,8 @@ def feature_function(env: Any, name: str) -> Callable[[Array], Array] | None:
 
 
 def feature_channels_within(env: Any, old: str, new: str) -> np.ndarray | None:
-    """int64[P]: for each flat index of features ``old``'s input, its flat index in ``new``'s,
-    if ``new`` is ``old``'s channels followed by more on the last axis; ``None`` otherwise.
-    Checked on random 0/1 observations (features are functions of the observation alone)."""
+    """int64[P]: each flat index of features ``old`` in ``new``'s input, if ``new`` is ``old``'s
+    channels followed by more (checked on random observations); else ``None``."""
     f_old, f_new = feature_function(env, old), feature_function(env, new)
     obs = jax.random.bernoulli(jax.random.PRNGKey(0), 0.5, (8, *env.observation_shape))
     obs = obs.astype(jnp.float32)
@@ -241,8 +211,8 @@ class IllegalActionError(ValueError):
 
 
 def action_index(action: Any) -> int:
-    """``action`` (an integer or 0-d integer array, any width) as a Python int, without
-    wrapping; :class:`IllegalActionError` for anything else (a float, a bool, an array)."""
+    """An integer or 0-d integer array as a Python int, without wrapping;
+    :class:`IllegalActionError` for anything else."""
     if isinstance(action, (bool, np.bool_)):
         raise IllegalActionError(f"an action must be an integer id, got {action!r}")
     try:
@@ -259,10 +229,8 @@ def action_index(action: Any) -> int:
 
 
 def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
-    """(bool in range, int32 action safe to index with; 0 when out of range) for
-    :meth:`Env.step`: the range is tested before any cast to int32 (which would wrap ``2**40``
-    onto 0) and a float must be integral. Jittable; a concrete host value is tested in numpy.
-    """
+    """(bool[] in range and integral, int32[] action safe to index with) for :meth:`Env.step`,
+    tested before any cast to int32; a host value in numpy."""
     if isinstance(action, jax.Array):  # traced, or a concrete device array
         ok = (action >= 0) & (action < num_actions)
         if jnp.issubdtype(action.dtype, jnp.inexact):
@@ -280,11 +248,9 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
 
 
 class Env(abc.ABC):
-    """Thin wrapper around a game's pure functions.
-
-    Subclasses set :attr:`spec` and implement :meth:`_init`, :meth:`_step` (its result counts
-    only for a legal action on an unfinished game), the text methods and :meth:`board_view`.
-    """
+    """Thin wrapper around a game's pure functions: subclasses set :attr:`spec` and implement
+    :meth:`_init`, :meth:`_step` (legal actions on unfinished games), the text methods and
+    :meth:`board_view`."""
 
     #: registered name, e.g. ``"reversi"``
     name: str = ""
@@ -295,9 +261,8 @@ class Env(abc.ABC):
     side_names: tuple[str, str] = ("player 0", "player 1")
     #: turn the board round for a human playing player 1 (own pieces at the bottom)
     flip_for_second: bool = False
-    #: network input features besides the observation (the config's ``features``): name ->
-    #: pure ``fn(float32[..., *observation_shape]) -> float32[..., *shape]`` that commutes with
-    #: the symmetries (augmentation moves observations; the agent computes the features)
+    #: network input features (the config's ``features``): name -> pure ``fn(float32[...,
+    #: *observation_shape]) -> float32[..., *shape]`` commuting with the symmetries
     input_features: Mapping[str, Callable[[Array], Array]] = {}
 
     # ---------------------------------------------------------------- to implement
@@ -387,9 +352,8 @@ class Env(abc.ABC):
         return self._step(state, jnp.asarray(action, dtype=jnp.int32))
 
     def observe(self, state: GameState, player: Array) -> Array:
-        """float32[observation_shape]: ``state`` seen from ``player``'s side, whoever moves
-        (PettingZoo, pgx). The default sets ``current_player``: right for states stored by
-        player id; a game storing its position relative to the mover overrides it."""
+        """float32[observation_shape]: ``state`` from ``player``'s side, whoever moves (the
+        default sets ``current_player``; games stored relative to the mover override it)."""
         return state.replace(current_player=jnp.asarray(player, jnp.int32)).observation
 
     def heuristic(self, state: GameState) -> Array:
@@ -397,10 +361,8 @@ class Env(abc.ABC):
         raise NotImplementedError(f"{self.name} has no heuristic evaluation")
 
     def score(self, state: GameState) -> Array:
-        """float32[num_players]: each player's score margin in ``state`` by player id (reversi:
-        own discs minus the opponent's, raw counts); a match reports the final one. Games with
-        a score override it; the default raises ``NotImplementedError`` (a win is all there is
-        to tic-tac-toe and animal shogi)."""
+        """float32[num_players]: each player's score margin by player id (reversi: disc
+        difference); ``NotImplementedError`` for games without a score."""
         raise NotImplementedError(f"{self.name} has no score margin")
 
     @classmethod
@@ -416,7 +378,7 @@ class Env(abc.ABC):
         """:meth:`step` outside ``jit`` that raises :class:`IllegalActionError` for an
         illegal action or a finished game."""
         a = action_index(action)
-        if bool(state.terminated) or bool(state.truncated):
+        if is_over(state):
             raise IllegalActionError(f"the game is over; no action (got {a}) can be played")
         if not 0 <= a < self.num_actions:
             raise IllegalActionError(
@@ -446,8 +408,7 @@ class Env(abc.ABC):
 
 
 class AutoResetStep(NamedTuple):
-    """:func:`step_autoreset` of one game: ``state`` (already a new game if this step ended
-    one) and this step's ``rewards`` float32[2], ``terminated`` and ``truncated`` bool[]."""
+    """``state`` (a new game if this step ended one) and this step's rewards and ends."""
 
     state: GameState
     rewards: Array
@@ -456,8 +417,7 @@ class AutoResetStep(NamedTuple):
 
 
 def step_autoreset(env: Env, state: GameState, action: Array, key: PRNGKey) -> AutoResetStep:
-    """Step one game, starting a new one (``env.init(key)``) when it ends, so vectorised
-    rollouts never stall; the finished game's outcome is in the result's other fields."""
+    """Step one game, starting a new one (``env.init(key)``) when it ends."""
     nxt = env.step(state, action)
     done = nxt.terminated | nxt.truncated
     fresh = env.init(key)
@@ -472,11 +432,8 @@ def winner_rewards(winner: Array) -> Array:
 
 
 def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
-    """Uniformly random legal action: bool[..., A] -> int32[...] (0 with none legal).
-
-    One uniform number per game picks the k-th legal action (a running count over the mask),
-    cheaper than Gumbel noise over all A actions.
-    """
+    """Uniformly random legal action: bool[..., A] -> int32[...] (0 with none legal); one
+    uniform number per game picks the k-th legal action (cheaper than Gumbel noise)."""
     mask = jnp.asarray(legal_action_mask)
     count = mask.sum(-1, dtype=jnp.int32)
     u = jax.random.uniform(key, mask.shape[:-1])
@@ -486,9 +443,13 @@ def random_action(key: PRNGKey, legal_action_mask: Array) -> Array:
     return jnp.where(count > 0, action, 0)
 
 
+def is_over(state: GameState) -> bool:
+    """Host side: one (unbatched) game is finished (terminated or truncated)."""
+    return bool(state.terminated) or bool(state.truncated)
+
+
 def play_random_plies(env: Env, state: GameState, key: PRNGKey, plies: Array | int) -> GameState:
-    """One game after ``plies`` (int or int32[], may be traced) uniformly random legal plies,
-    ply t drawn with ``fold_in(key, t)`` (evaluation and training openings)."""
+    """One game after ``plies`` (may be traced) random plies, ply t with ``fold_in(key, t)``."""
 
     def ply(t, s):
         return env.step(s, random_action(jax.random.fold_in(key, t), s.legal_action_mask))

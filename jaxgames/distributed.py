@@ -1,24 +1,11 @@
 """Scale out with JAX's own SPMD machinery: one ``Mesh`` with a ``'data'`` axis.
 
-The batch of games is split across devices, everything else (parameters, optimiser state, keys,
-counters) replicated, and the training chunk compiled once for the whole mesh (``jax.jit`` with
-``in_shardings``/``out_shardings``). XLA inserts the collectives: a loss averaged over a sharded
-batch gives gradients all-reduced over ``'data'``. No algorithm code knows about devices::
-
-    mesh = make_mesh()                       # all devices (or make_mesh(4) / make_mesh([d0, d1]))
-    init, chunk, _ = sharded_train_fns(algo, mesh)
-    state = init(jax.random.PRNGKey(0))      # env_state sharded on 'data', the rest replicated
-    state, metrics = chunk(state)
-
-Which leaves are split is an algorithm's ``partition(train_state) -> PartitionSpec`` pytree
-(default :func:`default_partition`: the batched game states under ``env_state``). Random numbers
-do not depend on the device count (``jax_threefry_partitionable``), so a sharded rollout plays
-the same games; updates match to float tolerance.
-
-Multi-host: :func:`initialize` on every host (``jaxgames train --distributed``); ``jax.devices()``
-then spans all hosts. The train state is created inside ``jit`` with ``out_shardings``, so each
-host computes and stores only the games on its devices; host data becomes global arrays with
-:func:`host_local_to_global`. Orbax checkpoints are collective; process 0 writes the logs.
+The batch of games is split across devices (an algorithm's ``partition``; default the
+batched game states), the rest replicated, and the chunk compiled once for the mesh; XLA
+inserts the collectives (a loss averaged over a sharded batch all-reduces its gradients). No
+algorithm code knows about devices, and random numbers do not depend on the device count
+(``jax_threefry_partitionable``). Multi-host: :func:`initialize` on every host; the train
+state is created inside ``jit``, so each host holds only its games; process 0 writes the logs.
 """
 
 from __future__ import annotations
@@ -38,8 +25,8 @@ BATCH_FIELDS = ("env_state",)
 
 
 def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[Any]:
-    """``None`` / ``"all"`` / ``0`` -> all of ``jax.devices()``; an int ``n`` (or its string) ->
-    the first ``n``; a sequence of ``jax.Device`` -> those. ``ValueError`` for a bad count."""
+    """``None`` / ``"all"`` / ``0``: all devices; ``n`` (or its string): the first ``n``; a
+    sequence of ``jax.Device``: those. ``ValueError`` for a bad count."""
     available = jax.devices()
     if devices is None or (isinstance(devices, str) and devices.strip().lower() in ("all", "")):
         return list(available)
@@ -70,8 +57,7 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
 
 
 def make_mesh(devices: int | str | Sequence[Any] | None = None) -> Mesh:
-    """A 1-D :class:`jax.sharding.Mesh` with axis ``'data'`` over :func:`resolve_devices`
-    ``(devices)``."""
+    """A 1-D mesh with axis ``'data'`` over :func:`resolve_devices`."""
     return Mesh(np.array(resolve_devices(devices)), (DATA,))
 
 
@@ -91,12 +77,9 @@ def _path_names(path) -> list[str]:
 
 
 def partition_by_field(**axes: int) -> Callable[[Any], Any]:
-    """A partition function splitting leaves under a field (attribute or dict key) named like a
-    keyword over ``'data'`` along the given axis; the rest (and leaves of too few dimensions)
-    replicated::
-
-        partition=partition_by_field(env_state=0, buffer=1)   # buffer data [rows, num_envs, ...]
-    """
+    """A partition splitting the leaves under each field (attribute or key) named by a keyword
+    over ``'data'`` along its axis, e.g. ``partition_by_field(env_state=0, buffer=1)``; the
+    rest replicated."""
 
     def partition(train_state: Any) -> Any:
         def spec(path, leaf):
@@ -111,16 +94,15 @@ def partition_by_field(**axes: int) -> Callable[[Any], Any]:
 
 
 def default_partition(train_state: Any) -> Any:
-    """``partition_by_field(env_state=0)``: the batched game states split, the rest
-    replicated (arrays or ``jax.eval_shape`` results)."""
+    """``partition_by_field(env_state=0)``: the batched game states split."""
     return partition_by_field(**{f: 0 for f in BATCH_FIELDS})(train_state)
 
 
 def state_shardings(
     mesh: Mesh, train_state: Any, partition: Callable[[Any], Any] | None = None
 ) -> Any:
-    """Pytree of :class:`NamedSharding` of ``train_state`` by ``partition`` (default
-    :func:`default_partition`); ``ValueError`` if a split axis does not divide evenly."""
+    """:class:`NamedSharding` s of ``train_state`` by ``partition``; ``ValueError`` if a split
+    axis does not divide evenly."""
     specs = (partition or default_partition)(train_state)
     n = mesh_size(mesh)
 
@@ -168,9 +150,8 @@ def constrain_batch(tree: Any, mesh: Mesh) -> Any:
 
 
 def constrain_data(tree: Any, axis: int = 0) -> Any:
-    """Inside jitted code under a mesh (``jax.set_mesh``): split axis ``axis`` of every leaf
-    over ``'data'``; the identity otherwise. For batches rebuilt from a gather that SPMD
-    propagation would replicate (PPO's shuffled minibatches, ``axis=1``); values unchanged."""
+    """Under a mesh, split axis ``axis`` of every leaf over ``'data'`` (batches rebuilt from a
+    gather, which SPMD propagation would replicate); the identity otherwise."""
     mesh = jax.sharding.get_abstract_mesh()
     if mesh.empty or DATA not in mesh.axis_names:
         return tree
@@ -181,9 +162,8 @@ def constrain_data(tree: Any, axis: int = 0) -> Any:
 
 
 def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Callable, Callable, Any]:
-    """``(init, chunk, shardings)`` of an algorithm compiled for ``mesh``: ``init(key)``
-    creates the train state in its sharded layout, ``chunk(state) -> (state, metrics)`` keeps
-    it (donated) and replicates the metrics; both run under ``jax.set_mesh(mesh)``."""
+    """``(init, chunk, shardings)`` compiled for ``mesh``: the state made in its sharded
+    layout and kept (donated) by ``chunk``, metrics replicated."""
     template = jax.eval_shape(algo.init, jax.random.PRNGKey(0))
     shardings = state_shardings(mesh, template, getattr(algo, "partition", None))
     init_jit = jax.jit(algo.init, out_shardings=shardings)
@@ -231,9 +211,8 @@ def initialize(
     num_processes: int | None = None,
     process_id: int | None = None,
 ) -> None:
-    """Join a multi-host run (``jax.distributed.initialize``, before devices are touched, on
-    every host). Arguments default to ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
-    ``JAX_PROCESS_ID`` or the cluster's auto-detection (TPU pods, SLURM, Open MPI)."""
+    """Join a multi-host run on every host before devices are touched; arguments default to
+    ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID`` or auto-detection."""
     if jax.distributed.is_initialized():
         return
     env = os.environ

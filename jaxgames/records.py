@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import jax
 
 from jaxgames import render
+from jaxgames.core import is_over
 from jaxgames.games import make, registered_games
 from jaxgames.validation import quote
 
@@ -88,7 +89,7 @@ class GameRecord:
 
 def result_of(state: Any) -> str:
     """``*`` while the game is on, else ``1-0``/``0-1``/``1/2-1/2`` from the final rewards."""
-    if not (bool(state.terminated) or bool(state.truncated)):
+    if not is_over(state):
         return "*"
     r0, r1 = float(state.rewards[0]), float(state.rewards[1])
     return "1-0" if r0 > r1 else "0-1" if r1 > r0 else "1/2-1/2"
@@ -229,7 +230,7 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
     states = [state]
     for i, mv in enumerate(record.moves):
         where = record._where("moves", i)
-        if bool(state.terminated) or bool(state.truncated):
+        if is_over(state):
             raise RecordError(
                 f"{where}move {i + 1} {quote(mv)}: the game is already over ({result_of(state)})"
             )

@@ -1,21 +1,8 @@
 """Board rendering for every game: text for terminals, SVG for documents, PNG via matplotlib.
 
-Renderers draw the :class:`~jaxgames.view.BoardView` a game builds (``env.board_view(state)``)
-the same way for every game and name the players with ``env.side_names``. A move's squares are
-the ``[a-z][0-9]+`` tokens of its notation (``d3``, ``b3b2``, ``C*b2``; the last is where the
-piece lands), file letter = column from the left, rank = row from the top.
-
-    print(render.text(state, env, history=["d3", "c5"], legal=True, numbers=True))
-    open("board.svg", "w").write(render.svg(state, env, last_move="c5"))
-    open("game.svg", "w").write(render.svg_animation(states, env, moves))  # a whole game
-    render.png(state, env, path="board.png")          # needs matplotlib (or cairosvg)
-
-Text board (reversi 6x6 after ``c2``; ``[ ]`` = last move, ``*`` = legal move)::
-
-         a  b  c  d  e  f
-     1   .  .  .  .  .  .
-     2   .  .  *  .  .  .
-     3   .  . [X] X  O  .
+Renderers draw the :class:`~jaxgames.view.BoardView` of ``env.board_view(state)`` the same
+way for every game. A move's squares are the ``[a-z][0-9]+`` tokens of its notation (``d3``,
+``b3b2``, ``C*b2``; the last is where the piece lands), file = column, rank = row from the top.
 """
 
 from __future__ import annotations
@@ -107,16 +94,11 @@ def text(
     numbers: bool = False,
     flip: bool = False,
 ) -> str:
-    """A text diagram of one (unbatched) state.
+    """A text diagram of one state, then its summary, hands, last move and who moves.
 
-    history:    the moves played so far (move numbers, last move)
-    last_move:  the move to highlight with ``[ ]`` (default: ``history[-1]``)
-    legal:      mark legal moves' landing squares with ``*`` and list them
-    numbers:    write on each piece the number of the move that placed it (``X12``)
-    flip:       turn the board 180 degrees
-
-    Then the game's summary, the hands, the last move and who moves. A game without a board
-    view shows its notation.
+    history: the moves so far; last_move: highlighted with ``[ ]`` (default ``history[-1]``);
+    legal: mark legal landing squares ``*`` and list them; numbers: each piece's move number
+    (``X12``); flip: turn the board 180 degrees. Without a board view: the notation.
     """
     if last_move is None and history:
         last_move = history[-1]
@@ -182,7 +164,7 @@ def _hand(pieces: Sequence[Piece]) -> str:
 
 
 # ---------------------------------------------------------------------------- scene
-# A tiny display list shared by the SVG and matplotlib back ends, in pixel units (y down).
+# A display list shared by the SVG and matplotlib back ends, in pixels (y down).
 class _Rect(NamedTuple):
     x: float
     y: float
@@ -401,9 +383,8 @@ def svg(
     flip: bool = False,
     cell: float = 48.0,
 ) -> str:
-    """An SVG document of one (unbatched) state; options as in :func:`text`, ``cell``: a
-    square's side in pixels. Each board piece is ``<g class="piece" data-owner="0|1"
-    data-piece="...">``; also classes ``hand-piece``, ``last-move`` and ``legal``."""
+    """An SVG document of one state; options as in :func:`text`, ``cell``: a square's side in
+    pixels. Pieces are ``<g class="piece" data-owner="0|1" data-piece="...">``."""
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     body = "\n".join(_svg_item(it) for it in items)
     return f"{_svg_head(width, height, env, env.to_text(state))}\n{body}\n</svg>\n"
@@ -434,9 +415,8 @@ def svg_game(
     numbers: bool = False,
     cell: float = 24.0,
 ) -> str:
-    """One SVG of a game as a grid of panels (``<svg class="panel">``, ``columns`` per row):
-    every ``every``-th position and the last, each titled with its move. ``states[i]`` is the
-    position after ``moves[:i]`` (:func:`jaxgames.records.replay`)."""
+    """One SVG of a game as a grid of panels, ``columns`` per row: every ``every``-th position
+    and the last, each titled with its move (``states[i]``: after ``moves[:i]``)."""
     _check_game(states, moves)
     if every < 1 or columns < 1:
         raise ValueError(f"every and columns must be >= 1, got every={every}, columns={columns}")
@@ -475,12 +455,9 @@ def svg_animation(
     flip: bool = False,
     cell: float = 48.0,
 ) -> str:
-    """One SVG playing a game in a loop, each position (``states[i]`` after ``moves[:i]``) for
-    ``seconds``, the last ``hold`` times as long.
-
-    Each frame is :func:`svg`'s drawing in a ``<g class="... frame">`` shown by CSS keyframes,
-    no script; without CSS animation (or with reduced motion) the final position shows. Class
-    names carry a hash of the drawing, so animations inlined in one page do not share styles."""
+    """One SVG playing a game in a loop, each position for ``seconds``, the last ``hold`` times
+    as long: CSS keyframes, no script (without animation the final position shows); class
+    names carry a hash of the drawing, so animations in one page do not share styles."""
     _check_game(states, moves)
     if not seconds > 0 or not hold >= 1:
         raise ValueError(f"need seconds > 0 and hold >= 1, got seconds={seconds}, hold={hold}")
@@ -520,8 +497,7 @@ def svg_animation(
 
 
 # ---------------------------------------------------------------------------- notebooks
-# What Jupyter shows for a game state (``GameStateBase._repr_svg_`` / ``_repr_html_``); None
-# means "not this way" (IPython falls back to the next format).
+# What Jupyter shows for a game state; None: IPython falls back to the next format.
 def _displayable(state: Any) -> tuple[Any, tuple[int, ...]] | None:
     """(env to draw with, batch shape) of a state; None for tracers or an unknown env."""
     if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(state)):
@@ -568,8 +544,7 @@ def repr_html(state: Any, limit: int = 8) -> str | None:
 
 # ---------------------------------------------------------------------------- PNG
 def _draw_matplotlib(ax: Any, items: Sequence[Any], px: float) -> None:
-    """Draw the display list on matplotlib axes in pixel units (y down); ``px``: points per
-    pixel (line widths and font sizes are in points)."""
+    """Draw the display list on matplotlib axes; ``px``: points per pixel."""
     from matplotlib import patches  # optional dependency (the 'plots' extra)
     from matplotlib.lines import Line2D
 
@@ -609,9 +584,8 @@ def png(
     cell: float = 48.0,
     dpi: int = 100,
 ) -> bytes:
-    """PNG bytes of one state (also written to ``path`` if given); options as in :func:`svg`.
-    Drawn with matplotlib (Agg), else converted from the SVG by cairosvg, else
-    ``RuntimeError``."""
+    """PNG bytes of one state (written to ``path`` if given), options as in :func:`svg`: with
+    matplotlib, else cairosvg, else ``RuntimeError``."""
     width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -18,12 +18,7 @@
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
                         play (the engine's exact endgame)
 
-    parse_spec("alphabeta:02")            # Spec('alphabeta', (2,)): syntax only, pure
-    check_spec("runs/r6", env)            # normal form; reads only the run's config.json
-    make_opponent("mcts:16:runs/r6", env) # policy(key, state) -> int32[]
-
-Errors are one-line ``ValueError`` messages naming the spec and the valid forms; sizes have
-bounds, named in the message.
+Errors are one-line ``ValueError`` messages naming the spec and the valid forms or bounds.
 """
 
 from __future__ import annotations
@@ -60,8 +55,8 @@ VALID_SPECS = (
 
 @dataclasses.dataclass(frozen=True)
 class _Builtin:
-    """A built-in player: its integer arguments (the first ``required`` of them needed), the
-    largest value of each, and its games (``None``: all)."""
+    """A built-in player: its integer arguments (the first ``required`` needed), their maxima,
+    its games (``None``: all)."""
 
     args: tuple[str, ...] = ()
     maxima: tuple[int, ...] = ()
@@ -89,10 +84,9 @@ MAX_MINIMAX_LEAVES = 2_000_000
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
-    """A parsed spec; ``str(spec)`` is the normal form. ``kind``: a built-in name, ``"run"``
-    (``path``), ``"pretrained"`` (``name``), ``"sym"`` (``inner``), ``"mcts"`` (``args`` =
-    (simulations, root moves, value scale, win check 0/1), ``inner`` the guide) or ``"solve"``
-    (``args`` = (endgame empties,), ``inner`` the midgame player)."""
+    """A parsed spec (``str(spec)``: the normal form): a built-in ``kind``, ``"run"`` (path),
+    ``"pretrained"`` (name), ``"sym"`` (inner), ``"mcts"`` (args = (simulations, root moves,
+    value scale, win check), inner) or ``"solve"`` (args = (empties,), inner)."""
 
     kind: str
     args: tuple[int | float, ...] = ()
@@ -133,8 +127,7 @@ def _int_arg(text: str, name: str, what: str, value: str, maximum: int) -> int:
 
 
 def parse_spec(text: str) -> Spec:
-    """The :class:`Spec` of ``text`` (syntax only: no file is read, no game known); anything
-    that is no other form is taken as a run directory."""
+    """The :class:`Spec` of ``text`` (syntax only); any other form is a run directory."""
     if not isinstance(text, str):
         raise ValueError(f"an opponent spec must be a string, got {type(text).__name__}")
     text = text.strip()
@@ -227,7 +220,7 @@ def agent_run(text: str) -> str | None:
 
 def check_spec(text: str, env: Env) -> str:
     """The normal form of ``text`` checked for ``env`` without building the player (a run's
-    ``config.json`` is read, no checkpoint restored); ``ValueError`` naming the problem."""
+    ``config.json`` is read); ``ValueError`` naming the problem."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
     return str(spec)
@@ -303,22 +296,16 @@ _MAKERS: dict[str, Callable[..., Policy]] = {
 
 
 def make_opponent(text: str, env: Env) -> Policy:
-    """``policy(key, state) -> int32[]`` (legal moves) of the spec ``text`` on ``env``; errors
-    as :func:`check_spec`, and ``CheckpointError`` for a run without a usable checkpoint."""
+    """The policy of the spec ``text`` on ``env``; errors as :func:`check_spec` (and
+    ``CheckpointError``)."""
     spec = parse_spec(text)
     _check_for_game(spec, env)
     if spec.kind in ("run", "pretrained", "sym"):
         return _agent_policy(spec)
     if spec.kind == "mcts":
         n, k, c, w = spec.args
-        return SearchPolicy(
-            env,
-            _agent_policy(spec.inner),
-            num_simulations=n,
-            max_num_considered_actions=k,
-            value_scale=c,
-            win_check=bool(w),
-        )
+        knobs = dict(max_num_considered_actions=k, value_scale=c, win_check=bool(w))
+        return SearchPolicy(env, _agent_policy(spec.inner), num_simulations=n, **knobs)
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))
@@ -328,8 +315,7 @@ def make_opponent(text: str, env: Env) -> Policy:
 
 
 def _agent_policy(spec: Spec) -> Policy:
-    """A trained agent's greedy policy (``sym:``: averaged over the symmetries); a run is read
-    afresh (it may have moved on), a shipped agent once per process."""
+    """A trained agent's greedy policy; a run is read afresh, a shipped agent once."""
     averaged = spec.kind == "sym"
     spec = spec.inner if averaged else spec
     if spec.kind == "pretrained":
@@ -338,21 +324,21 @@ def _agent_policy(spec: Spec) -> Policy:
 
 
 def make_partners(partners: Mapping[str, float], env: Env) -> dict[str, Policy]:
-    """The policy of every training partner in ``partners`` (spec -> share); ``ValueError``
-    ``invalid partners=...: <why>``."""
-    out = {}
-    for text in partners:
-        try:
-            out[text] = make_opponent(text, env)
-        except ValueError as e:
-            raise ValueError(f"invalid partners={dict(partners)!r}: {e}") from None
-    return out
+    """The policy of every training partner (spec -> share); ``ValueError`` ``invalid
+    partners=...: <why>``."""
+    return _each_partner(partners, lambda text: make_opponent(text, env))
 
 
 def check_partners(partners: Mapping[str, float], env: Env) -> None:
     """:func:`check_spec` for every training partner (no checkpoint is restored)."""
+    _each_partner(partners, lambda text: check_spec(text, env))
+
+
+def _each_partner(partners: Mapping[str, float], fn: Callable[[str], object]) -> dict:
+    out = {}
     for text in partners:
         try:
-            check_spec(text, env)
+            out[text] = fn(text)
         except ValueError as e:
             raise ValueError(f"invalid partners={dict(partners)!r}: {e}") from None
+    return out

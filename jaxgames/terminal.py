@@ -1,10 +1,6 @@
-"""Play any game in a terminal against an agent (any opponent spec of
-:func:`jaxgames.specs.make_opponent`) or another human, and step through game records; the
-command line is :mod:`jaxgames.cli.play`.
-
-Commands at the prompt are in ``HELP``. Bad input gets a one-line explanation, never a
-traceback; end of input or Ctrl-C ends the session cleanly. Each agent move is one jitted policy
-call. The session keeps a tally of results and offers a new game after each one.
+"""Play any game in a terminal against an agent (an opponent spec) or another human, and step
+through game records (the command line: :mod:`jaxgames.cli.play`). Bad input gets one line,
+never a traceback; end of input or Ctrl-C ends the session cleanly.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ from typing import Any, Callable, TextIO
 import jax
 
 from jaxgames import records, render
+from jaxgames.core import is_over
 from jaxgames.specs import make_opponent
 
 HELP = """\
@@ -49,10 +46,6 @@ def one_line(err: BaseException, limit: int = 2000) -> str:
     """``err``'s message on one line, at most ``limit`` characters."""
     text = " ".join(str(err).split()) or type(err).__name__
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
-
-
-def _is_over(state: Any) -> bool:
-    return bool(state.terminated) or bool(state.truncated)
 
 
 def _read_line(stdin: TextIO | None, out: TextIO, prompt: str) -> str:
@@ -102,15 +95,9 @@ class Tally:
 
 # ---------------------------------------------------------------------------- the game
 class TerminalGame:
-    """An interactive session of games between a human and an agent (or two humans).
-
-    agent:         opponent spec, or ``"human"`` for two humans
-    human:         the human's player id (0 moves first)
-    hint:          spec of the policy asked by ``hint`` (default: the agent)
-    seed:          seed of the agents' PRNG keys
-    stdin/stdout:  streams (stdin ``None`` uses ``input()``)
-    legal/numbers: initial state of those toggles
-    """
+    """A session of games between a human (player id ``human``) and an agent (an opponent
+    spec, or ``"human"`` for two humans); ``hint``: the policy asked by ``hint`` (default: the
+    agent); stdin ``None``: ``input()``; ``legal`` / ``numbers``: the toggles' start."""
 
     def __init__(
         self,
@@ -186,17 +173,9 @@ class TerminalGame:
 
     def show(self) -> None:
         human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
-        self.say(
-            render.text(
-                self.state,
-                self.env,
-                history=self.moves,
-                legal=self.legal and human,
-                numbers=self.numbers,
-                flip=self.flip,
-            )
-        )
-        if not _is_over(self.state) and human:
+        shown = dict(legal=self.legal and human, numbers=self.numbers, flip=self.flip)
+        self.say(render.text(self.state, self.env, history=self.moves, **shown))
+        if not is_over(self.state) and human:
             only = render.legal_moves(self.state, self.env)
             if len(only) == 1:  # e.g. a forced pass in reversi
                 self.say(f"only legal move: {only[0]}")
@@ -216,10 +195,8 @@ class TerminalGame:
                 self.new_game(start if first else None)
                 if first and moves:
                     for mv in moves:
-                        self.push(
-                            int(self.env.text_to_action(self.state, mv)),
-                            self.is_human(int(self.state.current_player)),
-                        )
+                        human = self.is_human(int(self.state.current_player))
+                        self.push(int(self.env.text_to_action(self.state, mv)), human)
                 first = False
                 answer = self.play_one()
                 if answer == "quit":
@@ -250,7 +227,7 @@ class TerminalGame:
         """One game; returns ``"new"``, ``"swap"`` or ``"quit"``."""
         self.show()
         while True:
-            if _is_over(self.state):
+            if is_over(self.state):
                 answer = self.game_over()
                 if answer:
                     return answer
@@ -271,15 +248,9 @@ class TerminalGame:
             winner = records.winner_of(result)
             self.tally.add(winner, None if self.two_humans else self.human)
             self.counted = True
-            if winner == -1:
-                what = "a draw"
-            else:
-                who = (
-                    ""
-                    if self.two_humans
-                    else (" (you)" if winner == self.human else f" (agent {self.agent_name})")
-                )
-                what = f"{self.names[winner]} wins{who}"
+            who = " (you)" if winner == self.human else f" (agent {self.agent_name})"
+            who = "" if self.two_humans else who
+            what = "a draw" if winner == -1 else f"{self.names[winner]} wins{who}"
             self.say(f"game over: {what}, {result}")
             self.say(self.tally.summary(self.names, self.agent_name))
         line = self.ask(
@@ -338,13 +309,13 @@ class TerminalGame:
         return None
 
     def example_move(self) -> str:
-        if _is_over(self.state):
+        if is_over(self.state):
             return "a1"
         legal = self.env.legal_actions(self.state)
         return self.env.action_to_text(self.state, legal[0]) if legal else "a1"
 
     def human_move(self, text: str) -> None:
-        if _is_over(self.state):
+        if is_over(self.state):
             self.say("the game is over")
             return
         try:
@@ -400,7 +371,7 @@ class TerminalGame:
         if self._hint is None:
             self.say("no agent to ask for a hint (start with --agent SPEC or --hint SPEC)")
             return
-        if _is_over(self.state):
+        if is_over(self.state):
             self.say("the game is over")
             return
         action = int(self._hint(*self._next(), self.state))
@@ -449,11 +420,8 @@ def replay_session(
     )
 
     def show(i: int) -> None:
-        say(
-            render.text(
-                states[i], env, history=record.moves[:i], legal=legal, numbers=numbers, flip=flip
-            )
-        )
+        shown = dict(legal=legal, numbers=numbers, flip=flip)
+        say(render.text(states[i], env, history=record.moves[:i], **shown))
 
     i = 0
     show(i)

@@ -17,11 +17,6 @@ jaxgames, which is the othello convention (``f5`` is one of black's four opening
 moves ``B[f5]``/``W[d6]`` (an evaluation or time after ``/`` is ignored), ``PA`` a pass (forced
 ones may be left out). Other properties are kept in ``extra`` as ``ggf-pc`` etc.
 
-    record = transcripts.from_move_string("f5d6c3d3c4")   # a GameRecord, every move checked
-    transcripts.to_move_string(record)                    # "f5d6c3d3c4"
-    transcripts.from_ggf(transcripts.to_ggf(record)) == record
-    record = transcripts.load("game.ggf")                 # GGF, a move string or a record
-
 Animal shogi has no notation in wide use (CSA, KIF and USI are for the 9x9 board): its records
 stay in the jaxgames format. Errors are :class:`~jaxgames.records.RecordError`.
 """
@@ -35,6 +30,7 @@ from typing import Any, Sequence
 import jax
 
 from jaxgames import records
+from jaxgames.core import is_over
 from jaxgames.games import shared_env
 from jaxgames.records import GameRecord, RecordError
 from jaxgames.validation import quote
@@ -60,7 +56,7 @@ def _play(
 
     def forced_pass() -> bool:
         mask = state.legal_action_mask
-        return not _over(state) and bool(mask[env.pass_action]) and not mask[:-1].any()
+        return not is_over(state) and bool(mask[env.pass_action]) and not mask[:-1].any()
 
     for i, (text, colour) in enumerate(moves, 1):
         where = f"{source}: move {i} {quote(text)}: "
@@ -68,7 +64,7 @@ def _play(
             while forced_pass():  # an implied pass: the side to move has no placement
                 state = jax.device_get(step(state, env.pass_action))
                 played.append("pass")
-        if _over(state):
+        if is_over(state):
             raise RecordError(f"{where}the game is already over ({records.result_of(state)})")
         if colour is not None and colour != int(state.current_player):
             side = env.side_names[int(state.current_player)]
@@ -81,15 +77,11 @@ def _play(
         played.append(env.action_to_text(state, action))
     if forced_pass():  # the two passes of a game neither side can continue
         after = jax.device_get(step(state, env.pass_action))
-        if _over(jax.device_get(step(after, env.pass_action))):
+        if is_over(jax.device_get(step(after, env.pass_action))):
             for _ in range(2):
                 state = jax.device_get(step(state, env.pass_action))
                 played.append("pass")
     return played, state
-
-
-def _over(state: Any) -> bool:
-    return bool(state.terminated) or bool(state.truncated)
 
 
 def _env(size: int, source: str) -> Any:
@@ -190,7 +182,7 @@ def to_ggf(record: GameRecord) -> str:
     if record.date:
         props.append(("DT", _ggf_date(record.date)))
     props += [("PB", record.players[0]), ("PW", record.players[1])]
-    if _over(states[-1]):
+    if is_over(states[-1]):
         props.append(("RE", f"{_margin(env, states[-1]):+.2f}"))
     props += [("TY", str(n)), ("BO", f"{n} {rows} {'*' if side == 'X' else 'O'}")]
     player = [int(s.current_player) for s in states]

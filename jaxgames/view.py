@@ -33,14 +33,8 @@ class Piece:
 
 @dataclasses.dataclass(frozen=True)
 class BoardStyle:
-    """How a game's board looks.
-
-    board, grid: fill colour; colour of the grid lines and border
-    pieces:      ``"disc"`` (black for player 0, white for 1), ``"mark"`` (cross, ring) or
-                 ``"tile"`` (a square with the piece's ``label``, facing its owner)
-    star_points: grid intersections ``(row, col)`` marked with a dot (top-left corner of the
-                 square)
-    """
+    """How a board looks: fill and grid colours, ``pieces`` ``"disc"``, ``"mark"`` (cross,
+    ring) or ``"tile"`` (the ``label``, facing its owner), and dotted ``star_points``."""
 
     board: str = "#eeeeee"
     grid: str = "#333333"
@@ -54,16 +48,9 @@ class BoardStyle:
 
 @dataclasses.dataclass(frozen=True)
 class BoardView:
-    """One position as a renderer needs it (``ValueError`` unless the cells are a rectangle).
-
-    game:        ``env.name`` (for messages)
-    cells:       ``rows`` tuples of ``cols`` pieces (row 0 at the top), None for empty
-    to_move:     player id to move; style: the game's :class:`BoardStyle`
-    hands:       per player id, the pieces in hand (one entry each), None without hands
-    move_number: the move number, if the notation has one
-    summary:     a line under a text board (``"discs: black (X) 4, white (O) 1"``)
-    score:       a short score before a drawn board's status line (``"black 4 - white 1"``)
-    """
+    """One position as a renderer needs it: ``cells`` a rectangle of pieces (None: empty),
+    ``hands`` per player (None without), and optional ``summary`` (a line under a text board)
+    and ``score`` (before the status line of a drawn board)."""
 
     game: str
     cells: tuple[tuple[Piece | None, ...], ...]

@@ -1,22 +1,10 @@
 """The interface between an algorithm (PPO, DQN, ...) and the shared run driver.
 
-An algorithm module (e.g. :mod:`jaxgames.agents.ppo`) registered in
-:data:`jaxgames.agents.ALGORITHMS` exposes
-
-* ``Config``: a :class:`~jaxgames.agents.config.TrainConfig` subclass (its per-game presets
-  are data: :mod:`jaxgames.agents.presets`),
-* ``make_algorithm(config, partners=None) -> Algorithm``: ``partners`` maps each opponent spec
-  of ``config.partners`` to its policy (the run driver resolves them with
-  :func:`jaxgames.specs.make_partners`); ``None`` builds the algorithm to restore and act
-  only (stand-in partners: the train state's structure does not depend on who they are).
-
-The helpers below are the one way every algorithm builds its network wrapper
-(:func:`make_agent`), its optimiser (:func:`make_optimizer`), checks its config type
-(:func:`check_config_type`) and loops its updates into a chunk (:func:`make_chunk`).
-
-The driver never looks inside the train state: ALL mutable training state (parameters,
-optimiser state, environments, replay buffers, the PRNG key, counters) lives in one pytree,
-so a chunk is a pure function and a restored checkpoint continues bit-exactly.
+An algorithm module registered in :data:`jaxgames.agents.ALGORITHMS` exposes ``Config`` (a
+:class:`~jaxgames.agents.config.TrainConfig`) and ``make_algorithm(config, partners=None) ->
+Algorithm``; ``partners`` maps the specs of ``config.partners`` to policies (``None``:
+stand-ins, enough to restore and act). ALL mutable training state lives in one pytree, so a
+chunk is a pure function and a restored checkpoint continues bit-exactly.
 """
 
 from __future__ import annotations
@@ -37,26 +25,12 @@ from jaxgames.core import feature_function
 class Algorithm:
     """What the driver needs to run, checkpoint, evaluate and reload an algorithm.
 
-    init(key) -> train_state          pure; key: PRNGKey (uint32[2])
-    chunk(train_state) -> (train_state, metrics)
-                                      pure and jittable; runs ``updates_per_chunk`` updates and
-                                      returns float32[] metrics (means over the chunk)
-    params(train_state) -> params     the acting network's parameters (for evaluation/policies)
-    agent:                            the network wrapper that turns params into a Policy
-    num_chunks, steps_per_chunk:      the run is ``num_chunks`` chunks of ``steps_per_chunk``
-                                      environment steps (derived from the config's
-                                      ``num_updates``, ``updates_per_chunk``, ``steps_per_update``)
-    partition(train_state) -> pytree of jax.sharding.PartitionSpec (optional)
-                                      how the state is laid out on a device mesh (axis
-                                      ``'data'``); ``None``:
-                                      :func:`jaxgames.distributed.default_partition` (leaves
-                                      under ``env_state`` split on their leading axis,
-                                      everything else replicated)
-    with_params(train_state, params) -> train_state (optional)
-                                      the state with its network's parameters replaced (every
-                                      copy: e.g. DQN's target network too); ``None``:
-                                      ``train_state.replace(params=params)``. Used to start a
-                                      run from a trained agent (``config.init_from``)
+    init(key) -> state; chunk(state) -> (state, float32[] metrics of ``updates_per_chunk``
+    updates), pure and jittable; params(state): the acting network's parameters;
+    partition(state) -> PartitionSpecs on the ``'data'`` mesh axis (``None``:
+    :func:`jaxgames.distributed.default_partition`); with_params(state, params) -> state with
+    every copy of the parameters replaced (``None``: ``state.replace(params=...)``), to start
+    from a trained agent (``config.init_from``).
     """
 
     name: str
@@ -70,7 +44,7 @@ class Algorithm:
     with_params: Callable[[Any, Any], Any] | None = None
 
     def start_from(self, state: Any, params: Any) -> Any:
-        """``state`` with the network's parameters set to ``params`` (see ``with_params``)."""
+        """``state`` with the network's parameters set to ``params``."""
         if self.with_params is not None:
             return self.with_params(state, params)
         return state.replace(params=params)
@@ -89,8 +63,8 @@ class Algorithm:
         return self.num_chunks * self.steps_per_chunk
 
     def make_train(self) -> Callable[[jax.Array], tuple[Any, dict[str, jax.Array]]]:
-        """``train(key) -> (final train_state, metrics stacked over chunks [num_chunks])``:
-        the whole run as one pure function (jit it, or vmap it over seeds)."""
+        """``train(key) -> (state, metrics [num_chunks])``: the whole run as one pure function
+        (jit it, or vmap it over seeds)."""
 
         def train(key):
             state = self.init(key)
@@ -110,17 +84,15 @@ def check_config_type(config: Any, config_class: type) -> None:
 
 
 def make_agent(config: Any, env: Any, agent_class: type[Agent] = Agent) -> Agent:
-    """The network wrapper of ``config`` (``config.network`` with options ``config.net``, fed
-    the input features ``config.features``) for ``env``'s actions and observations."""
+    """The network wrapper of ``config`` (network, net, features) for ``env``."""
     network = make_network(config.network, env.num_actions, **config.net)
     features = feature_function(env, config.features)
     return agent_class(network, tuple(env.observation_shape), features)
 
 
 def make_optimizer(config: Any, num_steps: int) -> optax.GradientTransformation:
-    """Adam (``config.adam_eps``) after global-norm clipping (``config.max_grad_norm``); with
-    ``config.anneal_lr`` the learning rate decays linearly to 0 over ``num_steps`` optimiser
-    steps (the run's total)."""
+    """Adam after global-norm clipping; with ``anneal_lr`` the learning rate decays linearly to 0
+    over ``num_steps`` optimiser steps."""
     lr: Any = config.learning_rate
     if config.anneal_lr:
         lr = optax.linear_schedule(config.learning_rate, 0.0, num_steps)
@@ -135,10 +107,9 @@ def make_chunk(
     finish: Callable[[Any, dict[str, jax.Array], dict[str, jax.Array]], tuple[Any, dict]]
     | None = None,
 ) -> Callable[[Any], tuple[Any, dict[str, jax.Array]]]:
-    """``chunk(state) -> (state, metrics)``: ``updates_per_chunk`` updates in one ``lax.scan``,
-    metrics averaged over them (float32[] each). ``finish(state, stacked, means) -> (state,
-    metrics)`` may add chunk-level metrics (sums, an evaluation) from the stacked per-update
-    metrics ``[updates_per_chunk]``."""
+    """``chunk(state) -> (state, mean metrics)``: ``updates_per_chunk`` updates in one
+    ``lax.scan``; ``finish(state, stacked, means) -> (state, metrics)`` may add chunk-level
+    metrics from the stacked ones."""
 
     def chunk(state: Any) -> tuple[Any, dict[str, jax.Array]]:
         state, stacked = jax.lax.scan(update, state, None, length=updates_per_chunk)
@@ -146,3 +117,16 @@ def make_chunk(
         return (state, means) if finish is None else finish(state, stacked, means)
 
     return chunk
+
+
+def chunked_algorithm(
+    name: str, config: Any, env: Any, agent: Agent, init: Callable, update: Callable, **fields: Any
+) -> Algorithm:
+    """The :class:`Algorithm` whose chunk runs ``update`` (:func:`make_chunk`; ``finish`` among
+    ``fields``, the rest :class:`Algorithm` fields) and whose network is ``state.params``."""
+    chunk = make_chunk(update, config.updates_per_chunk, fields.pop("finish", None))
+    return Algorithm(name, config, env, agent, init, chunk, _params, **fields)
+
+
+def _params(state: Any) -> Any:
+    return state.params

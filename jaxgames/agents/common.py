@@ -1,9 +1,8 @@
-"""Mechanisms shared by all algorithms: legal-move masking, sampling, negamax GAE, and the
-:class:`Agent` / :class:`NetworkPolicy` wrappers around a network and its parameters.
+"""What every algorithm shares: legal-move masking and sampling, self-play steps in the mover's
+frame, negamax GAE, and the :class:`Agent` / :class:`NetworkPolicy` wrappers of a network.
 
-Masking uses a *finite* minimum (``jnp.finfo(float32).min``) rather than ``-inf``, so that
-softmax, log-probabilities and their gradients stay finite; illegal actions get probability
-exactly 0 and never enter the entropy.
+Masking uses the finite float32 minimum, not ``-inf``, so softmax, log-probabilities and their
+gradients stay finite; illegal actions get probability exactly 0.
 """
 
 from __future__ import annotations
@@ -17,11 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import (
-    Symmetries,
-    apply_symmetry,
-    step_autoreset,
-)
+from jaxgames.core import Symmetries, apply_symmetry, step_autoreset
 
 Array = jax.Array
 PRNGKey = jax.Array
@@ -31,11 +26,8 @@ MASK_MIN = float(jnp.finfo(jnp.float32).min)
 
 # ----------------------------------------------------------------------------- masking
 def masked_logits(logits: Array, mask: Array) -> Array:
-    """Replace illegal entries by the smallest finite float32.
-
-    logits float32[..., A], mask bool[..., A] -> float32[..., A]. If a row has no legal
-    action (a finished game) it becomes uniform instead of NaN.
-    """
+    """logits float32[..., A] with illegal entries (mask bool[..., A] False) at the float32
+    minimum; a row with no legal action (a finished game) becomes uniform, not NaN."""
     return jnp.where(mask, logits, MASK_MIN)
 
 
@@ -52,16 +44,12 @@ def masked_entropy(logits: Array, mask: Array) -> Array:
 
 
 def sample_masked(key: PRNGKey, logits: Array, mask: Array) -> tuple[Array, Array]:
-    """Sample from the masked softmax. -> (action int32[...], log_prob float32[...]).
+    """Sample from the masked softmax -> (action int32[...], log_prob float32[...]).
 
-    Inverse-CDF sampling: one uniform number per row, scaled by the total probability, picks
-    the first action whose running sum of probabilities exceeds it. Illegal actions have
-    probability exactly 0 (the running sum does not move there), so they are never picked.
-    The distribution is the masked softmax's, up to float32 rounding (as for the Gumbel-max
-    trick of ``jax.random.categorical``, which needs a random number per action: on CPU that
-    cost more than the game step in a rollout). The running sum is a Python loop over the A
-    columns, so XLA fuses it into one pass over the batch (``jnp.cumsum`` is a quadratic
-    reduce-window on CPU) and it is exactly monotone.
+    Inverse-CDF sampling: one uniform number per row (Gumbel-max needs one per action) picks
+    the first action whose running sum of probabilities exceeds it; illegal actions add 0 to
+    the sum, so they are never picked. The sum is an unrolled loop over the A columns: one
+    fused pass, exactly monotone (``jnp.cumsum`` is a quadratic reduce-window on CPU).
     """
     chex.assert_equal_shape([logits, mask])
     logp = jax.nn.log_softmax(masked_logits(logits, mask), axis=-1)
@@ -96,10 +84,8 @@ def action_log_prob(logits: Array, mask: Array, action: Array) -> Array:
 
 
 def batch_observation(states: Any) -> Array:
-    """Observations of a batch of states (leading axis B): float32[B, *observation_shape].
-
-    ``observation`` may be a property written for one state, so it is vmapped here.
-    """
+    """float32[B, *observation_shape] of a batch of states (``observation`` may be a property
+    written for one state, so it is vmapped)."""
     return jax.vmap(lambda s: s.observation)(states)
 
 
@@ -124,11 +110,8 @@ class SelfPlayStep(NamedTuple):
 
 
 def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPlayStep:
-    """Play ``actions`` (int32[B]) in ``states`` (batch of B games) with auto-reset and express
-    the result from each mover's point of view (what negamax GAE / n-step targets need).
-
-    Shared by every self-play algorithm so the reward/sign bookkeeping exists once.
-    """
+    """Play ``actions`` (int32[B]) in ``states`` (B games) with auto-reset, the result in each
+    mover's frame (what negamax GAE and n-step targets need)."""
     n = actions.shape[0]
     mover = states.current_player
     out = jax.vmap(lambda s, a, k: step_autoreset(env, s, a, k))(
@@ -151,9 +134,8 @@ def negamax_gae(
     gamma: float,
     gae_lambda: float,
 ) -> tuple[Array, Array]:
-    """Generalised advantage estimation for alternating-move zero-sum self-play.
-
-    Inputs are time-major over one rollout of length T (any trailing batch shape ``...``):
+    """Generalised advantage estimation (Schulman et al. 2016) for alternating-move zero-sum
+    self-play, time-major over a rollout of length T (any trailing batch shape ``...``):
 
     rewards     float32[T, ...]  r_t = rewards[mover_t] of step t, from the MOVER's view
     values      float32[T, ...]  V(s_t) from the mover of s_t
@@ -207,18 +189,13 @@ def negamax_gae(
 @dataclasses.dataclass(frozen=True)
 class Agent:
     """A network (``apply(params, obs[B, ...]) -> (logits[B, A], value[B])``) bound to a game's
-    observation shape. Stateless; parameters are passed in.
+    observation shape; stateless, parameters are passed in.
 
-    ``features`` (optional, the game's ``input_features[name]``) turns a batch of observations
-    into the network's input inside :meth:`apply`, so everything outside the network (replay,
-    symmetry augmentation, search) still handles bare observations.
-
-    ``symmetries`` (optional, the game's ``env.symmetries``) makes :meth:`apply` the average
-    of the network over every symmetry of the position (test-time augmentation, as AlphaGo's
-    evaluation averaged over the 8 board symmetries, Silver et al. 2016): each transformed
-    position's logits are mapped back to the original moves, then logits and values are
-    averaged. The result is equivariant (a symmetric position gets the moved outputs) and
-    costs K forward passes. Not part of equality: an agent is compared by its network."""
+    ``features`` (the game's ``input_features[name]``) maps observations to the network's input
+    inside :meth:`apply`, so replay, augmentation and search handle bare observations.
+    ``symmetries`` (``env.symmetries``) averages the network over every symmetry of the
+    position, logits mapped back to the original moves (test-time augmentation, as AlphaGo,
+    Silver et al. 2016): equivariant, K forward passes; not part of equality."""
 
     network: nn.Module
     observation_shape: tuple[int, ...]
@@ -246,7 +223,8 @@ class Agent:
         return (logits[0], value[0]) if single else (logits, value)
 
     def _averaged(self, params: Any, x: Array) -> tuple[Array, Array]:
-        """x [B, *observation_shape] -> the outputs averaged over the K symmetries."""
+        """x [B, *observation_shape] -> the outputs averaged over the K symmetries; the
+        inverse permutation of each transform brings its logits back onto x's moves."""
         sym = self.symmetries
         b, k = x.shape[0], sym.count
         ks = jnp.broadcast_to(jnp.arange(k, dtype=jnp.int32), (b, k))
@@ -254,28 +232,21 @@ class Agent:
         logits, value = self.network.apply(
             params, self.network_input(moved.reshape(b * k, *x.shape[1:]))
         )
-        # move b of the k-th transform is move actions[k, b] of x: the inverse permutation
-        # brings each transform's logits back onto x's moves
         back = jnp.asarray(np.argsort(sym.actions, axis=1), jnp.int32)  # int32[K, A]
         logits = jnp.take_along_axis(logits.reshape(b, k, -1), back[None], axis=-1)
         chex.assert_shape(logits, (b, k, sym.actions.shape[1]))
         return logits.mean(axis=1), value.reshape(b, k).mean(axis=1)
 
     def policy(self, params: Any, greedy: bool = True) -> "NetworkPolicy":
-        """A :class:`NetworkPolicy` playing with ``params`` (greedy argmax or sampling, legal moves
-        only)."""
+        """A :class:`NetworkPolicy` playing with ``params``."""
         return NetworkPolicy(self, params, greedy)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NetworkPolicy:
-    """``policy(key, state) -> int32[] action`` for one state; ``jax.vmap(policy)`` for a batch.
-
-    Always a legal action (when one exists). Greedy picks the highest logit; otherwise it
-    samples from the masked softmax. ``policy.value(state)`` gives the value head's estimate
-    (float32[], from the mover's view) and ``policy.probs(state)`` the masked move distribution.
-    Hashed by identity, so callers can cache one compiled function per policy object.
-    """
+    """``policy(key, state) -> int32[]``: a legal action of one state (``jax.vmap`` for a batch),
+    the highest logit if ``greedy`` else sampled from the masked softmax. Hashed by identity,
+    so callers cache one compiled function per policy."""
 
     agent: Agent
     params: Any
@@ -289,8 +260,7 @@ class NetworkPolicy:
         return sample_masked(key, logits, mask)[0]
 
     def search_outputs(self, state: Any) -> tuple[Array, Array]:
-        """What a tree search asks of the network at a node, from one forward pass:
-        (unmasked prior logits float32[A] = the policy logits, value float32[] as :meth:`value`)."""
+        """(prior logits float32[A], unmasked; value float32[]) for a tree search, one pass."""
         return self.agent.apply(self.params, state.observation)
 
     def value(self, state: Any) -> Array:

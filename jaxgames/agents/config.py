@@ -1,15 +1,10 @@
 """Typed, frozen, validated training configs with ``--key=value`` overrides.
 
-Every algorithm's config subclasses :class:`TrainConfig` (the fields the run driver and the
-shared mechanisms need) and adds its own fields and checks in ``validate``::
+Every algorithm's config subclasses :class:`TrainConfig` and adds its fields and checks in
+``validate``; a bad value is a ``ValueError`` naming the field and the value::
 
     cfg = PPOConfig(game="reversi", game_options={"size": 6})
-    cfg = cfg.override(["--learning-rate=1e-3", "--net.hidden=64"])   # CLI style
-    cfg = cfg.override({"num_envs": 64})                               # or a mapping
-    PPOConfig.from_dict(json.load(...))                                # round trip of to_dict()
-
-Bad values raise ``ValueError`` naming the field and the value, e.g.
-``invalid num_envs=0: must be a positive integer``.
+    cfg = cfg.override(["--learning-rate=1e-3", "--net.hidden=64"])   # or a mapping
 """
 
 from __future__ import annotations
@@ -22,14 +17,7 @@ from typing import Any, ClassVar, Iterable, Mapping
 from jaxgames.agents.networks import check_network
 from jaxgames.core import PLAIN_FEATURES, Env, feature_function
 from jaxgames.games import check_game, env_class, make, registered_games
-from jaxgames.validation import (
-    check_bool,
-    check_float,
-    check_int,
-    check_seed,
-    fail,
-    parse_scalar,
-)
+from jaxgames.validation import check_bool, check_float, check_int, check_seed, fail, parse_scalar
 
 #: games played in parallel at most (their states, rollouts and int32 step counters must fit)
 MAX_NUM_ENVS = 2**20
@@ -72,36 +60,21 @@ class RetiredFieldError(ValueError):
 class TrainConfig:
     """Fields common to every algorithm (the driver and evaluation read these).
 
-    game / game_options:  ``jaxgames.make(game, **game_options)``
-    seed:                 PRNG seed of the run (``train(PRNGKey(seed))``)
     total_steps:          environment steps (plies, summed over all envs) to train for
-    num_envs:             games played in parallel
     network / net:        ``make_network(network, num_actions, **net)``
-    features:             the network's input: "observation" or one of the game's
-                          ``input_features`` (reversi: "mobility")
-    learning_rate, max_grad_norm, adam_eps: Adam step size, global-norm clipping, epsilon
-    anneal_lr:            linear learning-rate decay to 0 over the run's optimiser steps
+    features:             "observation" or one of the game's ``input_features``
     gamma:                discount per ply (negamax: the sign alternates with the mover)
-    updates_per_chunk:    updates per jitted chunk (one log line + checkpoint per chunk)
-    partners:             opponent spec -> share of the num_envs games, e.g. {"greedy": 0.25};
-                          the rest is self-play (:mod:`jaxgames.agents.games_batch`). Only
-                          the shares are checked here; the driver resolves the specs
-    max_opening_plies:    every training game starts after 0 .. max_opening_plies uniformly
-                          random plies, never learned from
-                          (:class:`~jaxgames.agents.games_batch.RandomOpenings`)
+    updates_per_chunk:    updates per jitted chunk (one log line and checkpoint each)
+    partners:             opponent spec -> share of the games, the rest self-play
+                          (:mod:`~jaxgames.agents.games_batch`; the driver resolves the specs)
+    max_opening_plies:    games open with 0 .. this many random plies, never learned from
     eval_games:           games vs a random player per side after each chunk (0: none)
-    keep_checkpoints:     orbax checkpoints kept (the newest ones)
-    init_from:            start from the network of a trained agent (a run directory or
-                          ``pretrained:<name>``; a narrower MLP of the same depth is widened,
-                          one reading fewer ``features`` gets zero weights for the new ones:
-                          the same function either way); optimiser, replay and games start
-                          fresh. Read once, when the run starts
-                          (:func:`jaxgames.training.init_from.initial_params`)
+    init_from:            start from a trained agent's network (a run directory or
+                          ``pretrained:<name>``; a narrower MLP is widened and new ``features``
+                          get zero weights, the same function either way), all else fresh
 
-    Validation is pure: no env or network is built and no file is read. ``retired`` maps
-    the fields jaxgames no longer has to the one value an old ``config.json`` may still hold
-    (their default when they were removed, docs/presets.md#tried-not-kept):
-    :meth:`from_dict` drops them.
+    Validation is pure (no env, network or file). ``retired``: removed fields -> the one value
+    an old ``config.json`` may still hold, which :meth:`from_dict` drops.
     """
 
     retired: ClassVar[Mapping[str, Any]] = {"score_utility": 0.0}
@@ -135,8 +108,7 @@ class TrainConfig:
 
     # ---------------------------------------------------------------- validation
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first bad field. Subclasses call
-        ``super().validate()``."""
+        """``ValueError`` naming the first bad field; subclasses call ``super().validate()``."""
         if not isinstance(self.game, str) or self.game not in registered_games():
             fail("game", self.game, f"must be one of {registered_games()}")
         check_game(self.game, self.game_options)  # ValueError for bad options
@@ -164,7 +136,7 @@ class TrainConfig:
     # ---------------------------------------------------------------- schedule
     @property
     def steps_per_update(self) -> int:
-        """Environment steps (plies over all envs) collected per update; set by each algorithm."""
+        """Environment steps (plies over all envs) per update; set by each algorithm."""
         raise NotImplementedError(f"{type(self).__name__} must define steps_per_update")
 
     @property
@@ -216,12 +188,9 @@ class TrainConfig:
         return cls(**{k: _coerce(k, types[k], v) for k, v in data.items()})
 
     def override(self, overrides: Mapping[str, Any] | Iterable[str]):
-        """New config with ``overrides`` applied.
-
-        A mapping ``{"num_envs": 64, "net.hidden": 32}`` or CLI strings
-        ``["--num-envs=64", "--net.hidden=32"]`` (dashes in names become underscores; strings
-        are parsed to the field's type). ``field.key`` sets one key of a dict field.
-        """
+        """New config with ``overrides``: a mapping ``{"num_envs": 64, "net.hidden": 32}`` or CLI
+        strings ``["--num-envs=64"]`` (strings parsed to the field's type); ``field.key`` sets
+        one key of a dict field."""
         if not isinstance(overrides, Mapping):
             overrides = parse_overrides(overrides)
         types = self.field_types()
@@ -265,8 +234,7 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
         if size < 1:
             raise ValueError(
                 f"invalid partners[{name!r}]={frac!r}: {frac} x num_envs={num_envs} rounds to "
-                "0 games "
-                "(raise num_envs, or drop it: --partners={} is pure self-play)"
+                "0 games (raise num_envs, or drop it: --partners={} is pure self-play)"
             )
         sizes[name] = size
     if sum(sizes.values()) > num_envs:
@@ -278,10 +246,7 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
 
 
 def parse_overrides(args: Iterable[str]) -> dict[str, str]:
-    """``["--a=1", "--b", "2", "--net.hidden=64"]`` -> ``{"a": "1", "b": "2", "net.hidden": "64"}``.
-
-    ``ValueError`` for an argument that is not ``--name=value`` / ``--name value``.
-    """
+    """``["--a=1", "--b", "2"]`` -> ``{"a": "1", "b": "2"}``; ``ValueError`` for anything else."""
     args = list(args)
     out: dict[str, str] = {}
     i = 0

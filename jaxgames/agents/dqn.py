@@ -1,49 +1,24 @@
-"""Masked self-play DQN, entirely on device (double DQN, n-step negamax returns, replay in jit).
+"""Masked self-play DQN on device: double DQN (van Hasselt et al. 2016), n-step negamax
+returns, replay inside jit.
 
-One Q-network plays both sides from the mover's point of view: ``Q(s, a)`` is the value of
-move ``a`` for the player to move in ``s``. Each update:
+One Q-network plays both sides, ``Q(s, a)`` valued for the player to move in ``s``. Each
+update acts ``rollout_steps`` plies in ``num_envs`` games, epsilon-greedy among the LEGAL
+moves (partners reply inside the step, :mod:`~jaxgames.agents.games_batch`), appends every ply
+to the on-device ring (:mod:`~jaxgames.agents.replay`), then takes ``gradient_steps`` Huber
+steps on windows of ``n_step + 1`` plies. The target network moves by Polyak averaging
+(``target_tau``; 1: hard copies every ``target_period`` steps).
 
-    act      rollout_steps plies in num_envs games (auto-reset); epsilon-greedy where BOTH the
-             greedy argmax and the random choice are restricted to the legal moves; games are
-             self-play plus, if configured, a share against fixed ``partners`` whose replies
-             happen inside the step (sign +1: the learner moves next; agents.games_batch)
-    store    every ply (obs, legal mask, action, reward of the mover, done, sign) is appended to
-             an on-device trajectory ring buffer (jaxgames.agents.replay), inside jit
-    learn    gradient_steps minibatches of windows of n_step + 1 consecutive plies; n-step
-             negamax targets with double-DQN action selection among the legal moves of the
-             state n plies later (its mask is in the buffer); Huber loss; Adam with global-norm
-             clipping; target network by Polyak averaging or hard copies (tau = 1)
+Negamax n-step targets: rewards are stored from the mover's view and ``sign_t`` is +1 if the
+same player moves next (a pass), else -1, so a quantity of the mover at ``t + k`` is seen
+from the mover at ``t`` through ``c_k = prod_{j<k} gamma * sign_j * (1 - done_j)``::
 
-Negamax n-step targets
-----------------------
-Rewards are stored from the MOVER's view, ``r_t = rewards[mover_t]`` of the step the mover
-made, and ``sign_t = +1`` if the mover of the next state is the same player (a pass), else
-``-1``. Seen from the mover at ``t``, a quantity of the mover at ``t + k`` is multiplied by
-``c_k = prod_{j<k} gamma * sign_j * (1 - done_j)``::
+    y_t = sum_{k<n} c_k r_{t+k} + c_n Q_target(s_{t+n}, a*)
+    a*  = legal argmax of Q_online(s_{t+n}, .)                              (double DQN)
 
-    R_t = sum_{k<n} c_k r_{t+k}          y_t = R_t + c_n * Q_target(s_{t+n}, a*)
-    a*  = argmax over the LEGAL moves of s_{t+n} of Q_online(s_{t+n}, .)     (double DQN)
-
-A game that ends inside the window zeroes ``c`` from there on, so plies of the next game
-(auto-reset) never leak into the target. The loser's last move receives the loss the
-environment pays on the winner's ply through ``sign = -1`` (for n >= 2 in ``R``, for n = 1 by
-bootstrapping from Q(s', winning move) -> +1), as in
-:func:`~jaxgames.agents.common.negamax_gae`; both rely on zero-sum rewards, true for every
-jaxgames game and for the illegal-move rule. A truncated game counts as finished with its
-(zero) rewards.
-
-Epsilon
--------
-Linear from ``eps_start`` to ``eps_end`` over ``eps_decay`` units, where ``eps_unit`` is
-``"games"`` (completed games, summed over all envs; the article: 1.0 -> 0.1 over the first
-5,000 games) or ``"steps"`` (plies, summed over all envs); constant afterwards.
-
-    train = make_train(DQNConfig(game="tic_tac_toe"))     # pure; jit it, vmap it over seeds
-    train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))
-
-``jaxgames train dqn --game reversi --size 6`` runs it through the shared run driver
-(checkpoints, resume, evaluation vs random); ``load_policy(run_dir)`` plays the greedy
-legal argmax of Q, and ``policy.value(state)`` is the largest legal Q.
+A game ending inside the window zeroes ``c``, so the next game never leaks into the target;
+the loser's last move gets the loss through ``sign = -1`` as in
+:func:`~jaxgames.agents.common.negamax_gae`. Epsilon decays linearly over ``eps_decay``
+completed games or plies (``eps_unit``).
 """
 
 from __future__ import annotations
@@ -62,8 +37,8 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    chunked_algorithm,
     make_agent,
-    make_chunk,
     make_optimizer,
 )
 from jaxgames.agents.common import (
@@ -83,23 +58,16 @@ from jaxgames.validation import check_bool, check_choice, check_float, check_int
 
 @dataclasses.dataclass(frozen=True)
 class DQNConfig(TrainConfig):
-    """DQN hyper-parameters (plus the shared :class:`TrainConfig` fields).
+    """DQN fields besides :class:`TrainConfig`'s.
 
-    rollout_steps:    plies per env between learning phases (an update collects
-                      num_envs * rollout_steps transitions)
-    gradient_steps:   minibatch updates per update
-    batch_size:       transitions per minibatch
-    buffer_size:      replay capacity in transitions (rounded down to whole rows of num_envs,
-                      at least n_step + 1 rows)
+    rollout_steps:    plies per env per update
+    gradient_steps:   minibatch steps per update, of batch_size windows each
+    buffer_size:      replay transitions (whole rows of num_envs, at least n_step + 1 rows)
     learning_starts:  env steps (all envs) collected before learning starts
-    n_step:           n of the n-step returns (the article: 16)
-    eps_start, eps_end, eps_decay, eps_unit: linear epsilon schedule over eps_decay
-                      "games" or "steps" (see the module docstring)
-    target_tau:       Polyak factor of the target update (1.0: hard copy)
-    target_period:    gradient steps between target updates
-    huber_delta:      Huber loss threshold
-    double_dqn:       select a* with the online network (else max of the target network)
-    (``gamma`` and ``anneal_lr``, over the run's gradient steps, are base-config fields)
+    eps_*:            linear epsilon from eps_start to eps_end over eps_decay eps_unit
+                      ("games" or "steps")
+    target_tau, target_period: Polyak factor (1: hard copy) every target_period steps
+    double_dqn:       select a* with the online network (else the target network's max)
     """
 
     rollout_steps: int = 1
@@ -119,15 +87,9 @@ class DQNConfig(TrainConfig):
 
     def validate(self) -> None:
         super().validate()
-        for name in (
-            "rollout_steps",
-            "gradient_steps",
-            "batch_size",
-            "buffer_size",
-            "n_step",
-            "target_period",
-        ):
+        for name in ("rollout_steps", "gradient_steps", "batch_size", "buffer_size", "n_step"):
             check_int(name, getattr(self, name))
+        check_int("target_period", self.target_period)
         check_int("learning_starts", self.learning_starts, minimum=0)
         check_int("eps_decay", self.eps_decay, minimum=0)
         check_float("eps_start", self.eps_start, 0.0, 1.0)
@@ -156,40 +118,26 @@ default_config = functools.partial(presets.default_config, "dqn")
 def nstep_return(
     rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: float
 ) -> tuple[jax.Array, jax.Array]:
-    """n-step negamax return over windows of ``n`` plies (axis -1).
-
-    rewards float32[..., n]  r_{t+k} from the view of the mover at t+k
-    dones   bool[..., n]     ply t+k ended its game
-    signs   float32[..., n]  +1 if the mover after ply t+k is the mover of t+k, else -1
-    -> (R float32[...] from the mover at t, c_n float32[...] the factor of the bootstrap
-    value of s_{t+n}; 0 if the game ended inside the window). See the module docstring.
-    """
+    """n-step negamax return of windows of n plies (module docstring): rewards float32[..., n]
+    (mover at t+k's view), dones bool[..., n], signs float32[..., n] -> (R float32[...] from the
+    mover at t, c_n float32[...] the bootstrap factor, 0 if the game ended in the window)."""
+    rewards, dones, signs = (x.astype(jnp.float32) for x in (rewards, dones, signs))
     coef = jnp.ones(rewards.shape[:-1], jnp.float32)
     ret = jnp.zeros(rewards.shape[:-1], jnp.float32)
     for k in range(rewards.shape[-1]):  # n is small and static: unrolled
-        ret = ret + coef * rewards[..., k].astype(jnp.float32)
-        coef = (
-            coef
-            * gamma
-            * signs[..., k].astype(jnp.float32)
-            * (1.0 - dones[..., k].astype(jnp.float32))
-        )
+        ret = ret + coef * rewards[..., k]
+        coef = coef * gamma * signs[..., k] * (1.0 - dones[..., k])
     return ret, coef
 
 
 def epsilon_greedy(key: jax.Array, q: jax.Array, mask: jax.Array, epsilon: jax.Array) -> jax.Array:
-    """Epsilon-greedy over LEGAL moves only: q float32[..., A], mask bool[..., A],
-    epsilon float32[] (or broadcastable to ``...``) -> action int32[...].
-
-    With probability ``epsilon`` a uniformly random legal move, else the legal argmax of q.
-    """
+    """q float32[..., A], mask bool[..., A], epsilon float32[] -> action int32[...]: with
+    probability epsilon a uniformly random legal move, else the legal argmax of q."""
     k_coin, k_rand = jax.random.split(key)
     greedy = greedy_masked(q, mask)
-    random = jax.random.categorical(k_rand, jnp.where(mask, 0.0, MASK_MIN), axis=-1).astype(
-        jnp.int32
-    )
+    random = jax.random.categorical(k_rand, jnp.where(mask, 0.0, MASK_MIN), axis=-1)
     explore = jax.random.uniform(k_coin, greedy.shape) < epsilon
-    return jnp.where(explore, random, greedy)
+    return jnp.where(explore, random.astype(jnp.int32), greedy)
 
 
 def epsilon_at(config: DQNConfig, games: jax.Array, steps: jax.Array) -> jax.Array:
@@ -213,18 +161,16 @@ Q_PRIOR_TEMPERATURE = 0.1
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class QPolicy(NetworkPolicy):
-    """:class:`NetworkPolicy` of a Q-network: Q-values are the logits (greedy = legal argmax of Q);
-    ``value(state)`` is the largest legal Q (float32[], mover's view). Hashed by identity,
-    like :class:`NetworkPolicy`."""
+    """:class:`NetworkPolicy` of a Q-network: Q-values are the logits, ``value`` the largest
+    legal Q (float32[], mover's view)."""
 
     def value(self, state: Any) -> jax.Array:
         q, _ = self.agent.apply(self.params, state.observation)
         return max_legal_q(q, state.legal_action_mask)
 
     def search_outputs(self, state: Any) -> tuple[jax.Array, jax.Array]:
-        """(prior logits float32[A] = Q / :data:`Q_PRIOR_TEMPERATURE`, value float32[] = the
-        largest legal Q), from one forward pass. Q-values lie in [-1, 1], so their plain softmax
-        would be a nearly uniform prior."""
+        """(Q / :data:`Q_PRIOR_TEMPERATURE` float32[A], largest legal Q float32[]): Q-values lie
+        in [-1, 1], so their plain softmax would be a nearly uniform prior."""
         q, _ = self.agent.apply(self.params, state.observation)
         return q / Q_PRIOR_TEMPERATURE, max_legal_q(q, state.legal_action_mask)
 
@@ -251,7 +197,7 @@ class Transition(NamedTuple):
 
 @struct.dataclass
 class DQNState:
-    """Everything that changes during training (checkpointed as one pytree)."""
+    """The train state (checkpointed as one pytree)."""
 
     params: Any
     target_params: Any
@@ -271,9 +217,7 @@ class NStepBatch(NamedTuple):
     mask: jax.Array  # bool[B, A]             legal moves of s_t
     action: jax.Array  # int32[B]             a_t
     ret: jax.Array  # float32[B]              R_t (mover at t's view)
-    discount: (
-        jax.Array
-    )  # float32[B]         c_n: factor of the bootstrap value (0 if the game ended)
+    discount: jax.Array  # float32[B]         c_n (0 if the game ended)
     next_obs: jax.Array  # float32[B, *obs_shape]  s_{t+n}
     next_mask: jax.Array  # bool[B, A]        legal moves of s_{t+n}
 
@@ -281,10 +225,8 @@ class NStepBatch(NamedTuple):
 def record_plies(
     games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array
 ) -> tuple[Any, Transition, SelfPlayStep]:
-    """Play ``action`` (int32[B]) in the batch of training games ``env_state`` (auto-reset,
-    partner replies included) and the :class:`Transition` to store: reward = the mover's
-    reward, sign = +1 if the same player moves next. Returns (next env states, Transition [B],
-    SelfPlayStep [B])."""
+    """Play ``action`` (int32[B]) in the training games -> (next states, the
+    :class:`Transition` [B] to store, the :class:`SelfPlayStep` [B])."""
     obs, mask = batch_observation(env_state), env_state.legal_action_mask
     out = games.step(env_state, action, key)
     trans = Transition(
@@ -296,34 +238,21 @@ def record_plies(
 def nstep_batch(
     buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float
 ) -> NStepBatch:
-    """n-step transitions from windows of n + 1 consecutive buffer rows.
-
-    rows int32[B, n + 1] (from ``buffer.sample_indices``), envs int32[B]. Rewards, dones and
-    signs of the first n plies make the return (:func:`nstep_return`); the last row is
-    s_{t+n} with its legal mask (for the masked double-DQN selection).
-    """
+    """n-step transitions of windows rows int32[B, n + 1] of envs int32[B]: the first n plies
+    make the return, the last row is s_{t+n} with its legal mask."""
     n = rows.shape[1] - 1
-    seq = buffer.gather(
-        buffer_state, rows[:, :n], envs
-    )  # only reward/done/sign are used (XLA drops the rest)
+    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # XLA drops all but reward/done/sign
     ends = buffer.gather(buffer_state, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
     ret, discount = nstep_return(seq.reward, seq.done, seq.sign, gamma)
-    return NStepBatch(
-        ends.obs[:, 0],
-        ends.mask[:, 0],
-        ends.action[:, 0],
-        ret,
-        discount,
-        ends.obs[:, 1],
-        ends.mask[:, 1],
-    )
+    s, s_n = (jax.tree_util.tree_map(lambda x, i=i: x[:, i], ends) for i in (0, 1))
+    return NStepBatch(s.obs, s.mask, s.action, ret, discount, s_n.obs, s_n.mask)
 
 
 def bootstrap_target(
     batch: NStepBatch, q_next_select: jax.Array, q_next_target: jax.Array
 ) -> jax.Array:
-    """y = R + c_n * Q_target(s_{t+n}, a*), a* = legal argmax of ``q_next_select`` (float32[B, A];
-    the online network for double DQN). -> float32[B], gradient stopped."""
+    """float32[B] y = R + c_n * Q_target(s_{t+n}, a*), a* the legal argmax of ``q_next_select``
+    (float32[B, A]), gradient stopped."""
     a_star = greedy_masked(jax.lax.stop_gradient(q_next_select), batch.next_mask)
     q_next = jnp.take_along_axis(q_next_target, a_star[:, None], axis=1)[:, 0]
     q_next = jnp.where(batch.next_mask.any(-1), q_next, 0.0)
@@ -343,8 +272,7 @@ LOSS_METRICS = ("loss", "q_taken", "target", "max_q", "grad_norm")
 def dqn_loss(
     agent: Agent, config: DQNConfig, params: Any, target_params: Any, batch: NStepBatch
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
-    """Huber loss of Q(s_t, a_t) against the n-step double-DQN target
-    (:func:`bootstrap_target`) on a minibatch -> (loss float32[], aux dict of float32[])."""
+    """Huber loss of Q(s_t, a_t) against :func:`bootstrap_target` -> (float32[], aux)."""
     q = agent.apply(params, batch.obs)[0]
     q_a = jnp.take_along_axis(q, batch.action[:, None], axis=1)[:, 0]
     q_next_target = agent.apply(target_params, batch.next_obs)[0]
@@ -363,15 +291,13 @@ def gradient_steps(
     state: DQNState,
     key: jax.Array,
 ) -> tuple[tuple[Any, Any, Any, jax.Array], dict[str, jax.Array]]:
-    """``config.gradient_steps`` minibatches of n-step windows from the replay buffer, one Adam
-    step each, the target network moved every ``target_period`` steps -> ((params,
-    target_params, opt_state, grad_steps), :data:`LOSS_METRICS` averaged over the steps)."""
+    """``config.gradient_steps`` Adam steps on replayed n-step windows -> ((params,
+    target_params, opt_state, grad_steps), :data:`LOSS_METRICS` averaged)."""
 
     def grad_step(carry, _):
         params, target_params, opt_state, grad_steps, buf, key = carry
         key, k_sample = jax.random.split(key)
         rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, config.n_step + 1)
-        # split over devices
         batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs, config.gamma))
         grads, aux = jax.grad(dqn_loss, argnums=2, has_aux=True)(
             agent, config, params, target_params, batch
@@ -395,8 +321,7 @@ def gradient_steps(
 
 
 def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
-    """DQN as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver
-    (``partners``: see :func:`jaxgames.agents.games_batch.make_training_games`)."""
+    """DQN as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run driver."""
     check_config_type(config, DQNConfig)
     env = config.make_env()
     agent = make_agent(config, env, QAgent)
@@ -457,34 +382,21 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         )
         metrics["learning"] = ready.astype(jnp.float32)
         metrics.update(games.episode_stats(done, p0_reward, length, reward), epsilon=eps.mean())
-        state = state.replace(
-            params=params, target_params=target, opt_state=opt_state, grad_steps=grad_steps
-        )
-        return state.replace(update=state.update + 1), metrics
+        learned = dict(params=params, target_params=target, opt_state=opt_state)
+        return state.replace(**learned, grad_steps=grad_steps, update=state.update + 1), metrics
 
     def finish(state: DQNState, stacked, means) -> tuple[DQNState, dict[str, jax.Array]]:
-        episodes = stacked["episodes"].sum()
-        return state, {
-            **means,
-            "episodes": episodes,
-            "games_total": state.games.astype(jnp.float32),
-        }
+        games_total = state.games.astype(jnp.float32)
+        return state, {**means, "episodes": stacked["episodes"].sum(), "games_total": games_total}
 
-    return Algorithm(
-        name="dqn",
-        config=config,
-        env=env,
-        agent=agent,
-        init=init,
-        chunk=make_chunk(update, config.updates_per_chunk, finish),
-        params=lambda s: s.params,
-        # buffer leaves [rows, num_envs, ...]
-        partition=distributed.partition_by_field(env_state=0, buffer=1),
-        # the target network starts as a copy of the online one, as in init
-        with_params=lambda s, p: s.replace(
-            params=p, target_params=jax.tree_util.tree_map(jnp.copy, p)
-        ),
-    )
+    def with_params(state: DQNState, params: Any) -> DQNState:
+        """The target network starts as a copy of the online one, as in init."""
+        return state.replace(params=params, target_params=jax.tree_util.tree_map(jnp.copy, params))
+
+    # buffer leaves [rows, num_envs, ...]
+    partition = distributed.partition_by_field(env_state=0, buffer=1)
+    fields = dict(finish=finish, partition=partition, with_params=with_params)
+    return chunked_algorithm("dqn", config, env, agent, init, update, **fields)
 
 
 def make_train(config: DQNConfig):

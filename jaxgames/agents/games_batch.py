@@ -1,26 +1,17 @@
-"""The batch of games an algorithm learns from: self-play games, plus optional groups of games
-against fixed *training partners* (greedy, alphabeta:D, a saved agent, ...).
+"""The batch of games an algorithm learns from: self-play games, then one block of games per
+fixed *training partner* (greedy, alphabeta:D, a saved agent, ...).
 
     games = make_training_games(env, num_envs=128, partners={"greedy": 0.25, "alphabeta:2": 0.25})
-    states = games.init(key)                      # [128] games, the learner to move in each
-    out = games.step(states, actions, key)        # SelfPlayStep, every row in its mover's frame
 
-Layout of the env axis (static slices, so each partner policy runs only on its own games)::
-
-    envs  0 .. 63    self-play   the network plays both sides; consecutive plies alternate movers
-    envs 64 .. 95    vs greedy   the network plays one side (a fair coin per game), the partner
-    envs 96 .. 127   vs ab:2     replies inside ``step``; the learner is to move in every state
-
-In a partner game one row of the batch is one *learner* move plus the partner's replies, so
-``reward`` is the learner's reward over that window, ``sign`` is +1 (the learner moves next)
-and ``done`` says the game ended in it (by either move). Negamax GAE and n-step targets
-therefore need no special case: they read ``sign`` as in self-play (where it is -1 after a
-normal ply). When a game ends it is reset and, if the coin gives the partner the first move,
-the partner opens before the learner sees the position.
+The env axis is cut in static slices (self-play first), so each partner policy runs only on
+its own games. In a partner game one row is one learner move plus the partner's replies:
+``reward`` is the learner's over that window, ``sign`` is +1 (the learner moves next) and
+``done`` says the game ended in it, so negamax GAE and n-step targets need no special case.
+A new partner game gives the learner a random colour (the partner opens if needed).
 
 Why partners: self-play between equals rarely exposes the systematic weaknesses a fixed
 heuristic player punishes; a share of games against such players is the classic remedy (a
-fixed "league"). The evaluation arena is separate: partners change the training data only.
+fixed "league"). They change the training data only, not the evaluation.
 """
 
 from __future__ import annotations
@@ -38,14 +29,9 @@ from jaxgames.core import Policy, play_random_plies, random_policy
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RandomOpenings:
-    """``env`` whose every new game (``init``) starts after n uniformly random legal plies,
-    n drawn uniformly from 0 .. ``max_plies`` per game (from the initial position where those
-    plies would end the game); everything else is ``env``'s. Hashed by identity.
-
-    Why: random openings often leave one side lost by force, in positions self-play between
-    equals never reaches; games that start there teach the network to play them. KataGo
-    varies its self-play openings for the same reason (Wu 2019). The random plies are part of
-    the new game's start, never learned from."""
+    """``env`` whose every new game starts after 0 .. ``max_plies`` uniformly random plies
+    (none where they would end the game); hashed by identity. Random openings reach lopsided
+    positions self-play between equals never does (KataGo varies its openings too, Wu 2019)."""
 
     env: Any
     max_plies: int
@@ -76,8 +62,8 @@ class PartnerGroup:
 def _play_partner(
     env: Any, partner: Policy, state: Any, learner: jax.Array, key: jax.Array
 ) -> tuple[Any, jax.Array]:
-    """Let ``partner`` move until ``learner`` is to move or the game is over (one reply in
-    alternating games). Returns (state, float32[] learner's rewards summed over those moves)."""
+    """``partner`` moves until ``learner`` is to move or the game is over -> (state, float32[]
+    the learner's rewards over those moves)."""
 
     def cond(c):
         s, _, _ = c
@@ -105,16 +91,12 @@ def _fresh_partner_game(env: Any, partner: Policy, key: jax.Array) -> Any:
 def partner_step(
     env: Any, partner: Policy, states: Any, actions: jax.Array, key: jax.Array
 ) -> SelfPlayStep:
-    """One learner move in each of a batch of games against ``partner`` (leading axis B),
-    followed by the partner's replies, auto-reset (fresh game, random colours) when the game
-    ended. Returns a :class:`SelfPlayStep` in the learner's frame (``sign`` = +1).
+    """One learner move in each of B games against ``partner``, the partner's replies, and an
+    auto-reset -> :class:`SelfPlayStep` in the learner's frame (``sign`` +1).
 
-    The replies and, where a game ended, the new game's opening by the partner are played in
-    ONE loop: a game that ends is replaced by its fresh game inside the loop, which goes on
-    while the partner is to move. Under ``vmap`` the loop runs as long as its longest game, so
-    a step costs one partner move for the block (two in the steps where some game ended on the
-    partner's reply and the partner opens the next one) instead of a reply plus an opening for
-    every game. Same keys, moves and results as a separate :func:`_fresh_partner_game` per game.
+    Replies and a new game's opening by the partner share ONE loop (an ended game is replaced
+    by its fresh game inside it): under ``vmap`` a step then costs one partner move for the
+    block, not a reply plus an opening. Same keys and moves as :func:`_fresh_partner_game`.
     """
 
     keys = jax.random.split(key, actions.shape[0])
@@ -127,7 +109,6 @@ def partner_step(
         fresh_learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
 
         def finish(c, s):
-            """Record the end of the game ``s`` and switch to the fresh game where it ended."""
             ended = ~c["done"] & (s.terminated | s.truncated)
             c = dict(c)
             c["done"] = c["done"] | ended
@@ -181,12 +162,7 @@ def partner_step(
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TrainingGames:
-    """``num_envs`` games: ``num_selfplay`` self-play games first, then one block per partner.
-
-    ``init(key) -> states[num_envs]``; ``step(states, actions int32[num_envs], key) ->
-    SelfPlayStep``; ``episode_stats(...)`` turns a rollout into training metrics (with the
-    learner's win/loss rates against each partner).
-    """
+    """``num_envs`` games: ``num_selfplay`` self-play games, then one block per partner."""
 
     env: Any
     num_envs: int
@@ -231,16 +207,9 @@ class TrainingGames:
     def episode_stats(
         self, done: jax.Array, first_reward: jax.Array, length: jax.Array, reward: jax.Array
     ) -> dict[str, jax.Array]:
-        """Training metrics from a rollout's ``SelfPlayStep`` fields stacked over time
-        (``[T, num_envs]``: ``done``, ``outcome[..., 0]``, ``length``, ``reward``) -> float32[]:
-
-        episodes            games finished (all groups)
-        episode_length      their mean length in plies
-        selfplay_first_win  first player's win rate in the finished self-play games
-        selfplay_draw       draw rate there
-        win_vs_<p>, loss_vs_<p>  the learner's rates in the finished games against partner p
-        (rates are 0 when no game of the group finished)
-        """
+        """float32[] metrics of a rollout's ``SelfPlayStep`` fields [T, num_envs]: episodes,
+        episode_length, the self-play first-player win and draw rates, and the learner's
+        ``win_vs_<p>`` / ``loss_vs_<p>`` rates against each partner (0 with no finished game)."""
 
         def rate(d, hit):
             return (d & hit).sum() / jnp.maximum(d.sum(), 1).astype(jnp.float32)
@@ -274,15 +243,10 @@ def make_training_games(
     policies: Mapping[str, Policy] | None = None,
     max_opening_plies: int = 0,
 ) -> TrainingGames:
-    """:class:`TrainingGames` for ``env``: ``partners`` maps an opponent spec to its share of
-    the ``num_envs`` games (the rest are self-play), ``policies`` maps the same specs to their
-    policies (resolved by the caller, e.g. :func:`jaxgames.specs.make_partners`).
-
-    ``policies=None`` puts the uniform random player in every partner slot: such games have
-    the same structure (shapes, layout), which is all that restoring a checkpoint or acting
-    needs; the run driver always passes the real partners. ``max_opening_plies`` > 0: every game
-    (self-play and partner games alike) starts after 0 .. max_opening_plies random plies
-    (:class:`RandomOpenings`)."""
+    """:class:`TrainingGames`: ``partners`` maps an opponent spec to its share of the games,
+    ``policies`` the same specs to their policies (:func:`jaxgames.specs.make_partners`;
+    ``None``: random stand-ins of the same structure, enough to restore or act).
+    ``max_opening_plies``: every game opens with random plies (:class:`RandomOpenings`)."""
     sizes = partner_sizes(num_envs, partners or {})
     if policies is None:
         policies = {name: random_policy for name in sizes}

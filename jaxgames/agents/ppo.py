@@ -1,21 +1,10 @@
-"""Masked self-play PPO, entirely on device (purejaxrl style).
+"""Masked self-play PPO (Schulman et al. 2017) on device, purejaxrl style.
 
-One network plays both sides from the mover's point of view. Each update:
-
-    rollout   num_steps plies in num_envs games (auto-reset), actions sampled from the
-              legal-move-masked policy; each transition stores its legal mask. The games are
-              self-play, plus a share against fixed ``partners`` if configured
-              (:mod:`jaxgames.agents.games_batch`; the partner's replies happen inside the step)
-    GAE       negamax GAE (common.negamax_gae): values/rewards from the mover's view, the
-              next state's value/advantage negated when the opponent moves next
-    learn     update_epochs x num_minibatches clipped-PPO steps (Adam, global-norm clipping);
-              the stored mask is reused for the ratio and the entropy
-
-    train = make_train(PPOConfig(game="tic_tac_toe"))      # pure; jit it, vmap it over seeds
-    train_state, metrics = jax.jit(train)(jax.random.PRNGKey(0))
-
-The run driver (``jaxgames.training.driver``) uses :func:`make_algorithm` instead, to run the
-same updates chunk by chunk with logging, evaluation and checkpoints.
+One network plays both sides from the mover's point of view. Each update samples
+``num_steps`` plies in ``num_envs`` games from the legal-move-masked policy (partners reply
+inside the step, :mod:`~jaxgames.agents.games_batch`), builds negamax GAE targets
+(:func:`~jaxgames.agents.common.negamax_gae`) and takes ``update_epochs x num_minibatches``
+clipped-PPO steps, reusing each transition's stored legal mask for the ratio and the entropy.
 """
 
 from __future__ import annotations
@@ -29,29 +18,23 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents import presets
-from jaxgames.agents.algorithm import Algorithm, make_chunk
+from jaxgames.agents.algorithm import Algorithm
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
     batch_observation,
     masked_entropy,
-    negamax_gae,
     sample_masked,
 )
 from jaxgames.agents.games_batch import TrainingGames
-from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup
+from jaxgames.agents.rollout_learning import RolloutConfig, RolloutState, make_setup, play_plies
 from jaxgames.validation import check_float
 
 
 @dataclasses.dataclass(frozen=True)
 class PPOConfig(RolloutConfig):
-    """PPO hyper-parameters: the rollout fields of
-    :class:`~jaxgames.agents.rollout_learning.RolloutConfig` (num_steps, update_epochs,
-    num_minibatches, gae_lambda, vf_coef), the shared :class:`TrainConfig` fields, and
-
-    clip_eps:         PPO ratio clipping (also used for the value clipping)
-    ent_coef:         entropy bonus weight
-    """
+    """PPO fields besides :class:`~jaxgames.agents.rollout_learning.RolloutConfig`'s: clip_eps
+    (ratio and value clipping) and ent_coef (entropy bonus weight)."""
 
     clip_eps: float = 0.2
     ent_coef: float = 0.01
@@ -68,7 +51,7 @@ default_config = functools.partial(presets.default_config, "ppo")
 
 
 class Transition(NamedTuple):
-    """One ply of the rollout, leaves shaped [num_steps, num_envs, ...] after the scan."""
+    """One ply of the rollout (leaves [num_steps, num_envs, ...] after the scan)."""
 
     obs: jax.Array  # float32[..., *obs_shape]
     mask: jax.Array  # bool[..., A] legal moves when acting
@@ -92,12 +75,9 @@ def ppo_loss(
     targets: jax.Array,
     config: PPOConfig,
 ):
-    """Clipped PPO loss on a flat batch (leading axis B).
-
-    The stored legal masks are used for the new log-probabilities and the entropy, so the
-    ratio compares the same (masked) distributions. Advantages are normalised per batch.
-    Returns (total float32[], aux dict of float32[]).
-    """
+    """Clipped PPO loss on a flat batch -> (float32[], aux): the stored masks give the new
+    log-probabilities and entropy (the ratio compares the same masked distributions);
+    advantages are normalised per batch."""
     logits, value = agent.apply(params, batch.obs)
     chex.assert_equal_shape([logits, batch.mask])
     chex.assert_equal_shape([value, batch.value, advantages, targets, batch.log_prob])
@@ -126,21 +106,17 @@ def ppo_loss(
 def play_rollout(
     games: TrainingGames, agent: Agent, params: Any, env_state: Any, key: jax.Array, num_steps: int
 ) -> tuple[Any, jax.Array, Transition, tuple[jax.Array, jax.Array, jax.Array]]:
-    """``num_steps`` plies of every game, actions sampled from the masked policy -> (env_state,
-    key, Transitions [num_steps, num_envs], (done, first player's outcome, length) per ply)."""
+    """``num_steps`` plies sampled from the masked policy (:func:`play_plies`)."""
 
-    def ply(carry, _):
-        env_state, key = carry
-        key, k_act, k_reset = jax.random.split(key, 3)
+    def act(env_state, key):
         obs, mask = batch_observation(env_state), env_state.legal_action_mask
         logits, value = agent.apply(params, obs)
-        action, log_prob = sample_masked(k_act, logits, mask)
-        out = games.step(env_state, action, k_reset)
-        t = Transition(obs, mask, action, log_prob, value, out.reward, out.done, out.sign)
-        return (out.state, key), (t, (out.done, out.outcome[:, 0], out.length))
+        action, log_prob = sample_masked(key, logits, mask)
+        return action, lambda out: Transition(
+            obs, mask, action, log_prob, value, out.reward, out.done, out.sign
+        )
 
-    (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=num_steps)
-    return env_state, key, traj, stats
+    return play_plies(games, act, env_state, key, num_steps)
 
 
 def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None) -> Algorithm:
@@ -148,42 +124,20 @@ def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None)
     setup = make_setup(config, PPOConfig, partners)
     agent, games = setup.agent, setup.games
 
+    def loss(params, minibatch):
+        return ppo_loss(agent, params, *minibatch, config)
+
     def update(state: PPOState, _) -> tuple[PPOState, dict[str, jax.Array]]:
         env_state, key, traj, (done, p0_reward, length) = play_rollout(
             games, agent, state.params, state.env_state, state.key, config.num_steps
         )
-        _, last_value = agent.apply(state.params, batch_observation(env_state))
-        advantages, targets = negamax_gae(
-            traj.reward,
-            traj.value,
-            traj.done,
-            traj.sign,
-            last_value,
-            config.gamma,
-            config.gae_lambda,
-        )
-        state, metrics = setup.learn(
-            config,
-            lambda p, mb: ppo_loss(agent, p, *mb, config),
-            state,
-            env_state,
-            key,
-            (traj, advantages, targets),
-        )
-        metrics.update(
-            games.episode_stats(done, p0_reward, length, traj.reward), value_mean=traj.value.mean()
-        )
-        return state, metrics
+        advantages, targets = setup.targets(config, state.params, env_state, traj)
+        data = (traj, advantages, targets)
+        state, metrics = setup.learn(config, loss, state, env_state, key, data)
+        stats = games.episode_stats(done, p0_reward, length, traj.reward)
+        return state, {**metrics, **stats, "value_mean": traj.value.mean()}
 
-    return Algorithm(
-        name="ppo",
-        config=config,
-        env=setup.env,
-        agent=agent,
-        init=setup.init,
-        chunk=make_chunk(update, config.updates_per_chunk),
-        params=lambda s: s.params,
-    )
+    return setup.algorithm("ppo", config, update)
 
 
 def make_train(config: PPOConfig):

@@ -1,30 +1,10 @@
 """An on-device trajectory replay buffer (flashbax-style: a NamedTuple of pure functions).
 
-The buffer keeps the last ``capacity`` time steps of ``num_envs`` parallel games, time-major::
-
-    rows (time)  0     1     2     3     4     5        capacity = 6, num_envs = 3
-               +-----+-----+-----+-----+-----+-----+
-    env 0      | x6  | x7  | x2  | x3  | x4  | x5  |    after 8 adds: rows 2..5 hold steps 2..5,
-    env 1      | .   | .   | .   | .   | .   | .   |    rows 0, 1 were overwritten by steps 6, 7
-    env 2      | .   | .   | .   | .   | .   | .   |    write -> row 2 next; oldest = row 2
-               +-----+-----+-----+-----+-----+-----+
-
-Because consecutive steps of one game stay consecutive (modulo the ring), a sample is a
-*window* of ``length`` consecutive steps of one env: that is what n-step returns need
-(``length = n + 1``: the transition, the n-1 following ones and the state n plies later, with
-its legal mask, to bootstrap from). Windows never straddle the write position, so every
-sampled window is made of steps that were really played in this order.
-
-    buffer = make_trajectory_buffer(capacity=1024, num_envs=64)
-    state = buffer.init(item)                 # item: one env's step (pytree of arrays), for shapes
-    state = buffer.add(state, items)          # leaves [num_envs, ...]: one step of every env
-    state = buffer.extend(state, items)       # leaves [T, num_envs, ...]: T steps at once
-    buffer.size(state)                        # int32[]: rows stored
-    buffer.can_sample(state, length)          # bool[]: at least one full window stored
-    windows = buffer.sample(state, key, batch_size, length)    # leaves [batch_size, length, ...]
-
-All functions are pure and jittable; inside a jitted training step with the train state
-donated, XLA updates the storage in place (no copy of the buffer per step).
+A time-major ring of the last ``capacity`` steps of ``num_envs`` games. Steps of one game stay
+consecutive, so a sample is a window of ``length`` consecutive steps of one env (n-step
+returns need ``n + 1``: the transition, the next ones, and the state to bootstrap from) and
+never straddles the write position. Pure and jittable; with the train state donated, XLA
+updates the storage in place.
 """
 
 from __future__ import annotations
@@ -38,12 +18,8 @@ from flax import struct
 
 @struct.dataclass
 class TrajectoryBufferState:
-    """Storage and write position.
-
-    data:   pytree, leaves [capacity, num_envs, *item_shape]
-    pos:    int32[] next row to write (``count % capacity``)
-    count:  int32[] rows written so far (saturates nowhere; size = min(count, capacity))
-    """
+    """data: leaves [capacity, num_envs, *item_shape]; pos: int32[] next row to write;
+    count: int32[] rows written so far (size = min(count, capacity))."""
 
     data: Any
     pos: jax.Array
@@ -68,17 +44,13 @@ class TrajectoryBuffer(NamedTuple):
 
 
 def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
-    """A ring buffer of ``capacity`` time steps x ``num_envs`` games.
-
-    ``ValueError`` for non-positive sizes.
-    """
+    """A ring buffer of ``capacity`` time steps x ``num_envs`` games."""
     for name, v in (("capacity", capacity), ("num_envs", num_envs)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"invalid {name}={v!r}: must be a positive integer")
 
     def init(item: Any) -> TrajectoryBufferState:
-        """Empty buffer for items shaped like ``item`` (one env, one step; arrays or
-        ShapeDtypeStructs). Storage is zero-filled."""
+        """Zero-filled buffer for items shaped like ``item`` (one env, one step)."""
 
         def zeros(x):
             x = x if hasattr(x, "dtype") and hasattr(x, "shape") else jnp.asarray(x)
@@ -88,8 +60,7 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         return TrajectoryBufferState(data, jnp.int32(0), jnp.int32(0))
 
     def extend(state: TrajectoryBufferState, items: Any) -> TrajectoryBufferState:
-        """Append ``T`` time steps: leaves [T, num_envs, ...] (T static, any size; the oldest
-        rows are overwritten, and if T > capacity only the last ``capacity`` steps are kept)."""
+        """Append T steps, leaves [T, num_envs, ...], over the oldest rows."""
         leaves = jax.tree_util.tree_leaves(items)
         t = leaves[0].shape[0]
         for x in leaves:
@@ -126,11 +97,8 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
     def sample_indices(
         state: TrajectoryBufferState, key: jax.Array, batch_size: int, length: int
     ) -> tuple[jax.Array, jax.Array]:
-        """Uniform windows: (rows int32[batch_size, length], envs int32[batch_size]).
-
-        Window starts are uniform over the ``size - length + 1`` valid starts (oldest first) and
-        envs uniform over ``num_envs``. Only meaningful when :func:`can_sample`.
-        """
+        """Uniform windows (rows int32[batch_size, length], envs int32[batch_size]); only
+        meaningful when :func:`can_sample`."""
         if length > capacity:
             raise ValueError(f"window length {length} exceeds the buffer capacity {capacity}")
         k_t, k_e = jax.random.split(key)
@@ -144,14 +112,12 @@ def make_trajectory_buffer(capacity: int, num_envs: int) -> TrajectoryBuffer:
         return rows, envs
 
     def gather(state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array) -> Any:
-        """Items at ``rows`` (int32[B, ...]) of ``envs`` (int32[B]): leaves
-        [B, ..., *item_shape]."""
+        """Items at rows int32[B, ...] of envs int32[B]: leaves [B, ..., *item_shape]."""
         envs = envs.reshape(envs.shape + (1,) * (rows.ndim - 1))
         return jax.tree_util.tree_map(lambda d: d[rows, envs], state.data)
 
     def sample(state: TrajectoryBufferState, key: jax.Array, batch_size: int, length: int) -> Any:
-        """``batch_size`` windows of ``length`` consecutive steps: leaves
-        [batch_size, length, ...]."""
+        """Windows of ``length`` steps: leaves [batch_size, length, ...]."""
         rows, envs = sample_indices(state, key, batch_size, length)
         return gather(state, rows, envs)
 

@@ -1,12 +1,10 @@
-"""What the algorithms that learn from fresh rollouts share (PPO, Gumbel AlphaZero).
+"""What the rollout-then-learn algorithms share (PPO, Gumbel AlphaZero): the config fields, the
+train state, the setup, the rollout loop, negamax targets and the learning step.
 
-Each update: play ``num_steps`` plies in ``num_envs`` games, build targets with negamax
-TD(lambda) (:func:`jaxgames.agents.common.negamax_gae`), then ``update_epochs`` passes over the
-``num_envs * num_steps`` transitions in ``num_minibatches`` shuffled minibatches, one Adam step
-each. The config fields, the train state, the setup (game, network, optimiser, training games),
-and the learning step live here once (the chunk loop is
-:func:`jaxgames.agents.algorithm.make_chunk`); each algorithm brings its acting rule, its
-targets and its loss.
+Each update plays ``num_steps`` plies in ``num_envs`` games, builds targets with negamax
+TD(lambda) (:func:`~jaxgames.agents.common.negamax_gae`), then takes ``update_epochs`` passes
+of ``num_minibatches`` shuffled minibatches, one Adam step each. Each algorithm brings its
+acting rule, its targets and its loss.
 """
 
 from __future__ import annotations
@@ -20,8 +18,14 @@ import optax
 from flax import struct
 
 from jaxgames import distributed
-from jaxgames.agents.algorithm import check_config_type, make_agent, make_optimizer
-from jaxgames.agents.common import Agent
+from jaxgames.agents.algorithm import (
+    Algorithm,
+    check_config_type,
+    chunked_algorithm,
+    make_agent,
+    make_optimizer,
+)
+from jaxgames.agents.common import Agent, batch_observation, negamax_gae
 from jaxgames.agents.config import TrainConfig
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.validation import check_float, check_int, fail
@@ -29,16 +33,10 @@ from jaxgames.validation import check_float, check_int, fail
 
 @dataclasses.dataclass(frozen=True)
 class RolloutConfig(TrainConfig):
-    """Fields of rollout-then-learn algorithms (plus the shared :class:`TrainConfig` fields).
-
-    num_steps:        plies per env per rollout (batch = num_envs * num_steps transitions)
-    update_epochs:    passes over each batch
-    num_minibatches:  minibatches per pass (must divide num_envs * num_steps)
-    gae_lambda:       (GAE / TD) lambda, negamax form (``gamma`` is the discount)
-    vf_coef:          value-loss weight
-    anneal_lr, adam_eps: defaults differ from the base config's (decay on; eps 1e-5 as in
-                      the PPO implementations this follows)
-    """
+    """Rollout fields besides :class:`TrainConfig`'s: num_steps plies per env per rollout,
+    update_epochs passes of num_minibatches minibatches (dividing num_envs * num_steps),
+    gae_lambda, vf_coef (value-loss weight); anneal_lr on and adam_eps 1e-5, as in the PPO
+    implementations this follows."""
 
     num_steps: int = 16
     update_epochs: int = 4
@@ -80,13 +78,10 @@ def optimise(
     draw: Callable[[jax.Array], Any],
     num_epochs: int,
 ) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
-    """``num_epochs`` rounds; each draws its minibatches with ``draw(key)`` (a pytree with leaves
-    [num_minibatches, minibatch, ...]) and takes one optimiser step per minibatch.
-
-    ``loss_fn(params, minibatch) -> (loss float32[], aux dict of float32[])``.
-    Returns ``(params, opt_state, key, aux)`` with every aux entry (plus ``grad_norm``) stacked
-    float32[num_epochs, num_minibatches]. Minibatches are split over devices when a mesh is set.
-    """
+    """``num_epochs`` rounds of ``draw(key)`` (leaves [num_minibatches, minibatch, ...]), one
+    optimiser step of ``loss_fn(params, minibatch) -> (float32[], aux)`` per minibatch (split
+    over devices when a mesh is set) -> (params, opt_state, key, aux and ``grad_norm`` stacked
+    float32[num_epochs, num_minibatches])."""
 
     def epoch(carry, _):
         params, opt_state, key = carry
@@ -112,10 +107,9 @@ def optimise(
 def shuffled_minibatches(
     data: Any, num_minibatches: int, transform: Callable[[jax.Array, Any], Any] | None = None
 ) -> Callable[[jax.Array], Any]:
-    """A ``draw`` for :func:`optimise`: each call a fresh random permutation of ``data`` (leaves
-    with leading axis N) cut into ``num_minibatches`` minibatches (leaves [num_minibatches,
-    N / num_minibatches, ...]); ``transform(key, batch)``, if given, is applied to the
-    permuted batch (leaves [N, ...]) first, e.g. a random symmetry per example."""
+    """A ``draw`` for :func:`optimise`: a fresh permutation of ``data`` (leaves [N, ...]), then
+    ``transform(key, batch)`` if given, cut into leaves [num_minibatches, N / num_minibatches,
+    ...]."""
     n = jax.tree_util.tree_leaves(data)[0].shape[0]
 
     def draw(key: jax.Array) -> Any:
@@ -132,7 +126,7 @@ def shuffled_minibatches(
 
 @struct.dataclass
 class RolloutState:
-    """Everything that changes during training (checkpointed as one pytree)."""
+    """The train state (checkpointed as one pytree)."""
 
     params: Any
     opt_state: Any
@@ -143,8 +137,8 @@ class RolloutState:
 
 @dataclasses.dataclass(frozen=True)
 class RolloutSetup:
-    """The pieces every rollout-then-learn algorithm builds from its config: the game, the
-    network wrapper, the optimiser and the batch of training games (self-play + partners)."""
+    """What a rollout-then-learn algorithm builds from its config: the game, the network
+    wrapper, the optimiser and the training games."""
 
     env: Any
     agent: Agent
@@ -169,25 +163,54 @@ class RolloutSetup:
         data: Any,
         draw: Callable[[jax.Array], Any] | None = None,
     ) -> tuple[RolloutState, dict[str, jax.Array]]:
-        """One update's learning step: ``update_epochs`` shuffled passes over ``data`` (leaves
-        [num_steps, num_envs, ...], flattened), or the minibatches ``draw`` draws instead (see
-        :func:`optimise`; ``data`` is then unused). Returns the next state (``env_state`` and
-        ``key`` from the rollout; other fields of a subclass state kept) and the loss metrics
-        averaged over the minibatches."""
+        """One update's learning: ``update_epochs`` shuffled passes over ``data`` (leaves
+        [num_steps, num_envs, ...]), or the minibatches of ``draw`` (:func:`optimise`) ->
+        (next state with the rollout's ``env_state`` and ``key``, mean loss metrics)."""
         if draw is None:
             flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), data)
             draw = shuffled_minibatches(flat, config.num_minibatches)
         params, opt_state, key, aux = optimise(
             loss_fn, self.optimizer, state.params, state.opt_state, key, draw, config.update_epochs
         )
-        state = state.replace(
-            params=params,
-            opt_state=opt_state,
-            env_state=env_state,
-            key=key,
-            update=state.update + 1,
-        )
+        learned = dict(params=params, opt_state=opt_state, env_state=env_state, key=key)
+        state = state.replace(**learned, update=state.update + 1)
         return state, {k: v.mean() for k, v in aux.items()}
+
+    def targets(
+        self, config: RolloutConfig, params: Any, env_state: Any, traj: Any
+    ) -> tuple[jax.Array, jax.Array]:
+        """Negamax GAE (advantages, returns) float32[num_steps, num_envs] of a rollout ``traj``
+        (reward, value, done, sign), bootstrapped from the value of ``env_state``."""
+        _, last_value = self.agent.apply(params, batch_observation(env_state))
+        t, c = traj, config
+        return negamax_gae(t.reward, t.value, t.done, t.sign, last_value, c.gamma, c.gae_lambda)
+
+    def algorithm(self, name: str, config: RolloutConfig, update: Callable, **fields) -> Algorithm:
+        """The :class:`Algorithm` whose chunk runs ``update`` (init: :meth:`init` unless given)."""
+        init = fields.pop("init", self.init)
+        return chunked_algorithm(name, config, self.env, self.agent, init, update, **fields)
+
+
+def play_plies(
+    games: TrainingGames,
+    act: Callable[[Any, jax.Array], tuple[jax.Array, Callable[[Any], Any]]],
+    env_state: Any,
+    key: jax.Array,
+    num_steps: int,
+) -> tuple[Any, jax.Array, Any, tuple[jax.Array, jax.Array, jax.Array]]:
+    """``num_steps`` learner plies of every game: ``act(env_state, key) -> (action int32[B],
+    record)`` and ``record(step)`` the transition of the :class:`SelfPlayStep` -> (env_state,
+    key, transitions [num_steps, B], (done, first player's outcome, length) per ply)."""
+
+    def ply(carry, _):
+        env_state, key = carry
+        key, k_act, k_reset = jax.random.split(key, 3)
+        action, record = act(env_state, k_act)
+        out = games.step(env_state, action, k_reset)
+        return (out.state, key), (record(out), (out.done, out.outcome[:, 0], out.length))
+
+    (env_state, key), (traj, stats) = jax.lax.scan(ply, (env_state, key), None, length=num_steps)
+    return env_state, key, traj, stats
 
 
 def make_setup(
@@ -195,22 +218,10 @@ def make_setup(
     config_class: type = RolloutConfig,
     partners: Mapping[str, Any] | None = None,
 ) -> RolloutSetup:
-    """:class:`RolloutSetup` of ``config`` (MLP/CNN/ResNet from ``config.network``);
-    ``TypeError`` if ``config`` is not a ``config_class`` (the algorithm's own config);
-    ``partners``: the partner policies, ``None`` for stand-ins (see
-    :func:`jaxgames.agents.games_batch.make_training_games`)."""
+    """:class:`RolloutSetup` of ``config`` (``TypeError`` unless a ``config_class``);
+    ``partners``: the partner policies, ``None`` for stand-ins (:func:`make_training_games`)."""
     check_config_type(config, config_class)
-    env = config.make_env()
-    steps = config.num_updates * config.update_epochs * config.num_minibatches
-    return RolloutSetup(
-        env,
-        make_agent(config, env),
-        make_optimizer(config, steps),
-        make_training_games(
-            env,
-            config.num_envs,
-            config.partners,
-            partners,
-            config.max_opening_plies,
-        ),
-    )
+    env, c = config.make_env(), config
+    steps = c.num_updates * c.update_epochs * c.num_minibatches
+    games = make_training_games(env, c.num_envs, c.partners, partners, c.max_opening_plies)
+    return RolloutSetup(env, make_agent(config, env), make_optimizer(config, steps), games)

@@ -1,32 +1,22 @@
-"""Tree search over the real game, guided by a trained network (Gumbel MuZero, mctx).
+"""Tree search over the real game guided by a trained network: Gumbel MuZero (mctx;
+Danihelka et al. 2022, "Policy improvement by planning with Gumbel").
 
-    guide = jaxgames.load_policy("runs/r6-ppo")            # any trained policy (PPO, DQN, ...)
-    policy = SearchPolicy(env, guide, num_simulations=32)  # policy(key, state) -> int32[] action
-    jax.vmap(policy)(keys, states)                         # a batch of games, jittable
+    policy = SearchPolicy(env, jaxgames.load_policy("runs/r6-ppo"), num_simulations=32)
 
-The network proposes moves (prior) and judges positions (value); the search checks them
-against the rules. :func:`mctx.gumbel_muzero_policy` (Danihelka et al. 2022, "Policy
-improvement by planning with Gumbel") improves on the network's move even with a handful of
-simulations, and the tree's model is the game itself (``env.step``): nothing is learned about
-the dynamics. A jaxgames game as an mctx tree (values from the view of the player to move)::
+The network proposes moves (prior) and judges positions (value); the tree's model is the
+game itself, values from the view of the player to move::
 
-    node embedding      the game state
     edge  s --a--> s'   s' = env.step(s, a)
     reward              s'.rewards[mover of s]            (nonzero only on the final move)
     discount            0 if s' is over, -1 if the other player moves in s', +1 if the same
-                        player moves again (a pass, as in reversi)
-    prior logits of s'  the guide's logits at s', illegal moves masked
-    value of s'         the guide's value at s' (0 if s' is over)
+                        player moves again (a pass)
+    prior, value of s'  the guide's masked logits and value at s' (value 0 if s' is over)
 
-A finished game is absorbing (a no-op with zero rewards and discount 0), so simulations that
-run past its end back up the exact result.
-
-``win_check`` adds one ply of exact lookahead to every node the search expands, the root
-included: if a legal move ends the game with the mover winning, the node's value is +1 and
-its prior keeps only the winning moves. Why: a network trained in self-play can misjudge
-positions self-play never reaches, and its prior then hides the opponent's winning reply from
-the tree; a move that lets the opponent win at once now backs up -1 on its first visit. Cost:
-A ``env.step_legal`` calls per expansion (A = the game's number of actions), no network call.
+A finished game is absorbing, so simulations past its end back up the exact result.
+``win_check`` adds one ply of exact lookahead at every expanded node: where the mover can win
+at once, the value is +1 and the prior keeps only the winning moves. A network trained in
+self-play can misjudge positions self-play never reaches and hide the opponent's winning
+reply from the tree; with the check, a move allowing it backs up -1 on its first visit.
 """
 
 from __future__ import annotations
@@ -47,12 +37,8 @@ Array = jax.Array
 
 
 def guide_outputs(guide: NetworkPolicy, states: Any) -> tuple[Array, Array]:
-    """The guide's prior logits and value for a batch of states (leading axis B).
-
-    -> (prior logits float32[B, A] with illegal moves at the float32 minimum, value float32[B],
-    mover's view), one network call per state: :meth:`NetworkPolicy.search_outputs` (the policy
-    head's logits and the value head; for a Q-network Q / temperature and the largest legal Q).
-    """
+    """(masked prior logits float32[B, A], value float32[B]) of a batch of states, one
+    :meth:`NetworkPolicy.search_outputs` call each."""
     logits, value = jax.vmap(guide.search_outputs)(states)
     return masked_logits(logits, states.legal_action_mask), value.astype(jnp.float32)
 
@@ -60,9 +46,8 @@ def guide_outputs(guide: NetworkPolicy, states: Any) -> tuple[Array, Array]:
 def noisy_prior(
     key: Array, logits: Array, mask: Array, fraction: float, total_alpha: float
 ) -> Array:
-    """Prior logits float32[B, A] with Dirichlet noise mixed in over the legal moves ``mask``:
-    log((1 - fraction) softmax(logits) + fraction * eta), eta ~ Dirichlet(total_alpha / n) on
-    the n legal moves of each row (illegal moves stay at the float32 minimum)."""
+    """float32[B, A]: log((1 - fraction) softmax(logits) + fraction eta), eta ~
+    Dirichlet(total_alpha / n) on the n legal moves of each row (AlphaZero's root noise)."""
     legal = mask.sum(-1, keepdims=True).astype(jnp.float32)
     alpha = jnp.where(mask, total_alpha / jnp.maximum(legal, 1.0), 1.0)
     gamma = jnp.where(mask, jax.random.gamma(key, alpha), 0.0)
@@ -72,11 +57,8 @@ def noisy_prior(
 
 
 def immediate_wins(env: Env, states: Any) -> Array:
-    """bool[B, A]: the legal moves of each state (leading axis B) that end the game at once
-    with the mover winning. Every action is stepped (A ``env.step_legal`` calls per state:
-    the children of illegal moves, and all of a finished state, are masked out, so the
-    illegal-move and finished-game handling of ``env.step`` is not paid for); a finished
-    state has none."""
+    """bool[B, A]: the legal moves that win at once (A ``env.step_legal`` calls per state,
+    illegal children masked out)."""
 
     def one(state):
         actions = jnp.arange(env.num_actions, dtype=jnp.int32)
@@ -88,9 +70,7 @@ def immediate_wins(env: Env, states: Any) -> Array:
 
 
 def with_win_check(env: Env, states: Any, prior: Array, value: Array) -> tuple[Array, Array]:
-    """The guide's (prior logits float32[B, A], value float32[B]) corrected by one ply of exact
-    lookahead: where the mover can win at once, value +1 and a prior over the winning moves
-    only (the module docstring's ``win_check``)."""
+    """(prior float32[B, A], value float32[B]) after ``win_check`` (module docstring)."""
     wins = immediate_wins(env, states)
     can_win = wins.any(-1)
     prior = jnp.where(can_win[:, None], masked_logits(jnp.zeros_like(prior), wins), prior)
@@ -98,9 +78,8 @@ def with_win_check(env: Env, states: Any, prior: Array, value: Array) -> tuple[A
 
 
 def make_recurrent_fn(env: Env, guide: NetworkPolicy, win_check: bool = False):
-    """``recurrent_fn(params, key, action int32[B], states) -> (mctx.RecurrentFnOutput, states')``
-    for :func:`mctx.gumbel_muzero_policy` (``params`` is unused: the guide holds its own);
-    ``win_check``: the one-ply win check of the module docstring at every expanded node."""
+    """mctx's ``recurrent_fn(params (unused), key, action int32[B], states) ->
+    (RecurrentFnOutput, states')`` of the module docstring's tree."""
 
     def recurrent_fn(params, key, action, states):
         del params, key
@@ -128,22 +107,13 @@ def make_recurrent_fn(env: Env, guide: NetworkPolicy, win_check: bool = False):
 class SearchConfig:
     """The knobs of one Gumbel MuZero search (:func:`search_batch`).
 
-    num_simulations:            simulations per searched root
     max_num_considered_actions: root moves kept by the Gumbel top-k (sequential halving)
-    gumbel_scale:               Gumbel noise at the root: 0 plays the best move after
-                                sequential halving (deterministic), 1 samples, as in training
-    value_scale:                c_scale of sigma(q) = (c_visit + max_b N(b)) * c_scale * q
-                                (c_visit = 50): how many logits the searched values can move a
-                                move's prior by (mctx's default 0.1)
-    rescale_values:             min-max rescale the root's completed Q-values to [0, 1] first
-                                (mctx's default); False: game outcomes enter as they are
-    root_noise:                 share eps of Dirichlet noise in the root prior, P = (1 - eps) p
-                                + eps eta (AlphaZero, Silver et al. 2017): keeps every legal move
-                                within reach of a prior that has collapsed; 0: none
-    root_noise_alpha:           the noise's total concentration, spread over the legal moves
-                                (KataGo, Wu 2019: 10.83 / legal moves)
-    win_check:                  one ply of exact lookahead at the root and every expanded node
-                                (the module docstring)
+    gumbel_scale:     0 plays the best move after sequential halving, 1 samples (training)
+    value_scale:      c_scale of sigma(q) = (50 + max_b N(b)) * c_scale * q (mctx's default)
+    rescale_values:   min-max rescale the completed Q-values to [0, 1] first (mctx's default)
+    root_noise:       share eps of Dirichlet noise in the root prior (Silver et al. 2017)
+    root_noise_alpha: its total concentration over the legal moves (KataGo, Wu 2019)
+    win_check:        one ply of exact lookahead at every expanded node (module docstring)
     """
 
     num_simulations: int = 32
@@ -169,13 +139,8 @@ class SearchConfig:
 def search_batch(
     env: Env, guide: NetworkPolicy, key: Array, states: Any, config: SearchConfig
 ) -> mctx.PolicyOutput:
-    """Gumbel MuZero search from a batch of root states (leading axis B), as ``config`` says.
-
-    -> :class:`mctx.PolicyOutput`: ``action`` int32[B] (the move to play), ``action_weights``
-    float32[B, A] (the improved policy, zero on illegal moves; relative to the noisy prior
-    with ``root_noise``) and ``search_tree``. Roots must be unfinished games (a finished root
-    returns an arbitrary action).
-    """
+    """Search from unfinished root states [B] -> :class:`mctx.PolicyOutput` (``action``
+    int32[B], ``action_weights`` float32[B, A] the improved policy, ``search_tree``)."""
     prior, value = guide_outputs(guide, states)
     if config.win_check:
         prior, value = with_win_check(env, states, prior, value)
@@ -203,15 +168,9 @@ def search_batch(
 
 
 class SearchPolicy:
-    """``policy(key, state) -> int32[] action``: ``guide`` + Gumbel MuZero search over the real
-    game, ``SearchPolicy(env, guide, config)`` or ``SearchPolicy(env, guide, num_simulations=32,
-    ...)`` (the knobs of :class:`SearchConfig`; play-time defaults: 32 simulations, no noise).
-
-    Same interface as :class:`~jaxgames.agents.common.NetworkPolicy` (one state; ``jax.vmap``
-    for a batch; legal moves only): ``value(state)`` is the searched value of the chosen move
-    (float32[], mover's view), ``probs(state)`` the improved policy (float32[A]). Hashed by
-    identity, so jitted callers compile once.
-    """
+    """``policy(key, state) -> int32[]``: ``guide`` plus search, ``SearchPolicy(env, guide,
+    config)`` or with the knobs of :class:`SearchConfig`. The interface of
+    :class:`~jaxgames.agents.common.NetworkPolicy`; hashed by identity."""
 
     def __init__(
         self, env: Env, guide: NetworkPolicy, config: SearchConfig | None = None, **knobs: Any
@@ -234,8 +193,7 @@ class SearchPolicy:
         return self._search(key, state).action[0].astype(jnp.int32)
 
     def value(self, state: Any) -> Array:
-        """float32[]: the searched value of the move the search picks (its Q at the root, mover's
-        view); the guide's value for a finished game."""
+        """float32[]: the root Q of the chosen move (the guide's value for a finished game)."""
         out = self._search(jax.random.PRNGKey(0), state)
         q = out.search_tree.summary().qvalues[0, out.action[0]]
         return jnp.where(state.legal_action_mask.any(), q, self.guide.value(state))

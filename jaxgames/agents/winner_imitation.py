@@ -1,31 +1,14 @@
-"""Winner imitation (the animal-shogi article), on device: self-play from random openings, then
-supervised learning of the policy on the WINNER's moves only.
+"""Winner imitation (the animal-shogi article): self-play from random openings, then supervised
+learning of the policy on the winner's moves only, on device.
 
-Each update plays ``num_envs`` complete games in parallel (a scan of ``max_plies`` plies;
-finished games idle as no-ops)::
-
-    ply 0 .. k-1      uniformly random legal moves (k = opening_plies; diversifies the games)
-    ply k ..          moves sampled in proportion to the policy among the legal moves
-                      (softmax of logits / temperature, illegal moves masked out)
-    after the game    every policy move of the player who won gets weight 1, the loser's
-                      moves weight 0, moves of drawn games ``draw_weight`` (0: ignored);
-                      opening moves and games cut off at max_plies are never trained on
-    learn             update_epochs Adam steps on the weighted cross-entropy of the RAW
-                      (unmasked) softmax: the network itself has to learn which moves are
-                      legal, which is what the article's legal-move rate measures
-
-Metrics per chunk (besides the driver's greedy-vs-random evaluation):
-
-    legal_rate        fraction of self-play positions where the argmax of the raw, unmasked
-                      policy is a legal move (the article's measure of learning the rules)
-    vs_init/{win,draw,loss}_{first,second}
-                      the current policy (sampling among legal moves) against the randomly
-                      initialised network of the run, ``eval_vs_init_games`` games per colour
-
-Environment steps (for ``total_steps`` and the progress bar) count ply slots:
-``num_envs * max_plies`` per update, including the idle slots after a game ended.
-
-    jaxgames train winner_imitation --game tic_tac_toe
+Each update plays ``num_envs`` whole games (a scan of ``max_plies`` plies; finished games
+idle): ``opening_plies`` uniformly random plies, then moves sampled from the masked policy at
+``temperature``. The winner's policy moves get weight 1, the loser's 0, drawn games'
+``draw_weight``; openings and games cut off at ``max_plies`` are never trained on. The loss is
+the weighted cross-entropy of the RAW (unmasked) softmax, so the network has to learn which
+moves are legal: ``legal_rate`` (the raw argmax is legal) is the article's measure of that.
+``vs_init/*`` scores the policy against the run's initial network. Environment steps count
+ply slots, ``num_envs * max_plies`` per update, idle ones included.
 """
 
 from __future__ import annotations
@@ -43,8 +26,8 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    chunked_algorithm,
     make_agent,
-    make_chunk,
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, masked_entropy, sample_masked
@@ -56,15 +39,9 @@ from jaxgames.validation import check_float, check_int, fail
 
 @dataclasses.dataclass(frozen=True)
 class WinnerImitationConfig(TrainConfig):
-    """Winner-imitation hyper-parameters (plus the shared :class:`TrainConfig` fields).
-
-    max_plies:           plies per self-play game (longer games are cut off and ignored)
-    opening_plies:       k uniformly random plies at the start of every game
-    temperature:         sampling temperature of the policy moves (> 0)
-    draw_weight:         weight of both players' moves in drawn games (0: draws ignored)
-    update_epochs:       Adam steps per batch of games
-    eval_vs_init_games:  games per colour against the initial network, once per chunk (0: off)
-    """
+    """Winner-imitation fields besides :class:`TrainConfig`'s (module docstring);
+    update_epochs: Adam steps per batch of games; eval_vs_init_games: games per colour against
+    the initial network per chunk (0: off)."""
 
     max_plies: int = 100
     opening_plies: int = 4
@@ -117,7 +94,7 @@ class Plies(NamedTuple):
 
 @struct.dataclass
 class WIState:
-    """Everything that changes during training (checkpointed as one pytree)."""
+    """The train state (checkpointed as one pytree)."""
 
     params: Any
     init_params: Any  # the random-initialised network (the opponent of the vs_init metric)
@@ -136,9 +113,8 @@ def play_selfplay_games(
     opening_plies: int,
     temperature: float,
 ) -> tuple[Plies, jax.Array, jax.Array]:
-    """``num_envs`` self-play games: k random opening plies, then moves sampled from the
-    masked policy. Returns (plies [max_plies, num_envs], final rewards float32[num_envs, 2],
-    finished bool[num_envs])."""
+    """``num_envs`` self-play games -> (plies [max_plies, num_envs], final rewards
+    float32[num_envs, 2], finished bool[num_envs])."""
     k_init, k_play = jax.random.split(key)
     states = jax.vmap(env.init)(jax.random.split(k_init, num_envs))
 
@@ -166,22 +142,16 @@ def play_selfplay_games(
 def winner_weights(
     plies: Plies, rewards: jax.Array, finished: jax.Array, draw_weight: float
 ) -> jax.Array:
-    """Training weight of every ply: float32[max_plies, num_envs].
-
-    1 for the winner's policy moves, 0 for the loser's, ``draw_weight`` for both players in
-    drawn games; 0 for opening plies, idle plies after the end and games not finished.
-    """
-    mover_reward = jnp.where(
-        plies.mover == 0, rewards[None, :, 0], rewards[None, :, 1]
-    )  # two players
+    """float32[max_plies, num_envs]: 1 for the winner's policy moves, ``draw_weight`` in drawn
+    games, else 0 (openings, idle plies, unfinished games)."""
+    mover_reward = jnp.where(plies.mover == 0, rewards[None, :, 0], rewards[None, :, 1])
     draw = jnp.all(rewards == 0, axis=-1)[None]
     w = jnp.where(mover_reward > 0, 1.0, jnp.where(draw, draw_weight, 0.0))
     return w * (plies.live & ~plies.opening & finished[None]).astype(jnp.float32)
 
 
 def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
-    """Weighted cross-entropy of the RAW (unmasked) softmax on the chosen moves.
-    Returns (loss float32[], aux dict)."""
+    """Weighted cross-entropy of the raw softmax on the chosen moves -> (float32[], aux)."""
     flat = jax.tree_util.tree_map(lambda x: x.reshape(-1, *x.shape[2:]), plies)
     w = weights.reshape(-1)
     logits, _ = agent.apply(params, flat.obs)
@@ -190,21 +160,21 @@ def imitation_loss(agent: Agent, params: Any, plies: Plies, weights: jax.Array):
     loss = jnp.sum(w * nll) / jnp.maximum(w.sum(), 1.0)
     live = flat.live.astype(jnp.float32)
     legal = jnp.take_along_axis(flat.mask, jnp.argmax(logits, -1)[:, None], axis=1)[:, 0]
-    aux = {
-        "loss": loss,
-        "legal_rate": jnp.sum(live * legal) / jnp.maximum(live.sum(), 1.0),
-        "legal_mass": jnp.sum(live * jnp.sum(jnp.where(flat.mask, jnp.exp(logp), 0.0), -1))
-        / jnp.maximum(live.sum(), 1.0),
-        "entropy": jnp.sum(live * masked_entropy(logits, flat.mask)) / jnp.maximum(live.sum(), 1.0),
-    }
-    return loss, aux
+
+    def live_mean(x):
+        return jnp.sum(live * x) / jnp.maximum(live.sum(), 1.0)
+
+    legal_mass = jnp.sum(jnp.where(flat.mask, jnp.exp(logp), 0.0), -1)
+    entropy = masked_entropy(logits, flat.mask)
+    aux = {"loss": loss, "legal_rate": live_mean(legal), "legal_mass": live_mean(legal_mass)}
+    return loss, {**aux, "entropy": live_mean(entropy)}
 
 
 def make_algorithm(
     config: WinnerImitationConfig, partners: Mapping[str, Any] | None = None
 ) -> Algorithm:
-    """Winner imitation as an :class:`~jaxgames.agents.algorithm.Algorithm` for the run
-    driver (self-play only: ``partners`` is accepted for the common signature and unused)."""
+    """Winner imitation as an :class:`~jaxgames.agents.algorithm.Algorithm` (self-play only:
+    ``partners`` is unused)."""
     check_config_type(config, WinnerImitationConfig)
     del partners  # config validation keeps config.partners empty
     env = config.make_env()
@@ -219,15 +189,16 @@ def make_algorithm(
 
     def update(state: WIState, _):
         key, k_play = jax.random.split(state.key)
+        c = config
         plies, rewards, finished = play_selfplay_games(
             env,
             agent,
             state.params,
             k_play,
-            config.num_envs,
-            config.max_plies,
-            config.opening_plies,
-            config.temperature,
+            c.num_envs,
+            c.max_plies,
+            c.opening_plies,
+            c.temperature,
         )
         weights = winner_weights(plies, rewards, finished, config.draw_weight)
 
@@ -269,15 +240,7 @@ def make_algorithm(
             state = state.replace(key=key)
         return state, out
 
-    return Algorithm(
-        name="winner_imitation",
-        config=config,
-        env=env,
-        agent=agent,
-        init=init,
-        chunk=make_chunk(update, config.updates_per_chunk, finish),
-        params=lambda s: s.params,
-    )
+    return chunked_algorithm("winner_imitation", config, env, agent, init, update, finish=finish)
 
 
 def make_train(config: WinnerImitationConfig):

@@ -8,12 +8,9 @@ of view** (X maximises, O minimises). Every ply of every game, the opponent's to
     (target = r_X when s' ended the game; r_X = +1 X won, -1 O won, 0 otherwise)
 
 The agent plays epsilon-greedy, alternating colours between games (unless ``agent_player``
-pins one); ``num_envs`` games advance one ply per ``lax.scan`` step and restart when they end.
-``n`` updates of the same ``(s, a)`` in one step are ``n`` sequential updates towards their
-mean target, ``Q += (1 - (1 - lr) ** n) * (mean_target - Q)`` (exact when the targets agree).
-
-    train = make_train(TabularQConfig(total_games=30_000))
-    out = jax.jit(train)(jax.random.PRNGKey(0))     # out.q, out.curve (per-step counts)
+pins one); ``num_envs`` games advance one ply per ``lax.scan`` step. ``n`` updates of the same
+``(s, a)`` in one step are ``n`` sequential updates towards their mean target,
+``Q += (1 - (1 - lr) ** n) * (mean_target - Q)`` (exact when the targets agree).
 """
 
 from __future__ import annotations
@@ -34,15 +31,9 @@ from jaxgames.games import tic_tac_toe as ttt
 
 @dataclasses.dataclass(frozen=True)
 class TabularQConfig:
-    """Hyper-parameters of :func:`make_train`.
-
-    total_games: about how many games to play; num_envs: simultaneous games
-    epsilon: the agent's exploration rate; lr: step size; gamma: discount per ply
-    agent_player: None (alternate colours), 0 (always X) or 1 (always O)
-    update_opponent_moves: also back up the random opponent's plies
-    eval_points: evaluations of the greedy table against random during training (evenly
-      spaced, ``eval_games`` games each, half as X)
-    """
+    """Hyper-parameters of :func:`make_train`: agent_player None alternates colours;
+    update_opponent_moves also backs up the opponent's plies; eval_points: evenly spaced
+    evaluations of the greedy table, ``eval_games`` games against random each."""
 
     total_games: int = 30_000
     num_envs: int = 64

@@ -1,20 +1,15 @@
 """Value iteration for tic-tac-toe, vectorised in JAX (the C++ article's baseline).
 
-1. :func:`enumerate_positions` finds the 5,478 reachable positions breadth-first with
-   ``env.step`` (one jitted, vmapped expansion per ply level).
-2. :func:`value_iteration` iterates the Bellman optimality update over all of them at once
-   until the largest change is below ``tol``::
+:func:`enumerate_positions` finds the 5,478 reachable positions breadth-first with
+``env.step``; :func:`value_iteration` iterates the Bellman optimality update over all of them
+at once, from player k's point of view (``R_k``: ``win`` / ``loss`` / ``draw`` on the move
+that ends the game)::
 
-       Q_k(s, a) = R_k(s, a) + gamma * V_k(s')        (V_k(s') = 0 if s' ended the game)
-       V_k(s)    = max_a Q_k(s, a)   if player k is to move at s
-                   min_a Q_k(s, a)   otherwise         (the opponent is adversarial)
+    Q_k(s, a) = R_k(s, a) + gamma * V_k(s')        (V_k(s') = 0 if s' ended the game)
+    V_k(s)    = max_a Q_k(s, a) if player k is to move at s, else min_a Q_k(s, a)
 
-   from player k's point of view; ``R_k`` is ``win`` / ``loss`` / ``draw`` on the move that
-   ends the game. With zero-sum rewards and ``gamma = 1`` this is negamax (the game value is
-   0, a draw); ``ARTICLE_CPP`` is the C++ article's variant.
-3. :func:`perfect_policy` plays uniformly among the moves with the mover's best ``Q``.
-
-Positions are looked up by their base-3 code ``sum_i (board[i] + 1) * 3**i`` in a dense table.
+With zero-sum rewards and ``gamma = 1`` this is negamax (the game value is 0, a draw);
+``ARTICLE_CPP`` is the article's variant. Positions are looked up by their base-3 code.
 """
 
 from __future__ import annotations
@@ -54,13 +49,9 @@ def state_from_board(board: jax.Array) -> ttt.TicTacToeState:
 
 
 class Positions(NamedTuple):
-    """All reachable positions (N = 5,478) and their transitions (numpy).
-
-    codes int32[N] (sorted), boards int32[N, 9], mover int32[N], terminal bool[N],
-    child int32[N, 9] (index after each action, -1 if illegal), legal bool[N, 9],
-    child_done bool[N, 9] (the action ends the game), rewards float32[N, 9, 2] (by player id),
-    index int32[3**9] (code -> position, -1 if unreachable)
-    """
+    """All N reachable positions and their transitions (numpy): codes int32[N] sorted, child
+    int32[N, 9] (-1 if illegal), child_done bool[N, 9], rewards float32[N, 9, 2] by player id,
+    index int32[3**9] (code -> position, -1 if unreachable)."""
 
     codes: np.ndarray
     boards: np.ndarray

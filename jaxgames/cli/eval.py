@@ -1,11 +1,5 @@
-"""``jaxgames eval``: play two players against each other and print W/D/L with 95% CIs.
-
-    jaxgames eval --game reversi --size 8 --a runs/X --b alphabeta:2 --games 4000
-    jaxgames eval --a runs/ttt-ppo --b perfect            # the game is read from the run
-
-Players are opponent specs (:mod:`jaxgames.specs`: ``random``, ``greedy``, ``alphabeta:D``,
-a run directory, ``mcts:N:<run directory>``, ...). ``--json FILE`` also writes the result.
-"""
+"""``jaxgames eval --a SPEC --b SPEC``: play two players (opponent specs, :mod:`jaxgames.specs`)
+against each other and print W/D/L with 95% CIs (the game is read from a run if not given)."""
 
 from __future__ import annotations
 
@@ -34,9 +28,8 @@ def _eval(args: argparse.Namespace) -> int:
             f"(a game of {env!r} lasts at most {longest} plies), or the players never move"
         )
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
-    result = arena(
-        a, b, env, args.games, jax.random.PRNGKey(args.seed), opening_plies=args.opening_plies
-    )
+    key = jax.random.PRNGKey(args.seed)
+    result = arena(a, b, env, args.games, key, opening_plies=args.opening_plies)
     if args.opening_plies and bool(np.all(result.plies <= args.opening_plies)):
         raise ValueError(
             f"invalid --opening-plies={args.opening_plies}: every one of the {args.games} games "
@@ -60,12 +53,8 @@ def add_command(subparsers) -> None:
     add_game_arguments(p, default=None)
     p.add_argument("--a", required=True, help="policy A: a run directory or an opponent spec")
     p.add_argument("--b", default="random", help="policy B (default: random)")
-    p.add_argument(
-        "--games",
-        type=int,
-        default=1000,
-        help="games in total, half with each colour (default 1000)",
-    )
+    games_help = "games in total, half with each colour (default 1000)"
+    p.add_argument("--games", type=int, default=1000, help=games_help)
     p.add_argument(
         "--opening-plies", type=int, default=0, help="random plies before the policies take over"
     )

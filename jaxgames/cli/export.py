@@ -1,13 +1,6 @@
-"""``jaxgames export RUN_DIR OUT_DIR``: a trained agent as files to share.
-
-    jaxgames export runs/r8-ppo shared/r8     # config.json + params.msgpack + card.json/card.md
-    jaxgames eval --a shared/r8 --b random    # every loader takes the folder like a run
-
-Writes the run's newest checkpoint's acting parameters alone (flax msgpack, no optimiser
-state), the run's ``config.json`` and a model card skeleton (each training stage's config and
-command, env steps, wall clock; see :mod:`jaxgames.pretrained`).
-``experiments/refresh_pretrained.py`` adds the measurements to a card.
-"""
+"""``jaxgames export RUN_DIR OUT_DIR``: a trained agent as files to share (its parameters alone,
+``config.json`` and a model card skeleton, :func:`jaxgames.pretrained.export_agent`); every
+loader takes the folder like a run."""
 
 from __future__ import annotations
 

@@ -17,11 +17,8 @@ from jaxgames.validation import parse_scalar
 def add_game_arguments(p: argparse.ArgumentParser, default: str | None = "tic_tac_toe") -> None:
     """``--game``, ``--size`` and ``--game-option`` on ``p`` (``default`` ``None``: the caller
     decides, e.g. from a run directory)."""
-    p.add_argument(
-        "--game",
-        default=default,
-        help=f"game name (default: {default})" if default else "game name",
-    )
+    game_help = f"game name (default: {default})" if default else "game name"
+    p.add_argument("--game", default=default, help=game_help)
     p.add_argument("--size", type=int, default=None, help="board size (reversi)")
     p.add_argument(
         "--game-option",

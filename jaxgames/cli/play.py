@@ -1,10 +1,5 @@
 """``jaxgames play`` and ``jaxgames replay``: argument parsing for the terminal session of
-:mod:`jaxgames.terminal`.
-
-    jaxgames play --game reversi --size 8 --agent alphabeta:3 --color white
-    jaxgames play --game tic_tac_toe --agent human          # two humans
-    jaxgames replay game.txt                                # step through a record
-"""
+:mod:`jaxgames.terminal`."""
 
 from __future__ import annotations
 
@@ -35,17 +30,8 @@ def run_play(
             start, moves = states[0], record.moves
         else:
             env = make_env(args)
-        game = TerminalGame(
-            env,
-            args.agent,
-            COLORS[color],
-            hint=args.hint,
-            seed=args.seed,
-            stdin=stdin,
-            stdout=stdout,
-            legal=args.legal,
-            numbers=args.numbers,
-        )
+        shown = dict(legal=args.legal, numbers=args.numbers, hint=args.hint, seed=args.seed)
+        game = TerminalGame(env, args.agent, COLORS[color], stdin=stdin, stdout=stdout, **shown)
     except (ValueError, OSError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
@@ -59,34 +45,16 @@ def run_replay(
     try:
         record = transcripts.load(args.file)  # any format: jaxgames record, GGF, move string
         env, states = records.replay(record)
+        shown = dict(legal=args.legal, numbers=args.numbers, flip=args.flip)
         if args.svg:
             os.makedirs(args.svg, exist_ok=True)
             for i, st in enumerate(states):
                 with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
-                    f.write(
-                        render.svg(
-                            st,
-                            env,
-                            history=record.moves[:i],
-                            legal=args.legal,
-                            numbers=args.numbers,
-                            flip=args.flip,
-                        )
-                    )
+                    f.write(render.svg(st, env, history=record.moves[:i], **shown))
     except (ValueError, OSError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
-    return replay_session(
-        record,
-        env,
-        states,
-        stdin=stdin,
-        stdout=stdout,
-        auto=args.auto,
-        legal=args.legal,
-        numbers=args.numbers,
-        flip=args.flip,
-    )
+    return replay_session(record, env, states, stdin=stdin, stdout=stdout, auto=args.auto, **shown)
 
 
 def add_command(subparsers: Any) -> None:

@@ -1,19 +1,15 @@
 """``jaxgames rate SPEC``: place any player on its game's ladder of fixed opponents.
 
-    jaxgames rate runs/r8-ppo                          # the game is read from the run
-    jaxgames rate mcts:64:runs/r8-ppo --games-per-rung 100
-    jaxgames rate engine:3 --game reversi --size 8 --json out.json
-
-Plays the player against every rung from the ladder's fixed openings (each opening once with
-each colour) and fits its Elo with a 95% bootstrap interval (random = 0); prints W/D/L per
-rung and colour, the score and, for reversi, the mean disc margin. A trained agent is not
-rated against its own training partners (``--include-partners`` keeps them): the ladder
-measures strength on held-out opponents. Ladders are built by ``experiments/build_ladder.py``.
+Plays every rung from the ladder's openings (each with both colours), fits the player's Elo
+with a 95% bootstrap interval (random = 0) and prints W/D/L per rung and colour. A trained
+agent does not play its own training partners (``--include-partners`` keeps them): the
+ladder measures strength on held-out opponents.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 import jax
 
@@ -58,17 +54,9 @@ def _rate(args: argparse.Namespace) -> int:
     if not rungs:
         raise ValueError("no rung left to play (all are training partners of this agent)")
     policy = make_opponent(args.spec, env)
-    report = rate_policy(
-        policy,
-        env,
-        ladder,
-        lambda s: make_opponent(s, env),
-        args.games_per_rung,
-        jax.random.PRNGKey(args.seed),
-        name=args.spec,
-        rungs=rungs,
-        log=print,
-    )
+    key, make_rung = jax.random.PRNGKey(args.seed), functools.partial(make_opponent, env=env)
+    named = dict(name=args.spec, rungs=rungs, log=print)
+    report = rate_policy(policy, env, ladder, make_rung, args.games_per_rung, key, **named)
     print(report)
     if args.json:
         write_json_file(args.json, {**report.to_json(), "skipped_partners": skipped}, "--json")
@@ -89,11 +77,8 @@ def add_command(subparsers) -> None:
     )
     p.add_argument("--rungs", default=None, help="comma-separated subset of the ladder's rungs")
     p.add_argument("--ladder", default=None, help="a ladder JSON file (default: the game's)")
-    p.add_argument(
-        "--include-partners",
-        action="store_true",
-        help="also play the rungs the agent trained against",
-    )
+    include_help = "also play the rungs the agent trained against"
+    p.add_argument("--include-partners", action="store_true", help=include_help)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the report to this JSON file")
     p.set_defaults(func=_rate)

@@ -1,11 +1,5 @@
 """``jaxgames render``: draw a saved game (a jaxgames record, a GGF file or a reversi move
-string, see :func:`jaxgames.transcripts.load`).
-
-    jaxgames render game.txt                         # text board of the final position
-    jaxgames render game.txt --animate game.svg      # the whole game, animated (CSS, loops)
-    jaxgames render game.ggf --svg board.svg --move 20
-    jaxgames render game.txt --grid game.svg --every 4
-"""
+string, :func:`jaxgames.transcripts.load`) as text, SVG, an animated SVG or a grid."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Evaluation yardsticks: classic opponents and engines, match play, Elo ratings and ladders.
 
-    from jaxgames.evaluation import alphabeta_policy, arena
-    env = jaxgames.make("tic_tac_toe")
-    result = arena(alphabeta_policy(env, 4), jaxgames.random_policy, env, 4000, key)
-
 Modules, from the bottom up: ``elo`` (Wilson intervals, records, Bradley-Terry fits),
 ``openings`` (opening sets), ``match`` (the one game loop and its result type), ``ladder``
 (rungs rated once, players rated against them), ``report`` (``jaxgames rate``); the opponents
@@ -24,11 +20,7 @@ from jaxgames.evaluation.elo import (
 from jaxgames.evaluation.ladder import Ladder, load_ladder
 from jaxgames.evaluation.match import MatchResult, arena, evaluate_vs, play_match, round_robin
 from jaxgames.evaluation.openings import openings
-from jaxgames.evaluation.opponents import (
-    alphabeta_policy,
-    greedy_policy,
-    minimax_policy,
-)
+from jaxgames.evaluation.opponents import alphabeta_policy, greedy_policy, minimax_policy
 from jaxgames.evaluation.report import RatingReport, rate_policy
 
 __all__ = [

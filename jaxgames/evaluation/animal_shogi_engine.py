@@ -1,67 +1,39 @@
 """Animal shogi alpha-beta engine: a batched, jitted opponent with a real evaluation.
 
     policy = animal_shogi_engine_policy(env, depth=3)     # policy(key, state) -> int32[]
-    jax.vmap(policy)(keys, states)                         # a batch of games, jittable
 
-Search. Negamax with fail-soft alpha-beta pruning, full width to ``depth`` plies and then up
-to ``quiescence`` (default 4) plies of captures and promotions only, written like
-:func:`jaxgames.evaluation.opponents.alphabeta_policy` (an explicit stack of nodes inside one
-``lax.while_loop``, one move expanded per iteration, vmappable), but
+Fail-soft negamax to ``depth`` plies, then up to ``quiescence`` plies of captures and
+promotions (the side to move may stand pat; in check it searches all its evasions), in an
+explicit stack inside one ``lax.while_loop`` like
+:func:`~jaxgames.evaluation.opponents.alphabeta_policy`, but on the raw position (board in the
+mover's frame, both hands) with the rules' results detected exactly: a lion *try*, a side with
+no legal move, the third occurrence of a position (counted over the game's history and the
+search path) and the ``max_steps`` cap. The next move of a node is its untried move with the
+best cheap score (:func:`order_scores`). Root values are exact for every move that could be
+best (the root window stays one unit below the best), and the move is drawn uniformly among
+the equal-best ones with the key.
 
-* on the raw position - board in the mover's frame, both hands - instead of ``env.step``
-  (no observation or history update per node), with the rules' terminal results detected
-  exactly: a lion *try* (the mover's lion reaching its far rank), a side with no legal move
-  (its lion is caught), the third occurrence of a position (a draw, counted over the game's
-  history plus the search path; the env's own position keys) and the ``max_steps`` cap;
-* with **move ordering**: at every node the next move is the untried legal move with the
-  highest cheap score (tries first, then captures by victim value, promotions, checks,
-  minus the value of a piece moved or dropped onto an attacked, undefended square);
-* with a **quiescence search** beyond ``depth``: the side to move may stand pat on the
-  evaluation or try captures and chick promotions (in check it must play one of its
-  evasions, all searched), so the horizon is not in the middle of an exchange;
-* with an **evaluation** (:func:`evaluate`) in integer units (a board chick = 100), so that
-  scores compare exactly;
-* exact root values for every move that could be best (the root window is kept one unit
-  below the best score so far), so the played move is drawn uniformly from *all* equal-best
-  moves with the key.
+Scores, integers for the player to move: a win at ply k is ``WIN - k``, a draw 0, a static
+node :func:`evaluate` (or ``WIN - k - 1`` with a legal try, which always wins at once).
 
-Scores (negamax, from the view of the player to move at the node)::
+Evaluation (mover's view, ``own - opponent`` unless stated), hand-set: piece values are the
+ratios of ``animal_shogi.heuristic`` (chick 1, elephant 3, giraffe 4, hen 5), pieces in hand
+worth more than on the board (a chick most, relative to its value: it is dropped to block or
+attack next to a lion); positional terms stay below a chick so material dominates, and
+advancement keeps shallow engines from drifting into repetition draws (docs/engines.md)::
 
-    the mover wins at ply k   WIN - k       (faster wins score higher; WIN = 1_000_000)
-    draw (repetition, cap)    0
-    static                    evaluate(position), or WIN - k - 1 if the mover has a legal try
-                              there (a try always wins at once, so that is exact, not a guess)
-
-Evaluation (:func:`evaluate`, mover's view, ``own - opponent`` unless stated). All weights
-are hand-set, none fitted to data: the piece values are the ratios of the repo's own material
-heuristic (``animal_shogi.heuristic``: chick 1, elephant 3, giraffe 4, hen 5), with pieces in
-hand worth more than on the board (a drop can go to any empty square; a chick in hand most of
-all, relative to its value, since it is the piece dropped to block or attack next to a lion);
-the positional terms are kept well below one chick each so that material dominates. Lion and
-chick advancement give quiet positions a direction, so that shallow engines do not drift into
-draws by repetition (docs/engines.md has the matches between depths)::
-
-    material      board: giraffe 400, elephant 300, chick 100, hen 500 (the lion is not counted)
-                  hand:  giraffe 440, elephant 330, chick 120
-    capture       + 3/4 of the best gain the mover can make by capturing now (its move):
-                  gain = victim's board value + its hand value for the captor (a hen becomes a
-                  chick), or, if the victim is defended, that minus the same for the cheapest
-                  capturing piece (it will be recaptured); a lion may only take undefended
-                  pieces; in check only the checker counts
-    hanging       - of the pieces the opponent threatens the same way: 1/4 of the largest
-                  threat (the mover can save one piece, but spends its move) + 3/4 of the rest
-    lion safety   -30 per square next to the mover's lion that the opponent attacks, +30 per
-                  square next to the opponent's lion that the mover attacks; -60 if the mover
-                  is in check
-    try threats   -250 per square the opponent's lion could try on next move (on its far rank,
-                  next to it, not attacked by the mover, not holding an opponent piece);
-                  +40 if the mover's lion is one step from its far rank but cannot try yet
-                  (a legal try is scored as the win it is, see above)
+    material      board: giraffe 400, elephant 300, chick 100, hen 500; hand: 440, 330, 120
+    capture       + 3/4 of the mover's best capture gain now: the victim's board value plus its
+                  hand value for the captor, minus the same for the cheapest capturer if the
+                  victim is defended; a lion takes only undefended pieces; in check only the
+                  checker counts
+    hanging       - the opponent's threats alike: 1/4 of the largest + 3/4 of the rest
+    lion safety   -30 per square next to the mover's lion the opponent attacks, +30 the other
+                  way round; -60 in check
+    try threats   -250 per square the opponent's lion could try on next move; +40 if the
+                  mover's lion is one step from its far rank
     control       +10 per square the mover attacks, -10 per square the opponent attacks
-    advancement   +20 per rank the mover's lion stands forward of its home rank, +10 per rank
-                  for each chick; the same subtracted for the opponent's
-
-Imports only :mod:`jaxgames.core` and public names of :mod:`jaxgames.games.animal_shogi`.
+    advancement   +20 per rank the lion stands forward of home, +10 per rank for each chick
 """
 
 from __future__ import annotations
@@ -207,12 +179,9 @@ def _capture_gains(view, hit, side, other_count, lion_code):
 
 
 def evaluate(view: jax.Array, own_hand: jax.Array, opp_hand: jax.Array) -> jax.Array:
-    """Static evaluation of a position: int32[], from the mover's view (positive is good).
-
-    view: int32[12] board in the mover's frame (codes 1..5 the mover's, 6..10 the
-    opponent's); own_hand / opp_hand: int32[3] (giraffe, elephant, chick). Terms and
-    weights: see the module docstring. Terminal results are *not* detected here.
-    """
+    """int32[] static evaluation for the mover (module docstring; no terminal detection) of
+    view int32[12] (mover's frame: 1..5 the mover's pieces, 6..10 the opponent's) and hands
+    int32[3] (giraffe, elephant, chick)."""
     at = _attacks(view)
     board_value = jnp.asarray(BOARD_VALUE)[view]
     hand_value = jnp.asarray(HAND_VALUE)
@@ -263,12 +232,8 @@ def _has_try(view: jax.Array, legal: jax.Array) -> jax.Array:
 
 
 def order_scores(view: jax.Array, legal: jax.Array) -> jax.Array:
-    """Move-ordering scores of all actions: int32[132], ``NEG`` for illegal ones.
-
-    try +100000; capture + GAIN of the victim; chick promotion +400; a move that attacks the
-    opponent's lion +150; a piece moved or dropped onto a square the opponent attacks and no
-    other piece of the mover defends - GAIN of that piece.
-    """
+    """int32[132] move-ordering scores (``NEG`` illegal): try +100000, capture + GAIN of the
+    victim, promotion +400, check +150, minus the GAIN of a piece put en prise."""
     at = _attacks(view)
     to = jnp.maximum(jnp.asarray(ACTION_TO), 0)
     frm = jnp.maximum(jnp.asarray(ACTION_FROM), 0)
@@ -293,12 +258,9 @@ def order_scores(view: jax.Array, legal: jax.Array) -> jax.Array:
 
 # --------------------------------------------------------------------- search
 class Child(NamedTuple):
-    """A position after one ply, in the *new* mover's frame (single position; batched under vmap).
-
-    view: int32[12]; own_hand / opp_hand: int32[3] of the new mover / of the player who moved;
-    legal: bool[132] the new mover's legal actions; won: bool[] the player who moved has won
-    (try, or the new mover has no legal move); key: uint32[2] the env's position key.
-    """
+    """A position after one ply in the new mover's frame: view int32[12], hands int32[3] (new
+    mover's, then the player who moved), legal bool[132], won bool[] (the mover won: a try,
+    or no reply), key uint32[2] (the env's position key)."""
 
     view: jax.Array
     own_hand: jax.Array
@@ -351,16 +313,8 @@ def _in_check(view: jax.Array) -> jax.Array:
 
 
 def search(env: Env, depth: int, quiescence: int = QUIESCENCE, exact_root: bool = False):
-    """``search_fn(state) -> int32[132]``: alpha-beta values of the root moves of one animal
-    shogi state (mover's view; ``NEG`` for illegal moves).
-
-    Full width to ``depth`` plies, then up to ``quiescence`` more plies of captures and
-    promotions only, where the side to move may also stand pat on :func:`evaluate` (all
-    evasions are searched, without standing pat, when it is in check). With
-    ``exact_root=False`` (what the policy uses) every move whose value equals the best is exact
-    and the others may be upper bounds (fail-low); with ``exact_root=True`` the root is searched
-    with a full window, so every legal move's value is exact (slower; for tests).
-    """
+    """``search_fn(state) -> int32[132]``: the root moves' values (``NEG`` illegal), exact for
+    the best ones and upper bounds for the rest, or all exact with ``exact_root`` (slower)."""
     for name, x, low in (("depth", depth, 1), ("quiescence", quiescence, 0)):
         if isinstance(x, bool) or not isinstance(x, int) or x < low:
             raise ValueError(f"search {name} must be an integer >= {low}, got {x!r}")
@@ -464,12 +418,7 @@ def search(env: Env, depth: int, quiescence: int = QUIESCENCE, exact_root: bool 
 
 
 def animal_shogi_engine_policy(env: Env, depth: int, quiescence: int = QUIESCENCE) -> Policy:
-    """The engine as a policy ``policy(key, state) -> int32[]`` for one animal shogi state.
-
-    Depth-``depth`` alpha-beta over the evaluation above (module docstring); plays a move
-    drawn uniformly with ``key`` among the moves of best value. Pure: ``jax.vmap`` it over
-    keys and states for a batch, ``jax.jit`` works. A finished game returns action 0.
-    """
+    """The engine as a policy ``policy(key, state) -> int32[]`` (a finished game: 0)."""
     search_fn = search(env, depth, quiescence)
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:

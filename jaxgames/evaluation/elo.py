@@ -1,16 +1,10 @@
-"""Statistics of game results: Wilson intervals, W/D/L records, Elo ratings as a Bradley-Terry
-model, and the intervals of the ladders' bootstrap.
+"""Statistics of game results: Wilson intervals, W/D/L records, Bradley-Terry Elo fits and the
+intervals of the ladders' bootstrap.
 
-    ratings = bradley_terry([Match("a", "b", 70, 10, 20), ...])   # {name: elo}, mean 0
-    Record(61, 7, 32).ci("score")                                 # 95% Wilson interval
-
-Model (Bradley & Terry 1952, on Elo's scale): ``P(i beats j) = sigma((R_i - R_j) / s)`` with
-``s = 400 / ln 10`` (:data:`ELO_PER_NAT`). A draw is half a win and half a loss, so a pairing
-enters only through i's points ``S_ij = W + D / 2`` out of ``N_ij`` games. :func:`fit_elo`
-maximises the log-likelihood after ``prior`` virtual games per pairing scored as draws (a
-penalty that keeps a whitewash finite) by Newton's method, vectorised over bootstrap resamples
-(Efron 1979); :func:`fit_agent_elo` and :func:`sweep_bound` rate one player against fixed
-ratings. docs/ladders.md ("Method") has the long form.
+Model (Bradley & Terry 1952, on Elo's scale): ``P(i beats j) = sigma((R_i - R_j) / s)``,
+``s = 400 / ln 10``; a draw is half a win, so a pairing enters through i's points
+``W + D / 2`` out of ``N`` games, plus ``prior`` virtual draws that keep a whitewash finite.
+docs/ladders.md ("Method") has the long form.
 """
 
 from __future__ import annotations
@@ -30,9 +24,8 @@ Z95 = 1.959963984540054
 
 
 def wilson_interval(k: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval (Wilson 1927) for ``k`` successes in ``n`` trials, 95% for the
-    default ``z``: ``(low, high)`` in [0, 1], ``(0.0, 1.0)`` when ``n == 0``. Fractional ``k``
-    is allowed (wins + draws / 2)."""
+    """Wilson score interval (Wilson 1927) of ``k`` (may be fractional) successes in ``n``
+    trials: ``(low, high)``, ``(0.0, 1.0)`` when ``n == 0``."""
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
@@ -93,30 +86,18 @@ class Record:
 
     def ci(self, what: str = "win") -> tuple[float, float]:
         """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``."""
-        k = {
-            "win": self.wins,
-            "draw": self.draws,
-            "loss": self.losses,
-            "score": self.wins + 0.5 * self.draws,
-        }.get(what)
+        score = self.wins + 0.5 * self.draws
+        k = dict(win=self.wins, draw=self.draws, loss=self.losses, score=score).get(what)
         if k is None:
             raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
         return wilson_interval(k, self.games)
 
     def to_dict(self) -> dict:
         """Counts, rates and Wilson intervals as plain Python values."""
-        return dict(
-            wins=self.wins,
-            draws=self.draws,
-            losses=self.losses,
-            games=self.games,
-            win_rate=self.win_rate,
-            win_ci=self.ci("win"),
-            draw_rate=self.draw_rate,
-            loss_rate=self.loss_rate,
-            score=self.score,
-            score_ci=self.ci("score"),
-        )
+        counts = dict(wins=self.wins, draws=self.draws, losses=self.losses, games=self.games)
+        rates = dict(win_rate=self.win_rate, win_ci=self.ci("win"), draw_rate=self.draw_rate)
+        score = dict(score=self.score, score_ci=self.ci("score"))
+        return dict(**counts, **rates, loss_rate=self.loss_rate, **score)
 
     def __str__(self) -> str:
         if not self.games:
@@ -133,8 +114,7 @@ class Record:
 
 @dataclasses.dataclass(frozen=True)
 class Match:
-    """Aggregated results of ``a`` against ``b`` (counts from ``a``'s side), for
-    :func:`bradley_terry`."""
+    """Results of ``a`` against ``b`` from ``a``'s side, for :func:`bradley_terry`."""
 
     a: str
     b: str
@@ -154,8 +134,8 @@ def expected_score(elo_a: float, elo_b: float) -> float:
 
 
 def check_connected(names: list[str], pairs: Iterable[tuple[int, int]]) -> None:
-    """Raise a one-line ValueError if the pairings (index pairs into ``names``) leave players
-    in groups that never met, directly or through others: their ratings are not comparable."""
+    """``ValueError`` if the pairings (index pairs into ``names``) leave groups of players
+    that never met, directly or through others (their ratings are not comparable)."""
     parent = list(range(len(names)))
 
     def root(i):
@@ -187,15 +167,12 @@ def fit_elo(
     iterations: int = 200,
     tol: float = 1e-9,
 ) -> np.ndarray:
-    """Penalised Bradley-Terry MLE for B datasets at once: ``points`` float[B, P] of player
-    ``pi[p]`` against ``pj[p]`` (indices into ``names``) in ``games[p]`` games -> Elo
-    float[B, n], n = len(names), player ``anchor`` at 0.
+    """Penalised Bradley-Terry MLE of B datasets: ``points`` float[B, P] of ``pi[p]`` against
+    ``pj[p]`` in ``games[p]`` games -> Elo float[B, len(names)], ``anchor`` at 0.
 
-    Newton steps on the free ratings, capped at 1 nat per player so that a near-whitewash
-    cannot overshoot; the Hessian is ``-(diag(sum_j q_ij) - q)`` with ``q_ij = N_ij p_ij
-    (1 - p_ij)``, negative definite on a connected graph, so players that never met, directly
-    or through others, are refused first (:func:`check_connected`).
-    """
+    Newton steps capped at 1 nat per player (a near-whitewash cannot overshoot); the Hessian
+    ``-(diag(sum_j q_ij) - q)``, ``q_ij = N_ij p_ij (1 - p_ij)``, is negative definite on a
+    connected graph (:func:`check_connected`)."""
     check_connected(list(names), zip(pi, pj))
     n = len(names)
     b = points.shape[0]
@@ -233,9 +210,8 @@ def fit_elo(
 def bradley_terry(
     matches: list[Match], anchor: str | None = None, prior: float = 1.0
 ) -> dict[str, float]:
-    """Fit Elo ratings to ``matches`` (:func:`fit_elo`). Returns ``{name: elo}`` sorted best
-    first; the mean is 0, or ``anchor``'s rating is 0 if given. ``prior``: virtual draws added
-    per match."""
+    """``{name: elo}`` of ``matches`` (:func:`fit_elo`), best first, mean 0 (or ``anchor`` 0);
+    ``prior``: virtual draws per match."""
     if not matches:
         raise ValueError("no matches to fit")
     names = sorted({m.a for m in matches} | {m.b for m in matches})
@@ -259,10 +235,8 @@ def bradley_terry(
 
 
 def fit_agent_elo(points: np.ndarray, games: np.ndarray, rung_elo: np.ndarray) -> np.ndarray:
-    """One player's Elo MLE against players of fixed ratings, for B datasets: points float[B]
-    out of games float[R] against ratings float[B, R] -> float[B]; the root of
-    ``S - sum_j N_j sigma((R - R_j) / s)`` (decreasing in R, found by bisection), ``+inf`` with
-    no point lost and ``-inf`` with no point won."""
+    """One player's Elo MLE against fixed ratings float[B, R] from points float[B] out of games
+    float[R] -> float[B] (bisection; ``+inf`` with no point lost, ``-inf`` with none won)."""
     total = games.sum()
     lo = rung_elo.min(1) - 6000.0
     hi = rung_elo.max(1) + 6000.0
@@ -277,9 +251,8 @@ def fit_agent_elo(points: np.ndarray, games: np.ndarray, rung_elo: np.ndarray) -
 
 
 def sweep_bound(games: np.ndarray, rung_elo: np.ndarray, alpha: float, won: bool) -> float:
-    """The rating x at which a clean sweep (every game won if ``won``, else lost) against
-    players of ratings float[R] in games float[R] has probability ``alpha``: the one-sided
-    (1 - alpha) bound for a player with that sweep, whose MLE is infinite."""
+    """The one-sided (1 - alpha) bound of a player who won (``won``) or lost every game against
+    ratings float[R]: the rating at which that sweep has probability ``alpha``."""
     sign = 1.0 if won else -1.0
 
     def log_p(x):  # log P(sweep | x), increasing in sign * x
@@ -308,12 +281,9 @@ def percentile_interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.nd
 
 @dataclasses.dataclass(frozen=True)
 class Rating:
-    """An Elo estimate with its interval; unpacks as ``elo, lo, hi = rating``.
-
-    bound: None, ``"lower"`` (won every game: ``elo = lo`` is a one-sided 95% lower bound,
-    ``hi = inf``) or ``"upper"`` (lost every game). extrapolated: the estimate lies outside the
-    ratings of the opponents played (it rests on the logistic model alone).
-    """
+    """An Elo estimate and interval (``elo, lo, hi = rating``). bound: ``"lower"`` (won every
+    game: ``elo`` is a one-sided bound) or ``"upper"``; extrapolated: outside the opponents'
+    ratings (it rests on the logistic model alone)."""
 
     elo: float
     lo: float
@@ -341,26 +311,17 @@ class Rating:
         def f(x):
             return float(x) if math.isfinite(x) else None
 
-        return dict(
-            elo=f(self.elo),
-            lo=f(self.lo),
-            hi=f(self.hi),
-            bound=self.bound,
-            extrapolated=self.extrapolated,
-        )
+        out = dict(elo=f(self.elo), lo=f(self.lo), hi=f(self.hi))
+        return dict(out, bound=self.bound, extrapolated=self.extrapolated)
 
     @classmethod
     def from_json(cls, d: dict) -> "Rating":
         def f(x, inf):
             return inf if x is None else float(x)
 
-        return cls(
-            f(d["elo"], math.inf if d.get("bound") == "lower" else -math.inf),
-            f(d["lo"], -math.inf),
-            f(d["hi"], math.inf),
-            d.get("bound"),
-            bool(d.get("extrapolated", False)),
-        )
+        elo = f(d["elo"], math.inf if d.get("bound") == "lower" else -math.inf)
+        bound, extrapolated = d.get("bound"), bool(d.get("extrapolated", False))
+        return cls(elo, f(d["lo"], -math.inf), f(d["hi"], math.inf), bound, extrapolated)
 
 
 def write_ratings_csv(ratings: dict[str, float], matches: list[Match], path: str) -> None:

@@ -1,17 +1,10 @@
 """Ladders: a game's fixed opponents (rungs) rated once from their games against each other on a
-fixed opening set, and any player rated against them.
+fixed opening set, and any player rated against them (``load_ladder("reversi8")``).
 
-    ladder = build_ladder(env, ["random", "greedy", "alphabeta:2", ...], make_rung,
-                          n_openings=200, plies=4)        # plays and fits; save_ladder(ladder)
-    ladder = load_ladder("reversi8")                      # jaxgames/evaluation/ladders/*.json
-    rate_against_ladder({"greedy": match, ...}, ladder)   # one player's Rating
-
-Rung ratings: penalised Bradley-Terry MLE with the anchor (``random``) at 0 and ``prior``
-virtual draws per pairing (:func:`~jaxgames.evaluation.elo.fit_elo`). A player's rating: the
-rung ratings held fixed, its MLE alone (:func:`~jaxgames.evaluation.elo.fit_agent_elo`), a
-one-sided bound for a sweep. Intervals: percentile bootstrap (Efron 1979) over openings, the
-unit whose two games (one per colour) are correlated. docs/ladders.md ("Method") has the model,
-the fits, the bootstrap and the bounds in full.
+Rung ratings: penalised Bradley-Terry with the anchor (``random``) at 0; a player's: its MLE
+with the rung ratings held fixed, a one-sided bound for a sweep. Intervals: percentile
+bootstrap (Efron 1979) over openings, the unit whose two games are correlated.
+docs/ladders.md ("Method") has the model, the fits, the bootstrap and the bounds.
 """
 
 from __future__ import annotations
@@ -52,13 +45,11 @@ LADDER_FORMAT = 1
 # ============================================================================ pairings
 @dataclasses.dataclass(frozen=True)
 class Pairing:
-    """The games of ``a`` against ``b``, from ``a``'s side, in bootstrap units.
+    """The games of ``a`` against ``b`` from ``a``'s side, in bootstrap units.
 
-    units: ``units[k]`` = number of units in which ``a`` scored ``k / 2`` points; a unit is one
-        opening's two games (5 bins, from :meth:`from_match`) or one game (3 bins).
-    as_first / as_second: a's :class:`Record` as player 0 / player 1 (None if unknown).
-    margin: (mean, lo, hi) of a's final score margin (reversi discs), or None.
-    seconds: wall time the games took, if known.
+    units: ``units[k]`` = units in which ``a`` scored ``k / 2`` points; a unit is one opening's
+    two games (5 bins) or one game (3 bins). as_first / as_second: a's :class:`Record` as player
+    0 / 1; margin: (mean, lo, hi) of a's final score margin; seconds: wall time (if known).
     """
 
     a: str
@@ -108,39 +99,28 @@ class Pairing:
     def from_match(
         cls, a: str, b: str, match: MatchResult, seconds: float | None = None
     ) -> "Pairing":
-        """Units = openings (both colours' games of an opening together)."""
+        """Units = openings (both colours' games together)."""
         per = np.bincount(match.opening)
         if per.min() != per.max():
             raise ValueError("every opening must have the same number of games")
         k = np.rint(2 * match.unit_points()).astype(int)
-        units = np.bincount(k, minlength=2 * int(per[0]) + 1)
+        units = tuple(int(c) for c in np.bincount(k, minlength=2 * int(per[0]) + 1))
         m = match.margin_stats()
-        return cls(
-            a,
-            b,
-            tuple(int(c) for c in units),
-            match.as_first,
-            match.as_second,
-            None if m is None else tuple(round(float(v), 4) for v in m),
-            seconds,
-        )
+        margin = None if m is None else tuple(round(float(v), 4) for v in m)
+        return cls(a, b, units, match.as_first, match.as_second, margin, seconds)
 
     @classmethod
     def from_counts(cls, a: str, b: str, wins: int, draws: int, losses: int) -> "Pairing":
-        """Units = single games (no colour or opening information)."""
+        """Units = single games."""
         return cls(a, b, (int(losses), int(draws), int(wins)))
 
     def swapped(self) -> "Pairing":
         m = self.margin
-        return Pairing(
-            self.b,
-            self.a,
-            self.units[::-1],
-            None if self.as_first is None else self.as_first.swapped(),
-            None if self.as_second is None else self.as_second.swapped(),
-            None if m is None else (-m[0], -m[2], -m[1]),
-            self.seconds,
+        first, second = (
+            None if r is None else r.swapped() for r in (self.as_first, self.as_second)
         )
+        margin = None if m is None else (-m[0], -m[2], -m[1])
+        return Pairing(self.b, self.a, self.units[::-1], first, second, margin, self.seconds)
 
     def resample_points(self, rng: np.random.Generator, n_boot: int) -> np.ndarray:
         """float[n_boot]: a's points in ``n_boot`` bootstrap resamples of the units."""
@@ -168,15 +148,9 @@ class Pairing:
             return None if x is None else Record(*(int(v) for v in x))
 
         m = d.get("margin")
-        return cls(
-            d["a"],
-            d["b"],
-            tuple(d["units"]),
-            record(d.get("as_first")),
-            record(d.get("as_second")),
-            None if m is None else tuple(float(v) for v in m),
-            d.get("seconds"),
-        )
+        margin = None if m is None else tuple(float(v) for v in m)
+        first, second = record(d.get("as_first")), record(d.get("as_second"))
+        return cls(d["a"], d["b"], tuple(d["units"]), first, second, margin, d.get("seconds"))
 
 
 def _wdl(r: Record | None) -> str:
@@ -186,8 +160,7 @@ def _wdl(r: Record | None) -> str:
 # ============================================================================ fitting
 @dataclasses.dataclass(frozen=True)
 class LadderFit:
-    """Point fit and bootstrap refits of a set of pairings. elo: float[n], draws: float[B, n]
-    (columns in ``names`` order)."""
+    """Point fit elo float[n] and bootstrap refits draws float[B, n] (``names`` order)."""
 
     names: tuple[str, ...]
     elo: np.ndarray
@@ -207,8 +180,7 @@ PairingsLike = Sequence[Pairing] | Mapping[tuple[str, str], Pairing | MatchResul
 
 
 def as_pairings(results: PairingsLike) -> list[Pairing]:
-    """Pairings from a list of :class:`Pairing` or a ``{(a, b): MatchResult or Pairing}``
-    mapping (results of a against b)."""
+    """Pairings from :class:`Pairing` s or a ``{(a, b): MatchResult or Pairing}`` mapping."""
     if isinstance(results, Mapping):
         return [
             r if isinstance(r, Pairing) else Pairing.from_match(a, b, r)
@@ -226,10 +198,9 @@ def fit_ladder(
     ci: float = 0.95,
     names: Sequence[str] | None = None,
 ) -> LadderFit:
-    """Bradley-Terry fit of ``pairings`` (anchor at 0) plus ``n_boot`` bootstrap refits (units
-    resampled within each pairing, ``numpy.random.default_rng(seed)``), all in one batched
-    :func:`~jaxgames.evaluation.elo.fit_elo`. ``names``: the player order (default: order of
-    first appearance). ``pairings``: see :func:`as_pairings`."""
+    """Bradley-Terry fit of ``pairings`` (anchor at 0) and ``n_boot`` refits with the units
+    resampled within each pairing, in one batched :func:`~jaxgames.evaluation.elo.fit_elo`;
+    ``names``: the player order (default: first appearance)."""
     pairings = as_pairings(pairings)
     if not pairings:
         raise ValueError("no pairings to fit")
@@ -248,13 +219,18 @@ def fit_ladder(
         raise ValueError(f"anchor {anchor!r} is not among the players {names}")
     pi = np.array([idx[p.a] for p in pairings])
     pj = np.array([idx[p.b] for p in pairings])
-    games = np.array([p.games for p in pairings], np.float64)
-    point = np.array([[p.points for p in pairings]])
-    elo = fit_elo(names, pi, pj, point, games, idx[anchor], prior)[0]
-    rng = np.random.default_rng(seed)
-    boot = np.stack([p.resample_points(rng, n_boot) for p in pairings], axis=1)
+    games, points, boot = _resampled(pairings, seed, n_boot)
+    elo = fit_elo(names, pi, pj, points[None], games, idx[anchor], prior)[0]
     draws = fit_elo(names, pi, pj, boot, games, idx[anchor], prior)
     return LadderFit(tuple(names), elo, draws, ci)
+
+
+def _resampled(pairings: list[Pairing], seed: int, n_boot: int):
+    """(games float64[P], points float[P], bootstrap points float[n_boot, P])."""
+    rng = np.random.default_rng(seed)
+    games = np.array([p.games for p in pairings], np.float64)
+    points = np.array([p.points for p in pairings])
+    return games, points, np.stack([p.resample_points(rng, n_boot) for p in pairings], axis=1)
 
 
 def rate_ladder(
@@ -277,16 +253,13 @@ def rate_against_ladder(
     seed: int = 0,
     ci: float = 0.95,
 ) -> Rating:
-    """One player's Elo from its results against rungs (``{rung spec: MatchResult or Pairing
-    with the player as a}``), the rungs' ratings held fixed.
+    """One player's Elo from ``{rung spec: MatchResult or Pairing}`` with the rung ratings of
+    ``ladder`` (a :class:`Ladder`, :class:`LadderFit` or ``{rung: elo}``) held fixed.
 
-    ``ladder``: a :class:`Ladder` or :class:`LadderFit` (rung ratings and bootstrap draws), or
-    a plain ``{rung: elo}`` mapping (then nothing to propagate). ``propagate``: pair resample b
-    of the player's games with the ladder's bootstrap draw b, so the interval carries the
-    rungs' uncertainty too (``False``: only the player's games vary, the interval to compare
-    two players rated on the same ladder). ``n_boot`` defaults to the ladder's number of draws
-    (1000 for a plain mapping). A player that won (lost) every game gets the one-sided 95%
-    lower (upper) bound of :func:`~jaxgames.evaluation.elo.sweep_bound`.
+    ``propagate``: pair resample b of the player's games with the ladder's draw b, so the
+    interval carries the rungs' uncertainty (``False``: to compare two players on the same
+    ladder). ``n_boot``: default the ladder's draws (1000). A sweep gets the one-sided bound
+    of :func:`~jaxgames.evaluation.elo.sweep_bound`.
     """
     if not results:
         raise ValueError("no results to rate")
@@ -307,13 +280,11 @@ def rate_against_ladder(
         r if isinstance(r, Pairing) else Pairing.from_match("<agent>", rung, r)
         for rung, r in results.items()
     ]
-    games = np.array([p.games for p in pairs], np.float64)
-    points = np.array([p.points for p in pairs])
     e = np.array([elos[r] for r in rungs], np.float64)
     if n_boot is None:
         n_boot = draws.shape[0] if draws is not None else 1000
-    rng = np.random.default_rng(seed)
-    boot = np.stack([p.resample_points(rng, n_boot) for p in pairs], axis=1).sum(1)
+    games, points, boot = _resampled(pairs, seed, n_boot)
+    boot = boot.sum(1)
     if propagate:
         cols = [col[r] for r in rungs]
         e_boot = draws[np.arange(n_boot) % draws.shape[0]][:, cols]
@@ -333,8 +304,8 @@ def rate_against_ladder(
 
 # ============================================================================ ladders
 def game_key(env: Env) -> str:
-    """File name stem of a game's ladder: ``tic_tac_toe``, ``reversi6``, ``reversi8``,
-    ``animal_shogi``; other non-default options are appended as ``_<name><value>``."""
+    """File name stem of a game's ladder (``reversi8``; other non-default options appended as
+    ``_<name><value>``)."""
     if env.name == "reversi":
         return f"reversi{env.config['size']}"
     params = inspect.signature(type(env).__init__).parameters
@@ -361,13 +332,9 @@ class Rung:
 
 @dataclasses.dataclass
 class Ladder:
-    """A game's ladder: rungs with ratings, the games behind them, and how they were made
-    (stored as JSON; ``jaxgames/evaluation/ladders/README.md`` lists the fields).
-
-    rungs: weakest first (the order given to :func:`build_ladder`). pairings: every pairing's
-    games. The rung ratings are refitted deterministically from ``pairings`` by :meth:`fit`
-    (also the bootstrap draws that carry the ladder's uncertainty into a player's rating).
-    """
+    """A game's ladder: rungs (weakest first) with ratings, every pairing's games, and how they
+    were made (JSON; ``jaxgames/evaluation/ladders/README.md`` lists the fields). :meth:`fit`
+    refits the ratings and bootstrap draws from ``pairings`` deterministically."""
 
     game: str
     env_name: str
@@ -422,8 +389,8 @@ class Ladder:
         return self.__dict__["_fit"]
 
     def opening_states(self, env: Env | None = None, n: int | None = None) -> GameState:
-        """The ladder's openings (``n`` of them: a prefix, or an extension, of the stored
-        set). Warns when the regenerated set differs from the one the ladder was built with."""
+        """The ladder's openings (``n``: a prefix or extension of the stored set); warns when
+        they regenerate differently from the ladder's."""
         env = env or self.make_env()
         states = openings(env, self.n_openings, self.plies, self.opening_seed)
         if openings_digest(states) != self.openings_digest:
@@ -506,8 +473,7 @@ def load_ladder(name_or_path: str) -> Ladder:
 
 
 def ladder_pairs(n_rungs: int, span: int | None = 2) -> list[tuple[int, int]]:
-    """Rung index pairs played by :func:`build_ladder`: each rung against the next ``span``
-    rungs (``span=None``: the full round robin)."""
+    """Rung index pairs of :func:`build_ladder`: each rung against the next ``span`` (None: all)."""
     span = n_rungs - 1 if span is None else int(span)
     if span < 1:
         raise ValueError(f"span must be >= 1, got {span}")
@@ -530,21 +496,15 @@ def build_ladder(
     log: Callable[[str], None] | None = print,
     played: Sequence[Pairing] = (),
 ) -> Ladder:
-    """Play the ladder's pairings and fit the rungs' ratings.
+    """Play the ladder's pairings (:func:`play_match` on the same ``n_openings`` openings of
+    ``plies`` random plies) and fit the rungs' ratings; ``rung_specs`` weakest first.
 
-    ``rung_specs``: weakest first, including ``anchor``. Each pairing is :func:`play_match` on
-    the same ``n_openings`` openings of ``plies`` random plies. ``span``: each rung plays the
-    next ``span`` rungs up (default 2: ``2R - 3`` pairings for R rungs instead of a round
-    robin's ``R(R-1)/2``, which ``span=None`` gives): neighbouring rungs are where scores are
-    informative (whitewashes between distant rungs say little), and the second neighbour gives
-    every rung two links and checks transitivity. ``log``: progress lines (None for silence).
-
-    ``played``: pairings of a ladder built before with the same openings, seed and span, whose
-    rungs are the first rungs of ``rung_specs``. Pairing k draws its games with
-    ``fold_in(PRNGKey(seed), k)`` and :func:`ladder_pairs` lists the pairs of the first R rungs
-    first, so rungs added on top leave the earlier pairings' games as they were: stored pairing
-    k is taken as it is (``ValueError``, before any game, if pairing k here is another pair)
-    and only the new ones are played.
+    ``span``: each rung plays the next ``span`` rungs up (2: ``2R - 3`` pairings instead of
+    ``R(R-1)/2``): neighbours are where scores inform, and the second neighbour checks
+    transitivity. ``played``: the pairings of a ladder built before with the same openings,
+    seed and span, on the first rungs: pairing k draws with ``fold_in(PRNGKey(seed), k)`` and
+    :func:`ladder_pairs` lists the first rungs' pairs first, so they are kept as they are and
+    only the new ones played (``ValueError`` first if pairing k is another pair here).
     """
     specs = list(rung_specs)
     if len(set(specs)) != len(specs):

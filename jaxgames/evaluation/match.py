@@ -1,25 +1,13 @@
-"""Match play: the one game loop of the evaluation and its one result type.
+"""Match play: the one game loop of the evaluation (:func:`play_from`) and its result type.
 
-    result = play_match(policy_a, policy_b, env, openings(env, 200, 4), key)
-    result = arena(policy_a, policy_b, env, 4000, key, opening_plies=2)
+    result = play_match(policy_a, policy_b, env, openings(env, 200, 4), key)   # ladders, rate
+    result = arena(policy_a, policy_b, env, 4000, key, opening_plies=2)        # jaxgames eval
     print(result)                # W/D/L of A overall, as first, as second; A's score margin
-    result.score                 # (wins + draws / 2) / games, from A's side
 
-Every call plays all its games at once in one jitted ``lax.while_loop`` over plies
-(:func:`play_from`), compiled once per (policies, env, number of games, options). Policies
-are ``policy(key, state) -> int32[]``. At loop step t the mover's policy gets a key derived
-from (key, t, game id), whichever policy it is, so games with equal ids share their random
-numbers (common random numbers: both colours of a pairing meet the same luck).
-
-* :func:`play_match`: every opening of a set twice, A as player 0 (game i) and as player 1
-  (game n + i); each policy is evaluated only on the games where it moves. The ladders,
-  ``jaxgames rate`` and the experiments' matches.
-* :func:`arena`: ``n_games`` from the start position, the first half (rounded up) with A as
-  player 0; game k of each half shares its random numbers, so ``arena(a, b).swapped() ==
-  arena(b, a)`` for even ``n_games``. ``opening_plies`` uniformly random plies are played
-  first in the loop. Both policies are evaluated on every game at every ply. ``jaxgames eval``,
-  the pretrained agents' record against random and the round robin.
-* :func:`evaluate_vs`: win/draw/loss rates as a jittable function, for training.
+Every call plays all its games at once in one jitted ``lax.while_loop``, compiled once per
+(policies, env, number of games, options). At loop step t the mover's policy gets a key from
+(key, t, game id), whichever policy it is, so games with equal ids share their random numbers:
+both colours of a pairing meet the same luck (common random numbers).
 """
 
 from __future__ import annotations
@@ -52,12 +40,10 @@ class MatchResult:
     """The games of policy A against policy B, from A's side.
 
     outcomes: int8[G] +1 A won, 0 draw, -1 A lost. a_player: int32[G] A's player id.
-    opening: int32[G] the opening of each game (:func:`arena`: its pair of games sharing
-    random numbers), the bootstrap unit. plies: int32[G] final ply counts (opening plies
-    included). margin: float32[G] A's final score margin (:meth:`Env.score`; reversi: discs),
-    None for a game without a score. states / snapshots: the final states, and each game's
-    first state where ``snapshot`` held (else its final one), numpy leaves with leading axis
-    G, when asked for.
+    opening: int32[G] each game's opening (:func:`arena`: its pair of games), the bootstrap
+    unit. plies: int32[G] final ply counts. margin: float32[G] A's final :meth:`Env.score`
+    margin, None without a score. states / snapshots: the final states and each game's first
+    state where ``snapshot`` held (numpy leaves [G, ...]), when asked for.
     """
 
     outcomes: np.ndarray
@@ -70,8 +56,8 @@ class MatchResult:
 
     @classmethod
     def of(cls, a_player, opening, total, plies, score=None, states=None, snapshots=None):
-        """From a loop's summed rewards float32[G, 2], plies int32[G] and, for a game with a
-        score, the final :meth:`Env.score` float32[G, 2] (numpy or device arrays)."""
+        """From a loop's summed rewards float32[G, 2], plies int32[G] and final
+        :meth:`Env.score` float32[G, 2] (or None)."""
         a_np = np.asarray(a_player, np.int32)
         margin = None
         if score is not None:
@@ -109,9 +95,8 @@ class MatchResult:
         return np.bincount(self.opening, weights=pts)
 
     def margin_stats(self) -> tuple[float, float, float] | None:
-        """(mean, lo, hi) of A's final margin: 95% normal interval with the openings as units
-        (the mean of each opening's games, so the colour pairing is respected); None when the
-        game has no score."""
+        """(mean, lo, hi) of A's final margin, a 95% normal interval over openings (the unit
+        that respects the colour pairing); None without a score."""
         if self.margin is None:
             return None
         per = np.bincount(self.opening, weights=self.margin) / np.bincount(self.opening)
@@ -164,22 +149,16 @@ def play_from(
     paired: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
 ):
-    """Play the batch of games ``states`` (leading axis G) on to the end, in parallel (jit
-    this): the one game loop of the evaluation.
+    """Play the games ``states`` [G] to the end in parallel (jit this) -> (final states,
+    summed rewards float32[G, 2]), and with ``snapshot`` (``state -> bool[]``) each game's
+    first state where it held (else its final one).
 
-    a_player: int32[G] A's player id per game. game_ids: int32[G] (default ``arange(G)``, or
-    ``arange(G/2)`` twice when ``paired``) seeds each game's randomness (module docstring).
-    The first ``opening_plies`` steps play uniformly random moves instead. Stops when all
-    games are over or after ``max_plies`` loop steps (if given). Returns (final states, summed
-    rewards float32[G, 2]), and with ``snapshot`` (``state -> bool[]``) third each game's
-    first state where it held (its final state where it never did).
-
-    ``paired`` (static): game i and game i + G/2 are the same game with colours swapped (equal
-    game ids, different ``a_player``), so in every pair one game has A to move and the other B
-    (the games here alternate strictly): A and B are then each evaluated on G/2 states per ply
-    instead of G, with the same keys and states, so the same moves (up to float rounding that
-    depends on the batch size, e.g. in a network). A step where some pair has A (or B) to move
-    in both live games falls back to evaluating both policies on all G games.
+    a_player: int32[G] A's player id. game_ids: int32[G] seeds each game's randomness (default
+    ``arange(G)``, or ``arange(G/2)`` twice when ``paired``). The first ``opening_plies``
+    steps play random moves; ``max_plies`` caps the loop. ``paired`` (static): game i and
+    i + G/2 are one game with colours swapped, so each policy runs on the G/2 states where it
+    moves (same keys and states, so the same moves up to batch-size-dependent rounding); a
+    step where some pair has the same policy to move in both falls back to all G.
     """
     g = a_player.shape[0]
     if paired and g % 2:
@@ -199,7 +178,6 @@ def play_from(
         return jnp.where(states.current_player == a_player, act_a, act_b).astype(jnp.int32)
 
     def split_pairs(states, k_pol):
-        """Each policy on the half of the states where it is to move (see ``paired``)."""
         live = ~(states.terminated | states.truncated)
         a_moves = states.current_player == a_player
         a_in_first = jnp.where(live[:h], a_moves[:h], ~a_moves[h:])  # A's game is game i
@@ -257,13 +235,13 @@ def play_from(
 
 
 def _where_games(mask: jax.Array, a, b):
-    """Per game (leading axis G of every leaf): ``a``'s where ``mask`` bool[G], else ``b``'s."""
+    """Per game (leaves [G, ...]): ``a``'s where ``mask`` bool[G], else ``b``'s."""
     pick = lambda x, y: jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), x, y)  # noqa: E731
     return jax.tree_util.tree_map(pick, a, b)
 
 
 def _start(env: Env, key: jax.Array, ids: jax.Array):
-    """(start states of games ``ids``, the loop's key): how every game from the start is keyed."""
+    """(start states of games ``ids``, the loop's key)."""
     key_init, key_play = jax.random.split(key)
     return jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids)), key_play
 
@@ -291,12 +269,8 @@ def play_games(
     game_ids: jax.Array | None = None,
     snapshot: Callable[[GameState], jax.Array] | None = None,
 ):
-    """Play ``len(a_player)`` games from the start position with :func:`play_from` (jit this).
-
-    a_player, game_ids (default ``arange(G)``), opening_plies, max_plies, snapshot: as for
-    :func:`play_from`. Returns (summed rewards float32[G, 2], plies int32[G]), and with
-    ``snapshot`` its snapshots third.
-    """
+    """:func:`play_from` of ``len(a_player)`` games from the start (jit this) -> (summed
+    rewards float32[G, 2], plies int32[G], and the snapshots with ``snapshot``)."""
     ids = jnp.arange(a_player.shape[0], dtype=jnp.int32) if game_ids is None else game_ids
     states, key_play = _start(env, key, ids)
     states, total, *snaps = play_from(
@@ -312,8 +286,7 @@ def _cached(build, *args):
 
 
 def _compiled(build, *args):
-    """``build(*args)`` (a jitted match), cached so that repeated matches of the same policies
-    and size compile once; unhashable policies are built afresh."""
+    """``build(*args)`` cached, so repeated matches compile once (unhashable: built afresh)."""
     try:
         return _cached(build, *args)
     except TypeError:  # an unhashable policy object
@@ -322,22 +295,30 @@ def _compiled(build, *args):
 
 # ============================================================================ entry points
 def arena_layout(n_games: int) -> tuple[jax.Array, jax.Array]:
-    """(a_player, game_ids), int32[n_games] each: how :func:`arena` lays out its games (A first
-    in the first half, rounded up; game k of each half shares its random numbers), so that a
-    :func:`play_games` call with them and ``arena``'s key plays ``arena``'s games."""
+    """(a_player, game_ids) int32[n_games] of :func:`arena`: A first in the first half
+    (rounded up), game k of each half sharing its random numbers."""
     first = (n_games + 1) // 2
     i = jnp.arange(n_games, dtype=jnp.int32)
     return jnp.where(i < first, 0, 1).astype(jnp.int32), jnp.where(i < first, i, i - first)
 
 
-def _build_arena(policy_a, policy_b, env, n_games, max_plies, final_states, snapshot):
-    a_player, ids = arena_layout(n_games)
+def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot):
+    """Jitted ``run(key, opening_plies, states)``: :func:`arena`'s ``n`` games from the start,
+    or (``paired``) every one of the ``n`` opening ``states`` twice, as :func:`play_match`."""
+    if paired:
+        a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n)
+        ids = jnp.concatenate([jnp.arange(n, dtype=jnp.int32)] * 2)
+    else:
+        a_player, ids = arena_layout(n)
 
-    def run(key, opening_plies):
-        states, key_play = _start(env, key, ids)
+    def run(key, opening_plies, states):
+        if paired:
+            states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, x]), states)
+        else:
+            states, key = _start(env, key, ids)
         out = play_from(
-            policy_a, policy_b, env, states, a_player, key_play, opening_plies, max_plies, ids,
-            snapshot=snapshot,
+            policy_a, policy_b, env, states, a_player, key, opening_plies, max_plies, ids,
+            paired=paired, snapshot=snapshot,
         )  # fmt: skip
         return _collect(env, out, final_states)
 
@@ -356,36 +337,20 @@ def arena(
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
 ) -> MatchResult:
-    """Play ``n_games`` games of A against B from the start, half with each colour, all in
-    parallel (module docstring). ``opening_plies``: random plies played first in every game.
-    ``max_plies``: optional cap (unfinished games count as draws). ``final_states`` /
-    ``snapshot``: keep the final states / each game's first state where ``snapshot`` holds in
-    the result. Returns a :class:`MatchResult` from A's side.
+    """``n_games`` of A against B from the start, colours as :func:`arena_layout`, so
+    ``arena(a, b).swapped() == arena(b, a)`` for even ``n_games``; both policies run on every
+    game. ``opening_plies`` random plies first; ``max_plies`` cap (unfinished games are
+    draws); ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side).
     """
     if n_games < 1:
         raise ValueError(f"n_games must be >= 1, got {n_games}")
     if opening_plies < 0:
         raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
-    run = _compiled(
-        _build_arena, policy_a, policy_b, env, n_games, max_plies, final_states, snapshot
-    )
+    args = (policy_a, policy_b, env, n_games, False, max_plies, final_states, snapshot)
     a_player, ids = arena_layout(n_games)
-    return MatchResult.of(a_player, ids, **run(key, jnp.int32(opening_plies)))
-
-
-def _build_match(policy_a, policy_b, env, n, max_plies, final_states, snapshot):
-    a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n)
-    ids = jnp.concatenate([jnp.arange(n, dtype=jnp.int32)] * 2)
-
-    def run(states, key):
-        both = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, x]), states)
-        out = play_from(
-            policy_a, policy_b, env, both, a_player, key, 0, max_plies, ids, paired=True,
-            snapshot=snapshot,
-        )  # fmt: skip
-        return _collect(env, out, final_states)
-
-    return jax.jit(run)
+    return MatchResult.of(
+        a_player, ids, **_compiled(_build, *args)(key, jnp.int32(opening_plies), None)
+    )
 
 
 def play_match(
@@ -399,19 +364,17 @@ def play_match(
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
 ) -> MatchResult:
-    """Play every opening of ``opening_states`` (a batched state, leading axis n) twice, A as
-    player 0 (game i) and as player 1 (game n + i), all 2n games at once. Both games of an
-    opening get the same random numbers (``key`` feeds the loop directly: at loop step t the
-    mover's policy gets a key from (key, t, opening index)). ``max_plies``: optional cap on
-    plies after the opening (unfinished games are draws). ``final_states`` / ``snapshot``: as
-    for :func:`arena`.
+    """Every opening of ``opening_states`` [n] twice, A as player 0 (game i) and as player 1
+    (game n + i), both with the same random numbers; each policy runs only where it moves.
+    ``key`` feeds the loop directly; ``max_plies``, ``final_states``, ``snapshot``: as for
+    :func:`arena`.
     """
     n = num_games(opening_states)
     done = np.asarray(opening_states.terminated) | np.asarray(opening_states.truncated)
     if done.any():
         raise ValueError(f"openings {np.flatnonzero(done).tolist()} are finished games")
-    run = _compiled(_build_match, policy_a, policy_b, env, n, max_plies, final_states, snapshot)
-    out = run(jax.tree_util.tree_map(jnp.asarray, opening_states), key)
+    run = _compiled(_build, policy_a, policy_b, env, n, True, max_plies, final_states, snapshot)
+    out = run(key, jnp.int32(0), jax.tree_util.tree_map(jnp.asarray, opening_states))
     a_player = np.repeat(np.array([0, 1], np.int32), n)
     return MatchResult.of(a_player, np.tile(np.arange(n, dtype=np.int32), 2), **out)
 
@@ -419,11 +382,8 @@ def play_match(
 def evaluate_vs(
     env: Env, policy: Policy, opponent: Policy, key: jax.Array, n_games: int
 ) -> dict[str, jax.Array]:
-    """``policy`` against ``opponent``, ``n_games`` as each side, in one batch. Jittable.
-
-    Returns float32[] rates keyed ``{win,draw,loss}_first`` (policy is player 0) and
-    ``{win,draw,loss}_second`` (policy is player 1). Used for evaluation inside training.
-    """
+    """``policy`` against ``opponent``, ``n_games`` as each side, jittable (for training) ->
+    float32[] rates ``{win,draw,loss}_{first,second}`` (policy as player 0, 1)."""
     if int(n_games) < 1:
         raise ValueError(f"n_games must be >= 1, got {n_games}")
     a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n_games)
@@ -441,9 +401,8 @@ def evaluate_vs(
 def round_robin(
     policies: dict[str, Policy], env: Env, n_games: int, key: jax.Array, opening_plies: int = 0
 ) -> list[Match]:
-    """Every pair of ``policies`` plays an :func:`arena` of ``n_games`` games; one
-    :class:`~jaxgames.evaluation.elo.Match` per unordered pair, in ``policies`` order (the
-    table of :func:`~jaxgames.evaluation.elo.bradley_terry`)."""
+    """An :func:`arena` of ``n_games`` per pair of ``policies`` -> one
+    :class:`~jaxgames.evaluation.elo.Match` per unordered pair, in order."""
     names = list(policies)
     if len(names) < 2:
         raise ValueError(f"a round robin needs at least 2 policies, got {names}")

@@ -1,14 +1,9 @@
-"""Opening sets: distinct positions a few random plies from the start, deterministic in
-(game, n, plies, seed), so that deterministic players meet varied games and every player is
-measured on the same ones.
+"""Opening sets: distinct positions a few random plies from the start, deterministic in (game,
+n, plies, seed), so deterministic players meet varied games and all players the same ones.
 
-    states = openings(env, 200, plies=4)      # a batched state, leading axis 200
-    openings_digest(states)                   # fingerprint stored with a ladder
-
-Candidate k plays ``plies`` uniformly random plies from the start with the key
-``fold_in(PRNGKey(seed), k)``; finished games and repeated positions (same observation and
-player to move) are dropped and the first ``n`` kept, so the set for ``n`` is a prefix of the
-set for any larger ``n``.
+Candidate k plays ``plies`` random plies with the key ``fold_in(PRNGKey(seed), k)``; finished
+games and repeated positions are dropped and the first ``n`` kept, so the set for ``n`` is a
+prefix of the set for any larger ``n``.
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ _CANDIDATES_PER_ROUND = 256
 
 @functools.lru_cache(maxsize=16)
 def _playouts(env: Env, batch: int):
-    """Jitted ``(key, first, plies) -> states[batch]``: candidate k = first + i plays ``plies``
-    uniformly random plies from the start with the key ``fold_in(key, k)``."""
+    """Jitted ``(key, first, plies) -> states[batch]``, candidates first .. first + batch."""
 
     def one(key, plies):
         k_init, k_play = jax.random.split(key)
@@ -43,8 +37,7 @@ def _playouts(env: Env, batch: int):
 
 
 def position_keys(states: GameState) -> list[bytes]:
-    """One byte string per game of a batch identifying its position: the observation (which
-    is from the mover's view) and the player to move. Equal keys = the same opening."""
+    """One byte string per game of a batch: its observation and player to move."""
     parts = [np.asarray(states.observation), np.asarray(states.current_player)]
     rows = [p.reshape(p.shape[0], -1) for p in parts]
     return [b"".join(r[i].tobytes() for r in rows) for i in range(rows[0].shape[0])]
@@ -56,13 +49,9 @@ def num_games(states: GameState) -> int:
 
 
 def openings(env: Env, n: int, plies: int, seed: int = 0, *, max_stall: int = 8) -> GameState:
-    """``n`` distinct unfinished positions, each ``plies`` uniformly random plies from the
-    start: a batched state (leading axis ``n``, numpy leaves); see the module docstring.
-
-    When the game has fewer than ``n`` distinct unfinished positions at that depth (none new
-    in ``max_stall`` rounds of 256 candidates), the distinct ones are repeated in order to fill
-    ``n`` and a warning says so (tic-tac-toe has 72 positions after 2 plies).
-    """
+    """``n`` distinct unfinished positions ``plies`` random plies deep: a batched state with
+    numpy leaves [n, ...]. A game with fewer (none new in ``max_stall`` rounds of 256
+    candidates) repeats them in order, with a warning."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"need n >= 1 openings, got {n!r}")
     if isinstance(plies, bool) or int(plies) != plies or plies < 0:

@@ -1,29 +1,18 @@
-"""Classic opponents: batched, jittable policies ``policy(key, state) -> int32 action``.
+"""Classic opponents, pure policies ``policy(key, state) -> int32[]`` (``jax.vmap`` a batch):
 
-Every policy takes one PRNG key and one (unbatched) game state and returns an ``int32[]``
-action id that is legal whenever the game is not over. They are pure functions of
-``(key, state)``, so ``jax.vmap(policy)(keys, states)`` plays a batch and ``jax.jit`` works.
+    greedy          one ply: a win, else the best ``-env.heuristic(child)``
+    minimax:D       full-width depth-D negamax, ``vmap`` over every action at every ply
+    alphabeta:D     depth-D negamax with alpha-beta pruning in one ``lax.while_loop``
 
-    greedy          one ply: terminal rewards, else ``-env.heuristic(child)``
-    minimax:D       full-width depth-D negamax: ``vmap`` over all actions at every ply
-                    (A**D leaves; exact; fine for small A**D)
-    alphabeta:D     depth-D negamax with alpha-beta pruning, an explicit stack and a
-                    ``lax.while_loop`` (one ``env.step`` per iteration; vmappable)
-
-The uniform player is :func:`jaxgames.core.random_policy`. Strings naming these
-(``"alphabeta:3"``), trained agents and searches over them are parsed
-and built by :mod:`jaxgames.specs`.
-
-Search scoring (negamax, always from the point of view of the player to move at the node)::
+Scores (negamax, from the view of the player to move)::
 
     child ended the game   reward_of_mover * (win_score - ply)   (faster wins score higher)
-    child at depth limit   +/- clip(env.heuristic(child), +-win_score/10)
-                           (sign +1 if the same player is to move again, else -1)
+    child at depth limit   +/- clip(env.heuristic(child), +-win_score/10)  (+ if the same
+                           player moves again)
 
-Tie-breaking is uniformly random among the best moves: the root moves are visited in a random
-order drawn from ``key`` and the *first* move reaching the best score wins. ``greedy``,
-``minimax:D`` and ``alphabeta:D`` share this rule, so with the same key ``alphabeta:1 ==
-greedy`` and ``alphabeta:D == minimax:D`` move for move (tested).
+All three visit the root moves in a random order drawn from ``key`` and take the *first* move
+reaching the best score, so with the same key ``alphabeta:1 == greedy`` and ``alphabeta:D ==
+minimax:D`` move for move (tested).
 """
 
 from __future__ import annotations
@@ -38,8 +27,7 @@ WIN_SCORE = 1e6
 
 
 def _leaf_value(env: Env, parent: GameState, child: GameState, ply: jax.Array, win_score: float):
-    """float32[]: score of ``child`` (reached from ``parent``) from the parent mover's view,
-    as a leaf: terminal reward scaled above any heuristic, else the signed clipped heuristic."""
+    """(float32[] leaf score of ``child`` for the parent's mover, done, sign)."""
     done = child.terminated | child.truncated
     term = child.rewards[parent.current_player] * (win_score - ply.astype(jnp.float32))
     sign = jnp.where(child.current_player == parent.current_player, 1.0, -1.0)
@@ -49,18 +37,15 @@ def _leaf_value(env: Env, parent: GameState, child: GameState, ply: jax.Array, w
 
 
 def _visit_keys(key: jax.Array, n: int) -> jax.Array:
-    """uint32[n]: the random sort keys of the visiting order, which is increasing
-    ``(keys[a], a)``. That is how ``jax.random.permutation(key, n)`` orders ``0..n-1`` (one
-    stable sort by these bits for ``n <= 1625``; tested), so the searches visit moves exactly in
-    that permutation's order, but pick moves without sorting (a sort of 65 keys costs more on
-    CPU than stepping every child)."""
+    """uint32[n]: the visiting order is increasing ``(keys[a], a)``, exactly
+    ``jax.random.permutation(key, n)``'s (one stable sort by these bits for ``n <= 1625``;
+    tested), but the searches pick moves without sorting."""
     _, sub = jax.random.split(key)
     return jax.random.bits(sub, (n,), jnp.uint32)
 
 
 def _visit_order(key: jax.Array, n: int) -> jax.Array:
-    """int32[n]: the actions in visiting order (``== jax.random.permutation(key, n)``), found
-    by counting instead of sorting: O(n**2) comparisons, cheaper than a sort for n ~ 100."""
+    """int32[n]: ``jax.random.permutation(key, n)`` by counting (O(n**2) compares, no sort)."""
     keys = _visit_keys(key, n)
     ids = jnp.arange(n, dtype=jnp.int32)
     before = (keys[None, :] < keys[:, None]) | (
@@ -71,12 +56,8 @@ def _visit_order(key: jax.Array, n: int) -> jax.Array:
 
 
 def _pick_first_best(key: jax.Array, values: jax.Array, mask: jax.Array) -> jax.Array:
-    """Random tie-breaking shared by all searches: visit actions in a random order and return
-    the first one reaching the best value. values: float32[A], mask: bool[A] -> int32[].
-
-    Among the actions reaching the best value (``-inf`` for illegal ones), the first visited
-    is the one with the smallest ``(visit key, id)`` (:func:`_visit_keys`): two reductions
-    instead of a permutation."""
+    """int32[]: the first legal action in visiting order reaching the best of values
+    float32[A] (the smallest ``(visit key, id)``)."""
     v = jnp.where(mask, values, -jnp.inf)
     tie = v == jnp.max(v)
     keys = _visit_keys(key, values.shape[-1])
@@ -85,8 +66,7 @@ def _pick_first_best(key: jax.Array, values: jax.Array, mask: jax.Array) -> jax.
 
 
 def _negamax_full_width(env: Env, state: GameState, depth: int, ply: int, win_score: float):
-    """float32[A]: full-width negamax value of every action of ``state`` (mover's view),
-    searching ``depth`` plies (``depth >= 1``). Illegal actions get garbage (mask them)."""
+    """float32[A]: depth-``depth`` negamax value of every action (garbage for illegal ones)."""
     actions = jnp.arange(env.num_actions, dtype=jnp.int32)
     children = jax.vmap(env.step, in_axes=(None, 0))(state, actions)
 
@@ -102,8 +82,7 @@ def _negamax_full_width(env: Env, state: GameState, depth: int, ply: int, win_sc
 
 
 def minimax_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy:
-    """Full-width depth-``depth`` negamax (every action expanded at every ply with ``vmap``;
-    ``num_actions ** depth`` leaves). Exact reference for :func:`alphabeta_policy`."""
+    """Full-width depth-``depth`` negamax (A**depth leaves): the reference for alpha-beta."""
     _check_depth(depth)
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:
@@ -115,16 +94,14 @@ def minimax_policy(env: Env, depth: int, win_score: float = WIN_SCORE) -> Policy
 
 #: legal moves the greedy player expands at once (a loop takes more while a game has more)
 GREEDY_CHUNK = 16
-#: games with at most this many actions expand every action at once in ``greedy``; games with
-#: more list the legal moves first, since most of their actions are illegal in a position
-#: (reversi 8x8: 65 actions, full width; animal shogi: 132, listed; docs/engines.md)
+#: ``greedy`` steps every action of games with at most this many, and lists the legal moves
+#: of larger ones, most of whose actions are illegal (reversi 8x8: 65; animal shogi: 132)
 GREEDY_FULL_WIDTH_MAX = 80
 
 
 def _legal_leaf_values(env: Env, state: GameState, chunk: int, win_score: float) -> jax.Array:
-    """float32[A]: the leaf value of every legal child of ``state`` (``-inf`` elsewhere),
-    computing only the legal children, ``chunk`` at a time: the loop runs
-    ``ceil(legal moves / chunk)`` times (under ``vmap``: for the game with most moves)."""
+    """float32[A]: the leaf value of every legal child (``-inf`` elsewhere), stepping only the
+    legal children, ``chunk`` at a time."""
     num_actions = env.num_actions
     ids = jnp.arange(num_actions, dtype=jnp.int32)
     window = jnp.arange(chunk, dtype=jnp.int32)
@@ -155,13 +132,9 @@ def greedy_policy(
     chunk: int = GREEDY_CHUNK,
     full_width: bool | None = None,
 ) -> Policy:
-    """One ply: take a winning move, else the move maximising ``-env.heuristic(child)``;
-    random among equals. (Tic-tac-toe: win if possible, else block, else random.)
-
-    The moves of ``minimax:1`` for the same key. ``full_width`` steps every action at once
-    (``vmap``); otherwise only the legal children are stepped, ``chunk`` at a time
-    (:func:`_legal_leaf_values`). ``None`` picks full width for games with at most
-    :data:`GREEDY_FULL_WIDTH_MAX` actions."""
+    """One ply: a winning move, else the best ``-env.heuristic(child)``, random among equals
+    (``minimax:1``'s moves). ``full_width``: step every action at once, else the legal ones
+    ``chunk`` at a time (``None``: by :data:`GREEDY_FULL_WIDTH_MAX`)."""
     if full_width is None:
         full_width = env.num_actions <= GREEDY_FULL_WIDTH_MAX
     chunk = max(1, min(int(chunk), env.num_actions))
@@ -177,10 +150,8 @@ def greedy_policy(
 
 
 # ------------------------------------------------------------------ alpha-beta
-#: leaves an alpha-beta iteration scores at once (children of a node at the last ply), by
-#: game: more leaves mean fewer loop iterations but more children stepped in vain (past a
-#: cut-off or the last move), so the best number grows as the game's step gets cheaper
-#: relative to the loop's own cost (docs/engines.md has the timings behind these)
+#: leaves an alpha-beta iteration scores at once, by game: fewer iterations, more children
+#: stepped in vain past a cut-off, so it grows as the game's step gets cheaper (docs/engines.md)
 ALPHABETA_LEAVES = {"reversi": 8, "tic_tac_toe": 4}
 ALPHABETA_DEFAULT_LEAVES = 2
 
@@ -194,9 +165,8 @@ def _pack_bits(mask: jax.Array) -> jax.Array:
 
 
 def _pop_lowest(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """The lowest set bit of a multi-word bit set: (its position int32[] (``32 * W`` if none),
-    the words without it, found bool[]). A few elementwise operations per word, no reduction
-    over the actions: the cheap way for a search loop to take its next move."""
+    """(position int32[] of the lowest set bit, ``32 * W`` if none; the words without it;
+    found bool[]), elementwise per word, no reduction over the actions."""
     pos = jnp.int32(32 * words.shape[-1])
     found = jnp.bool_(False)
     out = []
@@ -213,27 +183,15 @@ def _pop_lowest(words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
 def alphabeta_policy(
     env: Env, depth: int, win_score: float = WIN_SCORE, leaves: int | None = None
 ) -> Policy:
-    """Depth-``depth`` negamax with alpha-beta pruning (fail-soft), random root move order.
+    """Depth-``depth`` fail-soft negamax with alpha-beta pruning, random root move order.
 
-    A depth-first search with an explicit stack of states inside one ``lax.while_loop``.
-    Under ``vmap`` the loop runs until the slowest game of the batch has finished its search,
-    so each iteration does as much of the search as one pass can:
-
-    * a node at a ply ``< depth - 1`` expands its next move: a finished child is scored as a
-      leaf, another is pushed; a child at ply ``depth - 1`` (a *leaf parent*: all its children
-      are leaves) also scores its first ``leaves`` moves in the same iteration and, if that
-      settles it (no move left, or a cut-off), is popped into its parent at once;
-    * a leaf parent on top of the stack scores its next ``leaves + 1`` moves (popped when
-      settled);
-    * a node with no move left (or cut off) is popped into its parent.
-
-    ``leaves=None`` takes the game's number from :data:`ALPHABETA_LEAVES`. Scoring a few leaves
-    past a cut-off changes no decision: a fail-soft value
-    over more children is still a correct bound, so the root picks, as ``minimax:D`` does, the
-    first move of its random visiting order with the best exact value (tested). The moves a
-    node has left are a bit set (:func:`_pop_lowest` takes the next one), children are stepped
-    with :meth:`Env.step_legal`, and states are chosen by masks (no gather or scatter of whole
-    states). Inner nodes visit moves in action-id order (no move ordering heuristic).
+    An explicit stack of states in one ``lax.while_loop``; under ``vmap`` the loop runs as
+    long as the slowest game, so each iteration does as much as one pass can: a node above
+    the last ply expands its next move (a finished child scored, another pushed); a *leaf
+    parent* (ply ``depth - 1``) scores ``leaves`` moves at once (:data:`ALPHABETA_LEAVES`)
+    and is popped when settled. Leaves scored past a cut-off change no decision (a fail-soft
+    bound over more children is still a bound). Moves left are bit sets, children are stepped
+    with :meth:`Env.step_legal`, states chosen by masks; inner nodes go in action-id order.
     """
     _check_depth(depth)
     num_actions = env.num_actions
@@ -246,8 +204,7 @@ def alphabeta_policy(
     leaf_ply = jnp.int32(depth)
 
     def next_leaves(words):
-        """The next ``n_leaves`` moves of a bit set: (positions int32[L], valid bool[L],
-        the words left, more bool[]: moves remain after them)."""
+        """(positions int32[L], valid bool[L], words left, more bool[]) of a bit set."""
         pos, valid = [], []
         for _ in range(n_leaves):
             i, words, found = _pop_lowest(words)

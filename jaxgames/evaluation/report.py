@@ -1,8 +1,4 @@
-"""Rating a player on a ladder: its matches against the rungs and the report of ``jaxgames rate``.
-
-report = rate_policy(policy, env, load_ladder("reversi8"), lambda s: make_opponent(s, env))
-print(report)          # W/D/L per rung and colour, score, margin, Elo [95% interval]
-"""
+"""Rating a player on a ladder: its matches against the rungs, the report of ``jaxgames rate``."""
 
 from __future__ import annotations
 
@@ -97,15 +93,10 @@ def rate_policy(
     n_boot: int | None = None,
     log: Callable[[str], None] | None = None,
 ) -> RatingReport:
-    """Rate ``policy`` on ``ladder``: a :func:`~jaxgames.evaluation.match.play_match` against
-    every rung (or ``rungs``) from the ladder's openings, then
-    :func:`~jaxgames.evaluation.ladder.rate_against_ladder`.
-
-    ``games_per_rung`` (even; default the ladder's games per pairing) uses the first
-    ``games_per_rung / 2`` openings of the ladder's opening sequence. ``make_rung(spec)``
-    builds a rung's policy (e.g. ``lambda s: make_opponent(s, env)``). ``key``: random numbers
-    of the games (rung k gets ``fold_in(key, k)``; default ``PRNGKey(0)``).
-    """
+    """Rate ``policy`` on ``ladder``: :func:`~jaxgames.evaluation.match.play_match` against
+    every rung (or ``rungs``, built by ``make_rung(spec)``) on the first ``games_per_rung / 2``
+    ladder openings (default: the ladder's games per pairing), rung k with ``fold_in(key, k)``,
+    then :func:`~jaxgames.evaluation.ladder.rate_against_ladder`."""
     ladder.check_env(env)
     games = ladder.games_per_pairing if games_per_rung is None else int(games_per_rung)
     if games < 2 or games % 2:

@@ -1,65 +1,41 @@
 """A reversi engine: alpha-beta on bitboards with a classical evaluation and an exact endgame.
 
-    policy = reversi_engine_policy(env, depth=4, endgame_empties=10)
-    action = jax.jit(policy)(key, state)                  # one game
-    actions = jax.jit(jax.vmap(policy))(keys, states)     # a batch
+    policy = reversi_engine_policy(env, depth=4, endgame_empties=10)   # policy(key, state)
 
-Search (negamax, values from the point of view of the player to move)::
+Negamax, values for the player to move: alpha-beta to ``depth`` placements with the heuristic
+at the horizon; with at most ``endgame_empties`` empties, exact to the end of the game
+(maximal final disc margin). Passes are forced plies that use no depth.
 
-    more than E empties   alpha-beta to ``depth`` placements, heuristic at the horizon
-    E or fewer empties    exact: searched to the end of the game, maximising the final
-                          disc margin (perfect play; empty squares count for nobody)
+* Below the root it works on bare bitboards (:mod:`jaxgames.games.bitboard`), in one explicit
+  stack and one ``lax.while_loop``; an iteration expands the next move of the top node or
+  pops it (under ``vmap``: until the slowest game is done).
+* The last ply is vectorised: expanding a move scores *all* replies of the child at once (one
+  lane per square), which orders the child's moves, or settles it in one iteration one ply
+  above the horizon (midgame) or at <= 2 empties (endgame).
+* Move ordering: midgame by the 1-ply score; endgame fastest-first (fewest replies), then
+  corners, then quadrants with an odd number of empties (parity).
+* A finished game scores ``WIN_BONUS * sign(margin) + margin``, above any (clipped) heuristic.
+* Root moves are searched with ``alpha - ROOT_TIE_EPS``, so every equal-best move is exact and
+  the move is drawn uniformly among them with ``key``.
 
-* Everything below the root works on bare bitboards (``uint32[W]`` words, see
-  :mod:`jaxgames.games.reversi`): no ``env.step``, no observations.
-* One explicit stack and one ``lax.while_loop``; an iteration either expands the next move of
-  the node on top of the stack or pops a finished node. Under ``vmap`` the loop runs until the
-  slowest game of the batch has finished its search.
-* The last ply is vectorised: expanding a move computes *all* replies of the child at once
-  (one lane per square) and scores every grandchild. Those scores order the child's moves
-  when it is pushed, or give its exact minimax value when the child is one ply above the
-  horizon (midgame) or has at most 2 empties (endgame), so such children cost one iteration.
-* Move ordering: midgame by the 1-ply score (the evaluation after each move); endgame
-  fastest-first (fewest opponent replies), among equals corners first, then moves into a
-  quadrant with an odd number of empties (parity).
-* Passes: a side with no placement passes and the other side moves again, without using
-  depth (a forced ply); when neither side can place the game is over and is scored exactly.
-  ``depth`` counts placements.
-* Scores: a finished game is ``WIN_BONUS * sign(margin) + margin`` (margin = mover's discs
-  minus the opponent's), above any heuristic value (clipped to +-``WIN_BONUS / 2``), so the
-  search prefers any win to any heuristic edge and, among wins, the largest margin.
-* Ties at the root: root moves are searched with ``alpha - ROOT_TIE_EPS`` so every move as
-  good as the best gets an exact value; the move is drawn uniformly from the equal-best ones
-  with ``key`` (deterministic for a key, like the other opponents).
-
-Evaluation (:func:`evaluate`, mover's view, float32, within about +-2000): the weighted sum
-of the terms classical othello programs use (mobility, potential mobility and edge stability:
-Rosenbloom 1982, IAGO; Buro 2003, "The evolution of strong othello programs"), divided by 100
-(``w``: the weights in :data:`WEIGHT_NAMES` order)::
+Evaluation (:func:`evaluate`, mover's view), the terms classical othello programs use
+(Rosenbloom 1982, IAGO; Buro 2003, "The evolution of strong othello programs"), weighted by
+``w`` (:data:`WEIGHT_NAMES` order) and divided by 100::
 
     discs        w0 * 100 (d_p - d_o) / (d_p + d_o)
     corners      w1 * 25 (corners_p - corners_o)
-    closeness    w2 * -12.5 (near_p - near_o)         discs on the X and C squares of an
-                                                      empty corner
-    mobility     w3 * 100 (m_p - m_o) / (m_p + m_o)   legal placements
-    potential    w4 * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the other
-                                                      side's discs (frontier)
-    stability    w5 * 6 / (N - 2) * (s_p - s_o)       stable edge discs other than corners:
-                                                      joined to an own corner along the edge,
-                                                      or on a full edge line
+    closeness    w2 * -12.5 (near_p - near_o)           discs on the X and C squares of an
+                                                        empty corner
+    mobility     w3 * 100 (m_p - m_o) / (m_p + m_o)     legal placements
+    potential    w4 * 100 (pm_p - pm_o) / (pm_p + pm_o)  empty squares next to the other side
+    stability    w5 * 6 / (N - 2) * (s_p - s_o)         edge discs joined to an own corner
+                                                        along the edge, or on a full edge
 
-The weights (:data:`LITERATURE_WEIGHTS`) are the hand-set ones that circulate in open-source
-othello heuristics (credited to Kartik Kukreja's 2013 post "Heuristic function for Reversi
-(Othello)", whose discontinuous ratios are the smooth ``(a - b) / (a + b)`` here); the
-stability weight (about a tenth of a corner per disc) is set by hand, and boards from 8x8 up
-take a lower closeness weight (:data:`WEIGHTS`) from self-play checks (docs/engines.md has
-the matches, and the changes that were not kept). There is no global parity term: at a
-fixed-depth horizon every leaf has the same number of empties; parity orders endgame moves.
-
-Scaling with board size: the ratio terms are size-free; corners and X/C squares are always 4
-and 12 squares; the stable-edge weight per disc is scaled by ``6 / (N - 2)`` so that a whole
-edge is worth the same on every board (its 8x8 value). Boards above 8x8 use the 8x8 weights.
-Speed: docs/engines.md.
+:data:`LITERATURE_WEIGHTS` are the hand-set ones of open-source othello heuristics (Kartik
+Kukreja 2013, "Heuristic function for Reversi (Othello)", made smooth as ``(a - b) / (a + b)``);
+stability is set by hand; from 8x8 up closeness is lowered (:data:`WEIGHTS`, docs/engines.md).
+The ratios are size-free and the stability weight scales so a whole edge is worth the same on
+every board. There is no parity term: every horizon leaf has the same number of empties.
 """
 
 from __future__ import annotations
@@ -105,9 +81,7 @@ WEIGHTS = (10.0, 801.724, 150.0, 78.922, 74.396, 2000.0)
 
 
 def default_weights(size: int) -> tuple[float, ...]:
-    """The evaluation weights used for a ``size`` x ``size`` board: :data:`WEIGHTS` from 8x8
-    up, :data:`LITERATURE_WEIGHTS` below (where the self-play checks did not favour the lower
-    closeness weight; docs/engines.md)."""
+    """:data:`WEIGHTS` from 8x8 up, :data:`LITERATURE_WEIGHTS` below (docs/engines.md)."""
     return WEIGHTS if size >= 8 else LITERATURE_WEIGHTS
 
 
@@ -185,7 +159,7 @@ def _ratio(a: jax.Array, b: jax.Array) -> jax.Array:
 
 def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
     """Edge discs of ``p`` that can never flip: joined to an own corner along the edge, or on
-    an edge line without empty squares (an edge disc can only flip along its edge)."""
+    a full edge line (an edge disc flips only along its edge)."""
     pe = and_(p, tb.edges)
     stable = and_(p, tb.corners)
     anchored = stable
@@ -198,8 +172,8 @@ def _stable_edges(geo: Geometry, tb: _Tables, p: Words, empty: Words) -> Words:
 
 
 def _heuristic(geo, tb: _Tables, w, p: Words, o: Words, mob_p, mob_o, empty: Words):
-    """float32[...] evaluation from p's view, given both mobilities (int32[...]) and empties.
-    w: the 6 weights named by :data:`WEIGHT_NAMES` (floats, or a float32[6] array)."""
+    """float32[...] evaluation for p, given both mobilities int32[...], the empties and the 6
+    weights ``w`` (floats or float32[6])."""
     d_p, d_o = popcount(p), popcount(o)
     c_p, c_o = popcount(and_(p, tb.corners)), popcount(and_(o, tb.corners))
     near_p = near_o = 0
@@ -229,9 +203,8 @@ def _final_score(margin: jax.Array) -> jax.Array:
 
 
 def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words):
-    """Midgame leaf, p to move: exact when neither side can place (game over), else the
-    heuristic. Returns (float32[...] score from p's view, int32[...] p's mobility).
-    (No :func:`materialize` on the mobilities: faster here with the lanes fused.)"""
+    """Midgame leaf, p to move -> (float32[...] score for p: exact when neither side can
+    place, else the heuristic; int32[...] p's mobility, not materialised: fused is faster)."""
     mob_p = popcount(legal_moves(geo, p, o))
     mob_o = popcount(legal_moves(geo, o, p))
     empty = andnot(geo.full, or_(p, o))
@@ -241,9 +214,8 @@ def _leaf(geo: Geometry, tb: _Tables, w, p: Words, o: Words):
 
 
 def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
-    """Endgame leaf, p to move, at most one empty square: the exact final score (whoever can
-    play the last square does, p first; then the board is full). Returns (float32[...] score
-    from p's view, int32[...] p's mobility, for move ordering at any number of empties)."""
+    """Endgame leaf, p to move, at most one empty -> (float32[...] exact final score for p,
+    int32[...] p's mobility for move ordering)."""
     empty = andnot(geo.full, or_(p, o))
     fp = popcount(flips(geo, p, o, empty))  # with one empty: > 0 iff p can play it
     fo = popcount(flips(geo, o, p, empty))
@@ -254,10 +226,8 @@ def _leaf_exact(geo: Geometry, p: Words, o: Words, one: jax.Array):
 
 
 def evaluate(env: Env, state, weights=None) -> jax.Array:
-    """float32[]: the engine's static score of one (unbatched) reversi state from the mover's
-    view, as used at the search horizon: exact (``WIN_BONUS * sign(margin) + margin``) when
-    neither side can place, else the heuristic of the module docstring. weights: as for
-    :func:`search`."""
+    """float32[]: the horizon score of one state for the mover (exact when neither side can
+    place, else the module docstring's heuristic); weights as for :func:`search`."""
     geo, tb = _tables(env.size)
     p = tuple(state.mover[i] for i in range(geo.words))
     o = tuple(state.opponent[i] for i in range(geo.words))
@@ -281,14 +251,12 @@ class _Expansion(NamedTuple):
 
 
 def _expand(geo, tb, w, p: Words, o, lanes, exact: bool, static: bool, one) -> _Expansion:
-    """Normalise (p to move, o the other side): a side that cannot place passes. Then play
-    every legal placement at once and score each grandchild.
+    """Normalise (a side that cannot place passes), then play every legal placement at once
+    and score each grandchild.
 
-    lanes: (tuple of W uint32[K] one-bit boards, int32[K] their squares); K lanes cover every
-    square that may be empty (all N*N in the midgame, the root's empties in the endgame).
-    exact: grandchildren are scored by :func:`_leaf_exact` (valid with <= 1 empty), else by
-    :func:`_leaf`. static: score (p, o) itself with :func:`_leaf` (else only exactly, which is
-    right when the game is over).
+    lanes: (W uint32[K] one-bit boards, int32[K] their squares), every square that may be
+    empty. exact: grandchildren by :func:`_leaf_exact` (<= 1 empty), else :func:`_leaf`.
+    static: score (p, o) itself with :func:`_leaf` (else only exactly, right at the end).
     """
     bits, squares = lanes
     mp = materialize(legal_moves(geo, p, o), one)
@@ -338,13 +306,10 @@ class _Loop(NamedTuple):
 
 
 def _search_loop(geo, tb, w, p0, o0, lanes, exact: bool, depth: int, levels: int, active):
-    """Alpha-beta from (p0, o0) (p0 to move) in one ``lax.while_loop`` over an explicit stack
-    of ``levels`` nodes. ``exact``: search to the end of the game (the root must have at most
-    ``levels + 1`` empties), else to ``depth`` placements. ``active``: bool[], False returns at
-    once (under ``vmap`` only the games that need this loop keep it running).
-
-    Level 0 is a pre-root, (o0, p0) with the single null move (no square: nothing flips), so
-    that the root itself (level 1) is expanded by the loop body like any other node.
+    """Alpha-beta from (p0, o0) in one ``lax.while_loop`` over a stack of ``levels`` nodes, to
+    the end of the game (``exact``: at most ``levels + 1`` empties) or ``depth`` placements;
+    ``active`` False returns at once. Level 0 is a pre-root (o0, p0) with one null move, so
+    the root is expanded by the loop body like any other node.
     """
     cells, n_words = geo.cells, geo.words
     neg_inf = jnp.float32(-jnp.inf)
@@ -433,13 +398,8 @@ def _search_loop(geo, tb, w, p0, o0, lanes, exact: bool, depth: int, levels: int
 
 
 class SearchResult(NamedTuple):
-    """Result of :func:`search` for one position (unbatched shapes).
-
-    value:  float32[]  score for the side to move (exact when ``exact``; see :func:`margin_of`)
-    action: int32[]    chosen action (square, or N*N = pass); uniform among equal-best moves
-    exact:  bool[]     solved to the end (at most ``endgame_empties`` empty squares)
-    nodes:  int32[]    loop iterations used (expansions + pops)
-    """
+    """:func:`search` of one position: value float32[] for the mover (exact when ``exact``),
+    action int32[] (N*N: pass), exact bool[], nodes int32[] (loop iterations)."""
 
     value: jax.Array
     action: jax.Array
@@ -466,18 +426,13 @@ def search(
     midgame: bool = True,
     weights=None,
 ) -> SearchResult:
-    """Search one (unbatched) reversi state; jittable and vmappable.
+    """Search one reversi state (jittable, vmappable): ``depth`` placements in the midgame,
+    exact with at most ``endgame_empties`` empties.
 
-    depth: placements searched ahead in the midgame (>= 1). endgame_empties: with at most this
-    many empty squares the position is solved exactly (maximal final disc margin).
-    full_root: False skips the search when the root has a single legal move or must pass
-    (the value is then 0). midgame: False leaves out the midgame search (only for positions
-    known to have at most ``endgame_empties`` empties; it halves the compile time). weights:
-    the 6 evaluation weights (:data:`WEIGHT_NAMES`; floats or a float32[6] array, which may be
-    traced), default :func:`default_weights`.
-
-    Two loops, one per mode, each idle (no iterations) for a root of the other mode: the
-    midgame loop plays every square as a lane, the endgame loop only the root's empties.
+    full_root: False skips a forced root (single move or pass; value 0). midgame: False leaves
+    the midgame loop out (for known endgames; half the compile time). weights: the 6 weights
+    (floats or a traced float32[6]), default :func:`default_weights`. The two loops (every
+    square a lane / the root's empties) each idle for a root of the other mode.
     """
     _check(depth, endgame_empties)
     geo, tb = _tables(env.size)
@@ -526,13 +481,8 @@ def margin_of(value: jax.Array) -> jax.Array:
 
 
 def solve_endgame(env: Env, state, max_empties: int) -> tuple[jax.Array, jax.Array]:
-    """Exact final disc margin for the side to move, with perfect play by both sides.
-
-    state: one (unbatched) reversi state with at most ``max_empties`` (static int >= 1) empty
-    squares (more gives garbage). Returns (int32[] margin: the mover's final discs minus the
-    opponent's, empty squares counting for nobody as in the env's rules; int32[] a best
-    action, N*N for a forced pass). Jittable and vmappable.
-    """
+    """(int32[] final disc margin for the mover with perfect play, int32[] a best action) of
+    a state with at most ``max_empties`` (static >= 1) empties (more gives garbage)."""
     if isinstance(max_empties, bool) or not isinstance(max_empties, int) or max_empties < 1:
         raise ValueError(f"max_empties must be an integer >= 1, got {max_empties!r}")
     res = search(env, state, jax.random.PRNGKey(0), 1, max_empties, midgame=False)
@@ -540,12 +490,7 @@ def solve_endgame(env: Env, state, max_empties: int) -> tuple[jax.Array, jax.Arr
 
 
 def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10, weights=None) -> Policy:
-    """The engine as a policy ``policy(key, state) -> int32[]`` for one unbatched state.
-
-    Alpha-beta to ``depth`` placements with the evaluation of the module docstring; exact
-    endgame (maximal final margin) once at most ``endgame_empties`` squares are empty.
-    Pure: ``jax.vmap(policy)(keys, states)`` plays a batch and ``jax.jit`` works.
-    """
+    """The engine as a policy ``policy(key, state) -> int32[]`` (module docstring)."""
     if getattr(env, "name", None) != "reversi":
         raise ValueError(f"the reversi engine needs a reversi env, not {env!r}")
     _check(depth, endgame_empties)
@@ -557,15 +502,9 @@ def reversi_engine_policy(env: Env, depth: int, endgame_empties: int = 10, weigh
 
 
 def with_exact_endgame(env: Env, policy: Policy, endgame_empties: int = 10) -> Policy:
-    """``policy`` until at most ``endgame_empties`` squares are empty, then perfect play.
-
-    The endgame moves are the engine's exact solve (the largest final disc margin, ties drawn
-    with ``key``), as every strong othello program plays its last moves; before that the move
-    is ``policy(key, state)``'s, with the same key, so it matches the plain policy move for
-    move. A pure policy: ``jax.vmap`` it for a batch (both are then evaluated on every state;
-    the solve is idle on midgame states and the policy's move is discarded on endgame ones).
-    Opponent spec ``solve:E:<player>``.
-    """
+    """``policy`` (same key, same moves) until at most ``endgame_empties`` squares are empty,
+    then the exact solve, as strong othello programs play their last moves (spec
+    ``solve:E:<player>``)."""
     if getattr(env, "name", None) != "reversi":
         raise ValueError(f"an exact reversi endgame needs a reversi env, not {env!r}")
     _check(1, endgame_empties)

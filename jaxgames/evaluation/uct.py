@@ -1,40 +1,18 @@
-"""Pure Monte Carlo tree search with random rollouts (UCT): the reference opponent of game papers.
+"""Pure Monte Carlo tree search with random rollouts (UCT), the reference opponent of game papers
+(Kocsis & Szepesvari 2006; Browne et al. 2012), using nothing but the rules, so every game has
+it: ``uct_policy(env, num_simulations=400)``.
 
-    policy = uct_policy(env, num_simulations=400)      # policy(key, state) -> int32[]
-    jax.vmap(policy)(keys, states)                     # a batch of games, jittable
+Each simulation selects, from the root and while the node is live and fully expanded, the
+child maximising UCB1 ``Q + c sqrt(ln N(node) / N(child))`` (``Q``: the mean result for the
+player who chose the move, win 1, draw 1/2, loss 0; ``c = sqrt(2)``, Auer et al. 2002);
+expands one random untried move; plays random moves to the end (a truncated game is a draw);
+and backs the result up the path, each node from the view of the player who moved into it
+(any turn order, passes included). The most visited root move is played.
 
-This is the textbook algorithm (Kocsis & Szepesvari 2006, "Bandit based Monte-Carlo
-planning"; the UCT of Browne et al. 2012, "A survey of MCTS methods"), with no knowledge of
-the game beyond its rules (the :class:`~jaxgames.core.Env` contract), so it works for every
-registered game. Each of the ``num_simulations`` simulations does
-
-1. **selection**: from the root, while the node is not terminal and all its legal moves have
-   been tried, go to the child maximising UCB1::
-
-       Q(child) + c * sqrt(ln N(node) / N(child))
-
-   ``Q`` is the mean result of the child's simulations for the player who chose the move
-   (win 1, draw 1/2, loss 0), ``N`` are visit counts and ``c = exploration`` (``sqrt(2)``, the
-   UCB1 constant of Auer et al. 2002, by default);
-2. **expansion**: add one child for a uniformly random untried legal move;
-3. **rollout**: play uniformly random moves from that child to the end of the game
-   (``lax.while_loop``; the env's own ``max_steps`` truncation caps animal shogi, and a
-   truncated game counts as a draw);
-4. **backup**: add the result to every node on the path, each from the view of the player who
-   moved into it (negamax style; correct for any turn order, passes included).
-
-The move played is the most visited root move (random tie-break with the key).
-
-The tree lives in fixed-size arrays of ``num_simulations + 1`` nodes (node 0 the root, node
-``i`` created by simulation ``i``): ``children int32[nodes, num_actions]`` (-1 for an untried
-move), visits and summed results per node, and every node's game state (so selection never
-replays moves). Everything is ``jit``/``vmap``-able; under ``vmap`` each loop runs until the
-slowest game of the batch has finished it.
-
-Why not :mod:`mctx` here (which :mod:`jaxgames.agents.search` uses with a trained network):
-mctx implements the MuZero/AlphaZero searches, whose leaf value comes from a model and whose
-tree policies are PUCT or Gumbel; UCB1 with uniformly random rollouts *is* the reference
-definition of this opponent, and written out it stays recognisably that.
+The tree lives in fixed arrays of ``num_simulations + 1`` nodes (children, visits, results
+and every node's state, so selection never replays moves). mctx is not used: its searches
+take leaf values from a model (PUCT, Gumbel); UCB1 with random rollouts is this opponent's
+definition.
 """
 
 from __future__ import annotations
@@ -52,14 +30,8 @@ EXPLORATION = math.sqrt(2.0)
 
 
 class UCTOutput(NamedTuple):
-    """Root statistics of one search (one game; leading batch axis under ``vmap``).
-
-    action:  int32[]              the most visited legal root move (random tie-break)
-    visits:  int32[num_actions]   simulations through each root move (sums to num_simulations
-                                  on a live root; 0 for untried and illegal moves)
-    values:  float32[num_actions] mean result of each root move for the player to move
-                                  (1 win, 1/2 draw, 0 loss; 0 where unvisited)
-    """
+    """Root statistics of one search: action int32[] (the most visited, random tie-break),
+    visits int32[A] and values float32[A] (mean result for the mover, 0 where unvisited)."""
 
     action: jax.Array
     visits: jax.Array
@@ -67,9 +39,11 @@ class UCTOutput(NamedTuple):
 
 
 def _check(env: Env, num_simulations: int, exploration: float) -> None:
-    if isinstance(num_simulations, bool) or not isinstance(num_simulations, int):
-        raise ValueError(f"num_simulations must be an integer >= 1, got {num_simulations!r}")
-    if num_simulations < 1:
+    if (
+        isinstance(num_simulations, bool)
+        or not isinstance(num_simulations, int)
+        or (num_simulations < 1)
+    ):
         raise ValueError(f"num_simulations must be an integer >= 1, got {num_simulations!r}")
     if not exploration >= 0:
         raise ValueError(f"exploration must be >= 0, got {exploration!r}")
@@ -78,8 +52,7 @@ def _check(env: Env, num_simulations: int, exploration: float) -> None:
 
 
 def rollout(env: Env, key: jax.Array, state: GameState) -> jax.Array:
-    """Uniformly random play from ``state`` to the end of the game: float32[2] final rewards
-    by player id (zeros for a draw or a truncated game; ``state.rewards`` if already over)."""
+    """float32[2] final rewards by player id of random play from ``state`` to the end."""
 
     def cond(c):
         s, _, _ = c
@@ -98,7 +71,7 @@ def rollout(env: Env, key: jax.Array, state: GameState) -> jax.Array:
 def uct_search(
     env: Env, num_simulations: int, exploration: float = EXPLORATION
 ) -> Callable[[jax.Array, GameState], UCTOutput]:
-    """``search(key, state) -> UCTOutput`` for one (unbatched) state; see the module docstring."""
+    """``search(key, state) -> UCTOutput`` for one state (module docstring)."""
     _check(env, num_simulations, exploration)
     n_nodes = num_simulations + 1
     num_actions = env.num_actions
@@ -198,9 +171,7 @@ def uct_search(
 
 
 def uct_policy(env: Env, num_simulations: int, exploration: float = EXPLORATION) -> Policy:
-    """UCT with ``num_simulations`` random-rollout simulations per move as a policy
-    ``policy(key, state) -> int32[]`` for one state of any registered game (``jax.vmap`` it
-    for a batch). Plays the most visited root move; a finished game returns action 0."""
+    """UCT as a policy ``policy(key, state) -> int32[]`` (a finished game: 0)."""
     search = uct_search(env, num_simulations, exploration)
 
     def policy(key: jax.Array, state: GameState) -> jax.Array:

@@ -80,10 +80,8 @@ def runtime_one(x: jax.Array) -> jax.Array:
 
 def materialize(a: Words, one: jax.Array) -> Words:
     """Identity (``one`` is 1) that XLA's CPU fusion treats as expensive, so the words are
-    computed once and stored: bit operations are "cheap" to XLA, which would otherwise fuse
-    (recompute) the Kogge-Stone fills into each of the N*N+1 legal-mask outputs. An integer
-    division by a runtime value does this; ``optimization_barrier`` is removed before fusion.
-    """
+    computed once and stored instead of fused into each of the N*N+1 mask outputs (a division
+    by a runtime value; ``optimization_barrier`` is removed before fusion)."""
     return tuple(w // one for w in a)
 
 

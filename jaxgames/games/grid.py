@@ -9,11 +9,9 @@ Squares are named like chess squares counted from the *top*: file ``a..`` is the
     2   3  4  5
     3   6  7  8
 
-Notation is ASCII (a Unicode digit such as ``３`` is an error), fields are separated by spaces or
-tabs and numbers have no leading zeros, so an accepted text is the one ``to_text`` writes up to
-letter case and spacing; a non-``str`` is a ``ValueError``. A finished game whose board does
-not show the end (both players passed, a draw by repetition, an illegal move) ends its position
-text with the field :data:`GAME_OVER`.
+Notation is strict ASCII (no leading zeros), so an accepted text is the one ``to_text`` writes
+up to letter case and spacing. A finished game whose board does not show the end (two passes,
+a repetition, an illegal move) ends its position text with :data:`GAME_OVER`.
 """
 
 from __future__ import annotations
@@ -75,11 +73,8 @@ def parse_square(text: str, height: int, width: int) -> int:
 def parse_grid_position(
     text: str, cells: int, symbols: str, sides: str
 ) -> tuple[list[int], int, bool]:
-    """``"<cells chars> <side>[ end]"`` -> (cell values, player to move, ``end`` given).
-
-    ``symbols``: one char per cell value (``".XO"``: ``.`` 0, ``X`` 1, ``O`` 2); ``sides``: the
-    side-to-move chars of players 0 and 1. ``ValueError`` names what is wrong.
-    """
+    """``"<cells chars> <side>[ end]"`` -> (cell values: indices into ``symbols``, player to
+    move: index into ``sides``, ``end`` given); ``ValueError`` names what is wrong."""
     check_text(text, "a position", f"{symbols[0] * cells} {sides[0]}")
     q = quote(text, POSITION_QUOTE)
     parts = fields(text)
@@ -111,8 +106,8 @@ def parse_grid_position(
 
 # ----------------------------------------------------------------------- symmetries
 def dihedral_squares(n: int) -> np.ndarray:
-    """int32[8, n*n]: the 8 symmetries of an n x n board (identity, three rotations, two
-    mirrors, two diagonal reflections); symmetry k moves a flat board ``b`` to ``b[table[k]]``."""
+    """int32[8, n*n]: the 8 symmetries of an n x n board (identity first); symmetry k moves a
+    flat board ``b`` to ``b[table[k]]``."""
     idx = np.arange(n * n, dtype=np.int32).reshape(n, n)
     boards = [
         idx,
@@ -128,9 +123,8 @@ def dihedral_squares(n: int) -> np.ndarray:
 
 
 def board_symmetries(squares: np.ndarray, planes: int, extra_actions: int = 0) -> Symmetries:
-    """:class:`~jaxgames.core.Symmetries` of a game with observation ``[rows, cols, planes]``
-    and one action per square followed by ``extra_actions`` no symmetry moves (a pass), from
-    the board's gather tables ``squares`` int32[K, rows*cols]."""
+    """:class:`~jaxgames.core.Symmetries` of observations [rows, cols, planes] and one action
+    per square (then ``extra_actions`` that stay, a pass) from the tables int32[K, rows*cols]."""
     squares = np.asarray(squares, np.int32)
     k, cells = squares.shape
     obs = (squares[:, :, None] * planes + np.arange(planes, dtype=np.int32)).reshape(k, -1)

@@ -1,31 +1,22 @@
 """Reversi (othello) on an NxN board, N even in 4..16, as uint32 bitboards.
 
-Board, squares and actions for N = 8 (action = row * N + col; text names like ``d3``)::
+Squares and actions for N = 8 (action = row * N + col, text ``d3``; action N*N is ``pass``)::
 
          a  b  c  d  e  f  g  h
-     1   0  1  2  3  4  5  6  7        start position:      a b c d e f g h
-     2   8  9 10 11 12 13 14 15                          4  - - - O X - - -
-     3  16 17 18 19 20 21 22 23                          5  - - - X O - - -
-     4  24 25 26 27 28 29 30 31
-     5  32 33 34 35 36 37 38 39        white (O) on d4, e5; black (X) on e4, d5;
-     6  40 41 42 43 44 45 46 47        black (player 0) moves first: d3 c4 f5 e6
-     7  48 49 50 51 52 53 54 55
-     8  56 57 58 59 60 61 62 63        action 64 (= N*N) is ``pass``
+     1   0  1  2  3  4  5  6  7        start: white (O) on d4, e5; black (X) on e4, d5;
+     2   8  9 10 11 12 13 14 15        black (player 0) moves first: d3 c4 f5 e6
+    ...
+     8  56 57 58 59 60 61 62 63
 
-Rules (pgx's ``othello`` for N = 8). A placement must flip at least one line of opponent discs.
-``pass`` (action N*N) is legal only when no placement is, so players alternate. The game ends
-when the board is full, a side has no discs, or a pass follows a pass. More discs wins.
+Rules (pgx's ``othello`` for N = 8): a placement must flip at least one line of opponent
+discs; ``pass`` is legal only when no placement is; the game ends when the board is full, a
+side has no discs, or a pass follows a pass; more discs wins. Legal moves and flips are
+Kogge-Stone occluded fills in the 8 directions. Observation ``float32[N, N, 2]``: the mover's
+discs and the opponent's.
 
-The discs are :mod:`~jaxgames.games.bitboard` words; legal moves and flips use Kogge-Stone
-occluded fills in the 8 directions (``ceil(log2(N - 1))`` doubling stages). Observation:
-``float32[N, N, 2]``, the mover's discs and the opponent's.
-
-Text (OBF style): N*N chars row-major from a1 (``X`` black, ``O`` white, ``-`` empty), a space
-and the side to move, e.g. ``---------------------------OX------XO--------------------------- X``,
-then ``end`` for a finished game the board does not show as finished. Every state reached by
-play round-trips through ``to_text``/``from_text`` except for the passes (read back,
-``step_count`` is discs - 4 and ``passed`` False: the same moves are legal, the game ends the
-same way) and the final rewards. Moves: ``d3`` or ``pass``. The spec is :class:`Geometry`.
+Text (OBF style): N*N chars row-major from a1 (``X``, ``O``, ``-``), a space and the side to
+move, then ``end`` for a finished game the board does not show as finished. A position read
+back has ``step_count`` discs - 4 and ``passed`` False (the same moves and ending).
 """
 
 from __future__ import annotations
@@ -70,13 +61,8 @@ DIRECTIONS = ((0, 1), (1, -1), (1, 0), (1, 1), (0, -1), (-1, 1), (-1, 0), (-1, -
 
 @struct.dataclass
 class ReversiState(GameStateBase):
-    """One game of NxN reversi, besides the common fields (player 0 is black ``X``).
-
-    mover, opponent:   uint32[W]       discs of the player to move and of the other (bitboards)
-    legal_action_mask: bool[N*N+1]     legal placements, then ``pass``
-    truncated:         bool[]          always False; step_count counts passes
-    passed:            bool[]          the previous action was a pass
-    """
+    """One game: ``mover`` / ``opponent`` uint32[W] bitboards of the discs, ``passed`` bool[]
+    (the previous action was a pass); the mask is bool[N*N+1] (``pass`` last)."""
 
     mover: jax.Array
     opponent: jax.Array
@@ -108,8 +94,7 @@ class ReversiState(GameStateBase):
 
 # ----------------------------------------------------------------------- bitboard helpers
 class Geometry:
-    """Reversi's spec: static masks and shifts for one board size, hashed and compared by
-    ``size`` (a static ``jit`` argument); read-only."""
+    """Reversi's spec: static masks and shifts of one board size, hashed by ``size``."""
 
     def __init__(self, size: int):
         n = self.size = size
@@ -151,9 +136,8 @@ class Geometry:
 
 
 def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
-    """Bitboard of the squares where the owner of ``p`` may place against ``o`` (disjoint
-    bitboards): per direction, a Kogge-Stone fill from ``p`` through ``o``, one step further
-    onto an empty square."""
+    """The squares where ``p`` may place against ``o``: per direction, a fill from ``p``
+    through ``o``, one step further onto an empty square."""
     empty = andnot(geo.full, or_(p, o))
     moves = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
@@ -163,9 +147,8 @@ def legal_moves(geo: Geometry, p: Words, o: Words) -> Words:
 
 
 def flips(geo: Geometry, p: Words, o: Words, move: Words) -> Words:
-    """Opponent discs flipped when the owner of ``p`` places on ``move`` (one bit, none for a
-    pass): per direction, the fill from ``move`` through ``o`` flips if a disc of ``p`` closes
-    it."""
+    """The discs of ``o`` flipped by ``p`` placing on ``move`` (one bit, none for a pass): per
+    direction, the fill from ``move`` through ``o`` if a disc of ``p`` closes it."""
     out = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:
         flood = fill(move, and_(o, dest), s, geo.stages)
@@ -284,10 +267,9 @@ def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Arra
 
 
 def mobility_features(obs: jax.Array) -> jax.Array:
-    """Input features ``"mobility"``: float32[..., N, N, 2] -> float32[..., N, N, 7], the planes
-    :data:`MOBILITY_PLANES` (frontier discs: next to an empty square). Mobility and frontier
-    are what classical othello evaluations weigh most; an MLP on the bare discs has to find
-    each line of flips itself. Commutes with the board symmetries."""
+    """Input features ``"mobility"``: float32[..., N, N, 2] -> float32[..., N, N, 7], the
+    :data:`MOBILITY_PLANES`: what classical othello evaluations weigh most, which an MLP on
+    bare discs would have to find line by line."""
     p, o = obs[..., 0] > 0.5, obs[..., 1] > 0.5
     empty = ~(p | o)
     near_empty = jnp.zeros_like(empty)

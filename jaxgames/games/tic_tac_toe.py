@@ -4,9 +4,7 @@ Player 0 is X and moves first. Three in a row wins; a full board without a line 
 Observation: ``float32[3, 3, 2]``, the mover's marks and the opponent's.
 
 Text: 9 characters row-major (``X``, ``O``, ``.``), a space and the side to move, e.g.
-``"X...O.... X"``, then ``end`` when an illegal move ended the game (every other end shows on
-the board). Every state reached by play round-trips through ``to_text``/``from_text`` but for
-the final rewards. The spec is ``TicTacToeSpec()`` (no options).
+``"X...O.... X"``, then ``end`` when an illegal move ended the game.
 """
 
 from __future__ import annotations

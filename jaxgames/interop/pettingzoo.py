@@ -1,21 +1,10 @@
-"""A jaxgames game as a PettingZoo AEC environment (turn-based, like PettingZoo's classic games).
-
-    from jaxgames.interop.pettingzoo import PettingZooEnv
-
-    env = PettingZooEnv("reversi", size=6)
-    env.reset(seed=0)
-    for agent in env.agent_iter():
-        obs, reward, terminated, truncated, info = env.last()
-        mask = obs["action_mask"]
-        action = None if terminated or truncated else int(np.flatnonzero(mask)[0])
-        env.step(action)
+"""A jaxgames game as a PettingZoo AEC environment (``PettingZooEnv("reversi", size=6)``).
 
 For compatibility, not speed: one game, each move one jitted ``env.step`` and a copy to the
-host (``vmap`` the game to train). Conventions of PettingZoo's classic environments: agents
-``player_0`` (moves first) and ``player_1``; ``observe(agent)`` is ``{"observation": that
-agent's view (``Env.observe``), "action_mask": int8[num_actions]}`` (zeros but for the agent to
-move); rewards on the final move; ``truncations`` when a move cap ends the game; an illegal
-action ends it with -1 for the mover. Needs ``pip install 'jaxgames[interop]'``.
+host. The conventions of PettingZoo's classic environments: agents ``player_0`` (moves first)
+and ``player_1``; ``observe(agent)`` is ``{"observation": its view, "action_mask":
+int8[num_actions]}`` (zeros but for the agent to move); rewards on the final move; an illegal
+action ends the game with -1 for the mover. Needs ``pip install 'jaxgames[interop]'``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""pgx's ``Env``/``State`` API over a jaxgames game, so code written for pgx runs on it.
+"""pgx's ``Env``/``State`` API over a jaxgames game (``PgxEnv("reversi", size=6)``), pure JAX.
 
-    from jaxgames.interop.pgx import PgxEnv
-
-    env = PgxEnv(jaxgames.make("reversi", size=6))   # or PgxEnv("reversi", size=6)
-    state = jax.vmap(env.init)(keys)
-    state = jax.vmap(env.step)(state, actions)          # pgx's step(state, action, key=None)
-
-Pure JAX; pgx is not needed. A :class:`PgxState` holds pgx's fields computed from the jaxgames
-state it wraps (``state.game``); they differ from jaxgames' in that ``observation`` is a stored
-field (float32 planes), ``legal_action_mask`` is all True once the game is over (so a masked
-softmax never divides by zero), ``_step_count`` is pgx's name of ``step_count`` and ``env_id``
-names the variant (``"reversi_size6"``). Actions are the jaxgames ids (pgx's for tic-tac-toe
-and 8x8 othello).
+A :class:`PgxState` holds pgx's fields computed from the jaxgames state it wraps
+(``state.game``): ``observation`` is a stored field, ``legal_action_mask`` is all True once
+the game is over (a masked softmax never divides by zero), ``env_id`` names the variant
+(``"reversi_size6"``). Actions are the jaxgames ids (pgx's for tic-tac-toe and 8x8 othello).
 """
 
 from __future__ import annotations
@@ -55,18 +47,10 @@ class PgxEnv:
 
     def view(self, state: GameState) -> PgxState:
         """The pgx view of a jaxgames state."""
-        over = state.terminated | state.truncated
-        return PgxState(
-            current_player=state.current_player,
-            observation=state.observation,
-            rewards=state.rewards,
-            terminated=state.terminated,
-            truncated=state.truncated,
-            legal_action_mask=state.legal_action_mask | over[..., None],
-            _step_count=state.step_count,
-            game=state,
-            env_id=self._id,
-        )
+        s, over = state, state.terminated | state.truncated
+        mask = s.legal_action_mask | over[..., None]
+        fields = (s.current_player, s.observation, s.rewards, s.terminated, s.truncated, mask)
+        return PgxState(*fields, s.step_count, game=s, env_id=self._id)
 
     def init(self, key: jax.Array) -> PgxState:
         return self.view(self.game.init(key))

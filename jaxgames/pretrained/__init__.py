@@ -1,19 +1,11 @@
 """Pretrained agents shipped with the package, exported agents and their model cards.
 
-    pretrained_names()                        # ['tic_tac_toe', ...]: the folders shipped here
-    policy = load_pretrained("tic_tac_toe")   # policy(key, state), policy.value; vmap/jit
-    export_agent("runs/ttt-ppo", "shared/ttt")  # config.json + params.msgpack + card skeleton
-
 Each agent is a folder ``jaxgames/pretrained/<name>/`` in the exported format of
-:mod:`jaxgames.runs` (the run's ``config.json``, the parameters alone in ``params.msgpack``)
-plus its model card: ``card.json`` (machine-readable) and ``card.md`` (the same facts for
-people). A card holds the algorithm, network, config, the whole config of every training stage
-(``card.md`` derives the command of each from it, :func:`stage_command`), env steps and wall
-clock (from the run's ``metrics.jsonl``), and, once measured by
-``experiments/refresh_pretrained.py``, the record against random per colour and the ladder
-rating with W/D/L per rung and colour, each with the command that reproduces it. The opponent
-spec ``pretrained:<name>`` (and ``mcts:N:pretrained:<name>``) names these agents anywhere a
-player is accepted (:mod:`jaxgames.specs`).
+:mod:`jaxgames.runs` (``config.json``, ``params.msgpack``) plus its model card, ``card.json``
+and the same facts for people in ``card.md``: algorithm, network, the config of every training
+stage (the commands are derived from it), env steps, wall clock and, measured by
+``experiments/refresh_pretrained.py``, the record against random and the ladder rating, each
+with its command. The spec ``pretrained:<name>`` names these agents wherever a player is.
 """
 
 from __future__ import annotations
@@ -91,11 +83,8 @@ def load_pretrained_agent(name: str) -> LoadedAgent:
 def load_pretrained(
     name: str, greedy: bool = True, average_symmetries: bool = False
 ) -> NetworkPolicy:
-    """``policy(key, state) -> int32[] action`` of the shipped agent ``name``, as
-    :func:`jaxgames.runs.load_policy` (legal moves only, ``policy.value(state)``, one state or
-    ``jax.vmap``; ``average_symmetries``: as :meth:`~jaxgames.runs.LoadedAgent.policy`). The
-    same object on every call, however the arguments are passed, so a jitted arena compiles
-    once."""
+    """The policy of the shipped agent ``name``, as :func:`jaxgames.runs.load_policy`; the
+    same object on every call, so a jitted arena compiles once."""
     return _pretrained_policy(name, bool(greedy), bool(average_symmetries))
 
 
@@ -146,10 +135,9 @@ def train_command(algorithm: str, config: Any) -> str:
 
 
 def stage_command(stage: dict[str, Any]) -> str | None:
-    """The ``jaxgames train`` command of one training stage of a card (its ``training`` facts
-    or an entry of their ``started_from`` chain), derived from the stage's whole config against
-    today's presets, so a preset that changes later never makes a card's command wrong; cards
-    written before the config was kept give the command they stored (``None`` if neither)."""
+    """The ``jaxgames train`` command of a card's training stage, derived from its whole config
+    against today's presets, so a later preset change never makes it wrong (else the stored
+    ``command``, or ``None``)."""
     if "config" not in stage:
         return stage.get("command")
     algorithm = stage["algorithm"]
@@ -163,10 +151,12 @@ def _parse_time(text: Any) -> float | None:
         return None
 
 
+def _format_time(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(CREATED_FORMAT)
+
+
 def _run_name(run_dir: str) -> str:
-    """The run's folder name; for a seed folder an experiment wrote
-    (``<experiment>/<game>_<algorithm>/seed<k>``) the last three parts, which name the
-    experiment."""
+    """The run's folder name (the last three parts for an experiment's ``seed<k>`` folder)."""
     parts = os.path.normpath(os.path.abspath(run_dir)).split(os.sep)
     if re.fullmatch(r"seed\d+", parts[-1]):
         return "/".join(parts[-3:])
@@ -174,10 +164,9 @@ def _run_name(run_dir: str) -> str:
 
 
 def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
-    """What a run's files say about its training up to checkpoint ``chunk``: the algorithm
-    and whole config, env steps, chunks and wall clock (seconds from ``config.json``'s
-    creation to that chunk's metrics record: compilation, evaluation and any pause before a
-    resume included; ``train_seconds``: the chunks' own compute)."""
+    """A run's training up to checkpoint ``chunk``: algorithm, config, env steps, wall clock
+    (from ``config.json``'s creation to that chunk's record, pauses included) and
+    ``train_seconds`` (the chunks' own compute)."""
     with open(os.path.join(run_dir, CONFIG_FILE), encoding="utf-8") as f:
         record = json.load(f)
     algorithm, config = read_run_config(run_dir)
@@ -193,14 +182,8 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
         wall_clock_seconds=None if start is None or end is None else round(end - start, 1),
         train_seconds=round(sum(r.get("chunk_seconds", 0.0) for r in records), 1),
         created=record.get("created"),
-        machine=record.get("machine"),  # absent from runs made before config.json kept it
-        finished=(
-            None
-            if end is None
-            else datetime.datetime.fromtimestamp(end, datetime.timezone.utc).strftime(
-                CREATED_FORMAT
-            )
-        ),
+        machine=record.get("machine"),
+        finished=None if end is None else _format_time(end),
         source_run=_run_name(run_dir),
     )
     if config.init_from:
@@ -209,8 +192,8 @@ def training_facts(run_dir: str, chunk: int) -> dict[str, Any]:
 
 
 def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
-    """The training facts of the agent in ``folder``: an exported agent's card's (``{}``
-    without a card), or the run's up to checkpoint ``chunk`` (``None``: its newest record)."""
+    """The training facts of an exported agent's card (``{}`` without one), or of a run up to
+    checkpoint ``chunk`` (default: its newest record)."""
     if is_exported(folder):
         if not os.path.exists(os.path.join(folder, CARD_FILE)):
             return {}
@@ -227,10 +210,8 @@ def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
 
 
 def _agent_training(spec: str) -> dict[str, Any]:
-    """The training facts of the agent a run started from (``init_from``), as they are now
-    (read before an export replaces that agent); ``{}`` if there is nothing to read."""
-    # init_from is a run folder or pretrained:<name> (the driver refuses anything else); it is
-    # resolved here rather than by jaxgames.specs, which sits above this module
+    """The training facts of the agent a run started from (a run folder or
+    ``pretrained:<name>``), as they are now; ``{}`` if there is nothing to read."""
     shipped = spec.startswith("pretrained:")
     try:
         return _agent_facts(pretrained_dir(spec.partition(":")[2]) if shipped else spec)
@@ -242,11 +223,9 @@ def _agent_training(spec: str) -> dict[str, Any]:
 def export_agent(
     run_dir: str, out_dir: str, *, name: str | None = None, overwrite: bool = False
 ) -> dict[str, Any]:
-    """Write the agent of ``run_dir`` (a run or an exported folder) to ``out_dir`` as an
-    exported agent: ``config.json`` (copied as the run wrote it), ``params.msgpack`` and a card
-    skeleton (no measurements; ``experiments/refresh_pretrained.py`` adds them). Returns the
-    card. ``ValueError`` if ``out_dir`` holds anything but an exported agent (unless
-    ``overwrite``) or is ``run_dir`` itself."""
+    """Export the agent of ``run_dir`` to ``out_dir`` (``config.json``, ``params.msgpack``, a
+    card without measurements) and return the card; ``ValueError`` if ``out_dir`` is
+    ``run_dir`` or holds anything but an exported agent to ``overwrite``."""
     loaded = load_agent(run_dir)  # errors name a missing run / checkpoint first
     if os.path.abspath(out_dir) == os.path.abspath(run_dir):
         raise ValueError(f"cannot export {run_dir!r} onto itself; give another folder")
@@ -302,9 +281,8 @@ def measure_vs_random(
     games_per_colour: int = VS_RANDOM_GAMES,
     seed: int = VS_RANDOM_SEED,
 ) -> dict[str, Any]:
-    """W/D/L of ``policy`` against uniform random play as each colour: the games of
-    ``jaxgames eval --a <agent> --b random --games 2*games_per_colour --seed seed`` (one
-    jitted arena, all games at once)."""
+    """W/D/L of ``policy`` against random play per colour: the games of ``jaxgames eval --a
+    <agent> --b random --games 2*games_per_colour --seed seed``."""
     result = arena(policy, random_policy, env, 2 * games_per_colour, jax.random.PRNGKey(seed))
     return dict(
         games_per_colour=games_per_colour,
@@ -349,9 +327,7 @@ def _wdl(r: dict[str, int]) -> str:
 
 
 def shipped_table() -> str:
-    """The Markdown table of the shipped agents, one row per card: algorithm, network, env
-    steps, record against random and ladder Elo. ``experiments/refresh_pretrained.py`` writes
-    it into docs/pretrained.md."""
+    """The Markdown table of the shipped agents (docs/pretrained.md), one row per card."""
     rows = [
         "| name | algorithm | env steps (all stages) | vs random, first / second (W/D/L) | "
         "ladder Elo [95% CI] | card |",
@@ -376,9 +352,8 @@ def shipped_table() -> str:
 
 
 def _steps_in_all(training: dict[str, Any]) -> str:
-    """The env steps of an agent's training, summed over the chain of runs it started from
-    (``"17,489,920 (10,493,952 + 6,995,968)"``, oldest first); ``"-"`` if unknown, and the
-    last run's alone if an earlier run's are unknown."""
+    """Env steps summed over the chain of runs, ``"total (oldest + ... + last)"``; the last run's
+    alone if an earlier one's are unknown, ``"-"`` if its own are."""
     chain = [stage.get("env_steps") for stage in _training_stages(training)]
     if chain[0] is None:
         return "-"
@@ -389,8 +364,7 @@ def _steps_in_all(training: dict[str, Any]) -> str:
 
 
 def _features_note(net: dict[str, Any]) -> str:
-    """`` reading the 'mobility' features`` for a network that does (cards before the field
-    existed read the bare observation), else ""."""
+    """`` reading the 'mobility' features`` for a network that does, else ""."""
     features = net.get("features", PLAIN_FEATURES)
     return "" if features == PLAIN_FEATURES else f" reading the {features!r} features"
 
@@ -405,8 +379,7 @@ def _seconds(x: float | None) -> str:
 
 
 def _training_stages(training: dict[str, Any]) -> list[dict[str, Any]]:
-    """A card's training facts and those of the chain of runs it started from (``init_from``),
-    nearest first."""
+    """A card's training facts and those of the runs it started from, nearest first."""
     stages = []
     while training:
         stages.append(training)

@@ -1,21 +1,12 @@
 """Run directories: the config a run was made with, and the agents it holds.
 
-    name, config = read_run_config("runs/ttt-ppo")     # ("ppo", PPOConfig(...))
-    policy = load_policy("runs/ttt-ppo")               # greedy, legal moves only, vmap/jit
-    loaded = load_agent("runs/ttt-ppo")                # network, params, env, config, chunk
-    save_params(loaded.params, "shared/ttt")           # + config.json: an exported agent
-
-``runs/<name>/config.json`` holds ``{"algorithm": ..., "config": {...}, "created": ...,
-"machine": ...}``, written once when the run starts (see :mod:`jaxgames.training.driver` for
-the rest of the layout). Loading an agent reads only its own run: training partners are not
-resolved (the algorithm is built with stand-ins, which give the train state the same
-structure).
-
-**Exported agents** (``jaxgames export``, the packaged agents of :mod:`jaxgames.pretrained`)
-are folders with the run's ``config.json``, the acting network's parameters alone in
-``params.msgpack`` (``flax.serialization.to_bytes``: portable, no orbax, no optimiser state)
-and a model card (``card.json``, ``card.md``; its ``training.chunk`` is the checkpoint the
-parameters came from). Every loader here takes such a folder wherever it takes a run.
+``runs/<name>/config.json`` holds ``{"algorithm", "config", "created", "machine"}``, written
+when the run starts (:mod:`jaxgames.training.driver` has the rest of the layout). Loading an
+agent reads only its own run: the algorithm is built with stand-in partners, which give the
+train state the same structure. An **exported agent** (``jaxgames export``,
+:mod:`jaxgames.pretrained`) is a folder with the run's ``config.json``, the parameters alone
+in ``params.msgpack`` (portable: no orbax, no optimiser state) and a model card; every loader
+here takes one wherever it takes a run.
 """
 
 from __future__ import annotations
@@ -48,8 +39,7 @@ CARD_MD_FILE = "card.md"
 
 
 class RunNotFoundError(FileNotFoundError, ValueError):
-    """A run directory or its ``config.json`` is missing (both a ``FileNotFoundError`` and a
-    ``ValueError``, so either kind of handler reports it)."""
+    """A run directory or its ``config.json`` is missing (caught as either base)."""
 
 
 def config_record(algorithm: str, config: Any) -> dict[str, Any]:
@@ -84,11 +74,8 @@ def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
 
 
 def read_run_config(run_dir: str) -> tuple[str, Any]:
-    """(algorithm name, config object) of an existing run.
-
-    :class:`RunNotFoundError` if ``run_dir`` or its ``config.json`` is missing, ``ValueError`` if
-    the file is unreadable or names an unknown algorithm / invalid config.
-    """
+    """(algorithm name, config) of a run: :class:`RunNotFoundError` if it or its
+    ``config.json`` is missing, ``ValueError`` if that is unreadable or invalid."""
     _, data = _read_record(run_dir)
     name = data["algorithm"]
     return name, algorithm_module(name).Config.from_dict(data["config"])
@@ -100,8 +87,8 @@ def run_env(run_dir: str) -> Env:
 
 
 def _check_creatable(run_dir: str) -> None:
-    """``ValueError`` if ``run_dir`` (which does not exist) cannot be created: its nearest
-    existing ancestor is a file or not writable."""
+    """``ValueError`` if the missing ``run_dir`` cannot be created (its nearest existing
+    ancestor is a file or not writable)."""
     parent = os.path.dirname(os.path.abspath(run_dir))
     while not os.path.exists(parent) and os.path.dirname(parent) != parent:
         parent = os.path.dirname(parent)
@@ -115,10 +102,9 @@ def _check_creatable(run_dir: str) -> None:
 
 
 def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
-    """True if ``run_dir`` already holds the run of ``record`` (:func:`config_record`); False if
-    it does not exist or is empty (a lock file aside); ``ValueError`` if it holds something
-    else or cannot be created. Configs compare normalised: fields added to a config class
-    since the run was made at their defaults, retired fields (at their old defaults) dropped."""
+    """True if ``run_dir`` holds the run of ``record`` (:func:`config_record`), False if it is
+    missing or empty; ``ValueError`` otherwise. Configs compare normalised (new fields at
+    their defaults, retired ones dropped)."""
     if not os.path.exists(run_dir):
         _check_creatable(run_dir)
         return False
@@ -164,11 +150,7 @@ def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class LoadedAgent:
-    """A trained agent read from a run directory.
-
-    agent (network wrapper), params (pytree), env (the game it was trained on), config,
-    algorithm (name) and chunk (the checkpoint it came from).
-    """
+    """A trained agent read from a run directory (chunk: its checkpoint)."""
 
     agent: Agent
     params: Any
@@ -178,8 +160,7 @@ class LoadedAgent:
     chunk: int
 
     def policy(self, greedy: bool = True, average_symmetries: bool = False) -> NetworkPolicy:
-        """The agent's policy; ``average_symmetries``: its network averaged over the game's
-        symmetries (:class:`~jaxgames.agents.common.Agent`'s ``symmetries``)."""
+        """The agent's policy; ``average_symmetries``: averaged over the game's symmetries."""
         agent = self.agent
         if average_symmetries:
             agent = dataclasses.replace(agent, symmetries=self.env.symmetries)
@@ -192,8 +173,7 @@ def is_exported(path: str) -> bool:
 
 
 def save_params(params: Any, out_dir: str) -> str:
-    """Write ``params`` (a pytree of arrays) to ``out_dir/params.msgpack``; returns the SHA-256
-    of the bytes written."""
+    """Write ``params`` to ``out_dir/params.msgpack``; returns the bytes' SHA-256."""
     data = serialization.to_bytes(jax.device_get(params))
     with open(os.path.join(out_dir, PARAMS_FILE), "wb") as f:
         f.write(data)
@@ -201,8 +181,8 @@ def save_params(params: Any, out_dir: str) -> str:
 
 
 def _restore_params(path: str, template: Any) -> Any:
-    """The parameters in ``path``, checked leaf by leaf against ``template``'s tree structure,
-    shapes and dtypes (a file of another network is a ``ValueError`` naming the difference)."""
+    """The parameters in ``path``, checked leaf by leaf against ``template`` (``ValueError``
+    naming the difference)."""
     try:
         with open(path, "rb") as f:
             raw = serialization.msgpack_restore(f.read())
@@ -241,14 +221,9 @@ def _exported_chunk(folder: str) -> int:
 
 
 def load_agent(run_dir: str) -> LoadedAgent:
-    """Read the newest readable checkpoint of the run in ``run_dir`` (and nothing else: its
-    training partners are not loaded), or the parameters of an exported agent's folder.
-
-    All errors are ``ValueError`` subclasses with a message naming the problem:
-    :class:`RunNotFoundError` (also a ``FileNotFoundError``) for a missing run directory or
-    ``config.json``, ``ValueError`` for a corrupt ``config.json`` or ``params.msgpack``,
-    :class:`~jaxgames.runs.checkpoint.CheckpointError` if the run has no usable checkpoint.
-    """
+    """The newest readable checkpoint of the run in ``run_dir``, or an exported agent; every
+    error a ``ValueError`` naming the problem (:class:`RunNotFoundError`,
+    :class:`~jaxgames.runs.checkpoint.CheckpointError` without a usable checkpoint)."""
     name, config = read_run_config(run_dir)
     algo = algorithm_module(name).make_algorithm(config)  # stand-in partners: see module doc
     key = jax.random.PRNGKey(config.seed)
@@ -272,11 +247,5 @@ def load_agent(run_dir: str) -> LoadedAgent:
 
 
 def load_policy(run_dir: str, greedy: bool = True) -> NetworkPolicy:
-    """``policy(key, state) -> int32[] action`` of the run in ``run_dir`` (newest checkpoint)
-    or of an exported agent's folder.
-
-    Works on one state and under ``jax.vmap``/``jit``; only legal moves. ``greedy=False``
-    samples from the masked policy. ``policy.value(state)`` is the value estimate (float32[],
-    from the mover's view). Errors as :func:`load_agent`.
-    """
+    """The :class:`~jaxgames.agents.common.NetworkPolicy` of :func:`load_agent`'s agent."""
     return load_agent(run_dir).policy(greedy)

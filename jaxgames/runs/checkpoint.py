@@ -1,18 +1,11 @@
 """Orbax checkpoints of a whole train-state pytree, checksummed, with fallback past damaged ones.
 
-The pytree is stored as its flat list of leaves (``leaf_00000``, ...) and rebuilt with the
-tree structure of a template (``jax.eval_shape(algorithm.init, key)``), so any pytree of
-arrays (flax/optax/game-state dataclasses) round-trips exactly. Orbax writes each step into a
-temporary directory and renames it when complete, so a save interrupted by a kill never shows
-up as a step.
-
-Each step also records a SHA-256 digest of its leaves (dtype, shape and bytes) in orbax's step
-metadata; a restore recomputes it, so flipped, truncated or missing bytes are found even where
-the file format would decode them into plausible numbers. Steps written before digests existed
-are checked for finite floating-point values instead. Every step is restored with an explicit
-item handler, so an empty or half-deleted step directory is just one unreadable step.
-:meth:`CheckpointStore.restore_latest` tries the steps newest first and falls back past each
-damaged one with a one-line :class:`CheckpointWarning`.
+The pytree is stored as its flat list of leaves and rebuilt with a template's structure
+(``jax.eval_shape(algorithm.init, key)``), so any pytree of arrays round-trips exactly; orbax
+renames a step into place when complete, so a killed save never shows up. Each step records a
+SHA-256 digest of its leaves, checked on restore (older steps: finite floats), so damaged
+bytes are found even where they decode into plausible numbers; ``restore_latest`` falls back
+past each damaged step with a one-line :class:`CheckpointWarning`.
 """
 
 from __future__ import annotations
@@ -53,8 +46,7 @@ def _leaf_dict(tree: Any) -> dict[str, Any]:
 
 
 def _host_leaves(leaves: list[Any]) -> list[np.ndarray] | None:
-    """Host copies of ``leaves``, or ``None`` when some leaf lives partly on other hosts
-    (multi-host runs: each host sees only its shards, so no host can digest the whole)."""
+    """Host copies of ``leaves``; ``None`` when some leaf lives partly on other hosts."""
     if not all(getattr(x, "is_fully_addressable", True) for x in leaves):
         return None
     return [np.asarray(x) for x in jax.device_get(leaves)]
@@ -97,12 +89,9 @@ class _UnretrievedReadErrors(logging.Filter):
 
 
 def _drop_orbax_noise() -> None:
-    """Before a read: filter a failed read's stragglers out of ``sys.unraisablehook``,
-    ``sys.excepthook`` (a tensorstore thread's callback into the closed loop, printed as a
-    bare traceback while the read is still failing) and the asyncio log from now on (they can
-    arrive any time later, from tensorstore's threads). Only the exact noise is dropped (for
-    the excepthook, only from threads other than the main one); everything else goes on to
-    the hooks and handlers as before."""
+    """Filter a failed read's stragglers (tensorstore threads calling into the closed loop,
+    at any time later) out of ``sys.unraisablehook``, ``sys.excepthook`` (worker threads only)
+    and the asyncio log; everything else passes through."""
     current = sys.unraisablehook
     if not getattr(current, "_drops_orbax_noise", False):
 
@@ -130,10 +119,8 @@ def _drop_orbax_noise() -> None:
 
 @contextlib.contextmanager
 def _quiet_orbax() -> Iterator[None]:
-    """Silence what orbax prints about a damaged step: absl log lines (``Metadata file does
-    not exist``), asyncio's "Future exception was never retrieved" and the "Event loop is
-    closed" tracebacks of its abandoned callbacks (see :func:`_drop_orbax_noise`).
-    :meth:`CheckpointStore.restore_latest` reports each damaged step in one warning."""
+    """Silence what orbax prints about a damaged step (absl lines and asyncio noise); the
+    damage is reported in one warning instead."""
     absl = logging.getLogger("absl")
     level = absl.level
     absl.setLevel(logging.CRITICAL)
@@ -154,10 +141,7 @@ def _short(e: BaseException) -> str:
 
 
 class CheckpointStore:
-    """Checkpoints of one run in ``directory`` (``<run>/checkpoints``), newest ``keep`` kept.
-
-    Steps are chunk counts (1 = after the first chunk).
-    """
+    """Checkpoints of one run in ``directory``, the newest ``keep`` kept; steps are chunks."""
 
     def __init__(self, directory: str, keep: int = 3):
         # imported here, not at the top: orbax takes seconds to import and most users of
@@ -173,9 +157,8 @@ class CheckpointStore:
             create=True,
             enable_async_checkpointing=False,
         )
-        # an explicit handler for the one item: without it orbax infers the layout of every
-        # step from the newest step directory, so one empty or damaged step would make all
-        # of them unreadable
+        # an explicit item handler: else orbax infers every step's layout from the newest
+        # step directory, and one damaged step would make all of them unreadable
         with _quiet_orbax():
             self._manager = ocp.CheckpointManager(
                 self.directory, options=options, item_handlers=ocp.StandardCheckpointHandler()
@@ -198,18 +181,11 @@ class CheckpointStore:
         self._manager.wait_until_finished()
 
     def restore(self, step: int, template: Any) -> Any:
-        """Restore ``step`` into the structure of ``template`` (arrays or ShapeDtypeStructs;
-        a leaf's ``sharding``, if any, is the layout it is restored into, else the default
-        device: whatever devices the step was saved from).
-
-        Raises :class:`CheckpointDamagedError` if the files are unreadable, do not match their
-        digest (or, for a step saved without one, hold non-finite floats), or their shapes or
-        dtypes differ from the template.
-        """
+        """Restore ``step`` into ``template``'s structure (each leaf onto its ``sharding``, else
+        the default device); :class:`CheckpointDamagedError` if unreadable, off its digest, or
+        of other shapes or dtypes."""
         leaves, treedef = jax.tree_util.tree_flatten(template)
-        # a leaf with no layout of its own goes to this process's default device: left to
-        # orbax, it would be restored onto the devices it was saved from, which fails on
-        # another machine (a run trained on a CPU read on a GPU, or the reverse)
+        # left to orbax, a leaf would go to the devices it was saved from (fails elsewhere)
         here = jax.sharding.SingleDeviceSharding(jax.devices()[0])
         abstract = {
             k: jax.ShapeDtypeStruct(
@@ -252,13 +228,8 @@ class CheckpointStore:
         return jax.tree_util.tree_unflatten(treedef, out)
 
     def restore_latest(self, template: Any) -> tuple[int, Any] | None:
-        """(step, tree) of the newest checkpoint that restores intact; ``None`` if there are
-        none.
-
-        Each damaged checkpoint gives a one-line :class:`CheckpointWarning` (use
-        :meth:`quarantine_after` to move them aside so later saves can reuse their step
-        numbers). Raises :class:`CheckpointError` if checkpoints exist but none is usable.
-        """
+        """(step, tree) of the newest intact checkpoint (``None`` if there are none), warning
+        once per damaged one; :class:`CheckpointError` if none is usable."""
         steps = self.steps()
         if not steps:
             return None

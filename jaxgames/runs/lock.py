@@ -1,14 +1,9 @@
 """One writer per run directory: an exclusive lock held for the life of a training run.
 
-    with RunLock("runs/ttt-ppo"):      # RunLockedError if another live process holds it
-        ...                            # train, write metrics and checkpoints
-
-The lock is ``<run>/.lock``, locked with ``flock`` (the kernel drops the lock when its process
-ends, however it ends) and holding the holder's pid, host and start time for the error
-message. A lock file left by a killed process is therefore stale by construction: the next
-writer takes it over (:attr:`RunLock.stale_pid` names the previous holder). The file is
-removed on release. Where ``flock`` does not exist, an ``O_EXCL`` lock file with a pid
-liveness check gives the same behaviour on one machine.
+``<run>/.lock`` is locked with ``flock``, which the kernel drops when its process ends, however
+it ends, so a killed holder's file is stale by construction and taken over
+(:attr:`RunLock.stale_pid`); it holds the holder's pid, host and start time for the error
+message. Without ``flock``, an ``O_EXCL`` file with a pid liveness check does the same.
 """
 
 from __future__ import annotations
@@ -28,8 +23,7 @@ LOCK_FILE = ".lock"
 
 
 class RunLockedError(ValueError):
-    """Another live process holds the run directory's lock (a ``ValueError``, so the command
-    line reports it in one line)."""
+    """Another live process holds the run directory's lock."""
 
 
 def _read_holder(path: str) -> dict[str, str]:
@@ -60,12 +54,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 class RunLock:
-    """Exclusive lock on ``run_dir`` (which must exist) for one process; a context manager.
-
-    :meth:`acquire` raises :class:`RunLockedError` naming the holder's pid if another live
-    process holds it; a stale lock (its process is gone) is taken over and its pid kept in
-    :attr:`stale_pid`.
-    """
+    """Exclusive lock on the existing ``run_dir``, a context manager: :meth:`acquire` raises
+    :class:`RunLockedError` naming a live holder."""
 
     def __init__(self, run_dir: str):
         self.run_dir = run_dir

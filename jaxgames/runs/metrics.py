@@ -16,24 +16,16 @@ class MetricsError(ValueError):
 
 
 class MetricsLog:
-    """Append-only JSONL of per-chunk records ``{"chunk": k, "env_steps": ..., ...}``.
-
-    :meth:`truncate` drops records after a chunk (used when resuming from a checkpoint that
-    is older than the last logged chunk; the chunks are recomputed identically).
-
-    Reading is strict: only a torn last line (no final newline: the writer was killed while
-    appending) is dropped; any other line that is not a record with a chunk number larger
-    than the one before raises :class:`MetricsError` naming the line, and nothing is
-    rewritten.
-    """
+    """Append-only JSONL of per-chunk records ``{"chunk": k, "env_steps": ..., ...}``. Reading
+    is strict: only a torn last line (a killed writer) is dropped; any other bad line raises
+    :class:`MetricsError` naming it, and nothing is rewritten."""
 
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, "metrics.jsonl")
         self.csv_path = os.path.join(run_dir, "metrics.csv")
 
     def records(self) -> list[dict[str, Any]]:
-        """All complete records (a torn last line from a kill is ignored); :class:`MetricsError`
-        for a damaged line anywhere else."""
+        """All complete records (a torn last line ignored)."""
         if not os.path.exists(self.path):
             return []
         with open(self.path, "rb") as f:
@@ -75,7 +67,7 @@ class MetricsLog:
         return None
 
     def truncate(self, last_chunk: int) -> None:
-        """Keep only records with ``chunk <= last_chunk`` (and drop a torn last line)."""
+        """Keep only records with ``chunk <= last_chunk`` (resuming from an older checkpoint)."""
         keep = [r for r in self.records() if r.get("chunk", 0) <= last_chunk]
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
@@ -92,8 +84,7 @@ class MetricsLog:
             os.fsync(f.fileno())
 
     def write_csv(self) -> None:
-        """Rewrite ``metrics.csv`` from the JSONL (columns: union of keys, in first-seen order;
-        written to a temporary file and renamed, so a kill never leaves half a table)."""
+        """Rewrite ``metrics.csv`` from the JSONL (columns in first-seen order), atomically."""
         rows = self.records()
         cols: list[str] = []
         for r in rows:
@@ -109,9 +100,8 @@ class MetricsLog:
 def chunk_record(
     chunk: int, steps_per_chunk: int, metrics: dict[str, Any], seconds: float
 ) -> dict[str, Any]:
-    """One chunk's line of ``metrics.jsonl``: its number, env steps so far, the training
-    metrics (named ``train/<name>``), its seconds and steps per second. The caller adds its
-    evaluation (``eval/<name>``) and the wall-clock ``time`` at the chunk's end."""
+    """One chunk's record: number, env steps so far, ``train/<name>`` metrics, seconds and
+    steps per second (the caller adds ``eval/<name>`` and ``time``)."""
     rec: dict[str, Any] = {"chunk": chunk, "env_steps": chunk * steps_per_chunk}
     rec.update({f"train/{n}": float(v) for n, v in metrics.items()})
     rec["chunk_seconds"] = seconds
@@ -120,9 +110,8 @@ def chunk_record(
 
 
 def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str = "") -> str | None:
-    """Win rate vs random (as first and as second player) against env steps ->
-    ``<run_dir>/learning_curve.png``. Returns the path, or ``None`` without matplotlib or
-    without evaluation records."""
+    """Win and loss rates vs random per side against env steps ->
+    ``<run_dir>/learning_curve.png`` (``None`` without matplotlib or evaluation records)."""
     rows = [r for r in records if "eval/win_first" in r]
     if not rows:
         return None
@@ -137,13 +126,8 @@ def plot_learning_curve(run_dir: str, records: list[dict[str, Any]], title: str 
     fig, ax = plt.subplots(figsize=(6, 4))
     for side, style in (("first", "-"), ("second", "--")):
         ax.plot(steps, [r[f"eval/win_{side}"] for r in rows], style, label=f"win as {side} player")
-        ax.plot(
-            steps,
-            [r[f"eval/loss_{side}"] for r in rows],
-            style,
-            alpha=0.5,
-            label=f"loss as {side} player",
-        )
+        losses = [r[f"eval/loss_{side}"] for r in rows]
+        ax.plot(steps, losses, style, alpha=0.5, label=f"loss as {side} player")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("rate vs uniform random")
     ax.set_ylim(-0.02, 1.02)

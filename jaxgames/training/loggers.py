@@ -1,22 +1,12 @@
 """Optional mirrors of a run's metrics: TensorBoard and Weights & Biases (offline by default).
 
-``metrics.jsonl`` stays the source of truth and is always written
-(:mod:`jaxgames.runs.metrics`); a logger only copies each chunk's record elsewhere, after
-the chunk's checkpoint is saved. Which loggers run is not part of the run's config: a run may
-be resumed with another ``--logger`` choice. A logger that joins a run late (a resume with
-``--logger tensorboard`` after a run without it) first writes the records already in
-``metrics.jsonl``, so its view of the run starts at chunk 1.
-
-    tensorboard   <run>/tensorboard/events.out.tfevents.*  (tensorboardX), one scalar per record
-                  field, x = env_steps; ``tensorboard --logdir runs/``. After a resume from an
-                  older checkpoint, the chunks computed again replace the old points (the
-                  writer's ``purge_step``)
-    wandb         <run>/wandb/ (``WANDB_MODE``, default ``offline``; ``wandb sync`` uploads it);
-                  one W&B run per jaxgames run (its id is kept in <run>/wandb/jaxgames-run-id),
-                  config = config.json's record, one history row per chunk at step env_steps
-
-The libraries are optional (``pip install 'jaxgames[loggers]'``): :func:`parse_loggers` raises
-a one-line :class:`~jaxgames.validation.MissingExtraError` when one is missing, before training.
+``metrics.jsonl`` stays the source of truth; a logger copies each chunk's record elsewhere
+after the chunk's checkpoint, one scalar per field at x = env_steps. Loggers are not part of
+the config: a logger joining a resumed run late first writes the records already there, and
+after a resume from an older checkpoint TensorBoard's ``purge_step`` replaces the recomputed
+points. W&B keeps one run per jaxgames run (id in ``<run>/wandb/jaxgames-run-id``;
+``WANDB_MODE``, default ``offline``). A missing library is a one-line
+:class:`~jaxgames.validation.MissingExtraError` before training.
 """
 
 from __future__ import annotations
@@ -43,10 +33,8 @@ class Logger(Protocol):
 
 
 def parse_loggers(text: str | Sequence[str]) -> tuple[str, ...]:
-    """``"jsonl,tensorboard"`` (or a list of names) -> the optional loggers to run, e.g.
-    ``("tensorboard",)`` (``jsonl`` is always written, so it is implied). ``ValueError`` for an
-    unknown name, :class:`~jaxgames.validation.MissingExtraError` naming the pip extra for a
-    logger whose library is not installed."""
+    """``"jsonl,tensorboard"`` (or a list) -> the optional loggers, e.g. ``("tensorboard",)``
+    (``jsonl`` is implied); ``ValueError`` for an unknown name or a missing library."""
     names = text.split(",") if isinstance(text, str) else list(text)
     out: list[str] = []
     for name in (n.strip() for n in names):
@@ -82,8 +70,7 @@ class TensorBoardLogger:
         joined = not existing
         # points after the restored checkpoint are being computed again: hide the old ones
         purge = None if joined else last_step + 1
-        # tensorboardX names files by the second and the host: a resume within the same second
-        # would overwrite the previous file, so each writer gets its own index
+        # tensorboardX names files by the second: each writer gets its own index
         self.writer = tbx.SummaryWriter(
             self.directory,
             purge_step=purge,
@@ -105,8 +92,7 @@ class TensorBoardLogger:
 
 
 class WandbLogger:
-    """One W&B run per jaxgames run, offline unless ``WANDB_MODE`` says otherwise (module
-    docstring)."""
+    """One W&B run per jaxgames run (module docstring)."""
 
     def __init__(self, run_dir: str, history: list[dict[str, Any]], config: dict[str, Any]) -> None:
         wandb = _library("wandb")
@@ -147,9 +133,8 @@ def open_loggers(
     last_step: int,
     config: dict[str, Any],
 ) -> list[Logger]:
-    """The loggers ``names`` (from :func:`parse_loggers`) for ``run_dir``, resuming after
-    ``history`` (the records kept, up to env step ``last_step``); ``config``: the run's
-    config record (``config.json``)."""
+    """The loggers ``names`` for ``run_dir``, resuming after ``history`` (up to env step
+    ``last_step``); ``config``: the run's ``config.json`` record."""
     out: list[Logger] = []
     try:
         for name in names:

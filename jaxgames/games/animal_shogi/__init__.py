@@ -10,8 +10,8 @@ Board, squares and the start position (absolute frame; square = row * 3 + col)::
 
 Sente starts at the bottom and moves *up* (towards rank 1); gote moves down.
 
-Rules
------
+Rules:
+
 * Lion: one step in any of the 8 directions. Giraffe: one step orthogonally. Elephant: one step
   diagonally. Chick: one step forward; a chick *moving* onto the far rank promotes to a hen
   (mandatory). Hen: one step orthogonally or diagonally forward (a shogi gold).
@@ -48,14 +48,11 @@ elephant, chick, hen; 5-9 the opponent's; 10 empty; 11-16 the mover's hand (gira
 23 constant 1.0 if the position occurred before. The left-right mirror is a symmetry of the
 rules (``env.symmetries``).
 
-Against pgx v2 (tests/test_animal_shogi.py), legal actions and results agree ply by ply; pgx
-orders squares and directions differently, draws the first player, ends at 256 steps with
-``terminated``, and its Zobrist hash misses some repetitions.
-
-Text is SFEN-like, ``"gle/1c1/1C1/ELG b - 1"``; moves ``"b3b2"``, drops ``"C*b2"``
-(:mod:`~jaxgames.games.animal_shogi.notation`). :mod:`~jaxgames.games.animal_shogi.rules` holds
-the state and the pure functions (spec first: ``AnimalShogiSpec(max_steps)``), ``.env`` the
-``Env``; this package re-exports the names other modules use.
+Legal actions and results agree with pgx v2 ply by ply (tests/test_animal_shogi.py; pgx
+orders squares differently, ends at 256 steps with ``terminated``, and its hash misses some
+repetitions). Text is SFEN-like, ``"gle/1c1/1C1/ELG b - 1"``, moves ``"b3b2"``, drops
+``"C*b2"`` (:mod:`.notation`); :mod:`.rules` holds the state and the pure functions, ``.env``
+the ``Env``.
 """
 
 from jaxgames.games.animal_shogi import notation, rules  # noqa: F401

@@ -2,12 +2,9 @@
 
 Positions are SFEN-like, ``"gle/1c1/1C1/ELG b - 1"``: ranks 1..4 separated by ``/`` (digits =
 runs of empty squares), side to move ``b`` (sente) or ``w`` (gote), hands (``-`` or e.g.
-``"2Ce"``: sente's uppercase, gote's lowercase, a count of 2 before the letter), move number
-(plies played + 1), then ``end`` for a finished game the position does not show (a draw by
-repetition, an illegal move). Every state reached by play round-trips through
-``to_text``/``from_text`` but for the earlier positions (the repetition count restarts) and the
-final rewards. Moves: ``"b3b2"`` (promotion is forced, a ``+`` suffix optional), drops
-``"C*b2"``.
+``"2Ce"``, sente's uppercase), move number (plies + 1), then ``end`` for a finished game the
+position does not show. A position read back restarts the repetition count. Moves ``"b3b2"``
+(a ``+`` suffix optional), drops ``"C*b2"``.
 """
 
 from __future__ import annotations
@@ -113,9 +110,8 @@ def _reject(text: str, why: str):
 
 
 def parse_position(spec: AnimalShogiSpec, text: str, with_game_over: bool = False):
-    """SFEN-like text -> (board int32[12], hand int32[2, 3], player, step_count), and whether
-    ``end`` was given with ``with_game_over``. ``ValueError`` names what is wrong (format,
-    letters, piece counts, impossible positions)."""
+    """SFEN-like text -> (board int32[12], hand int32[2, 3], player, step_count[, ``end``
+    given]); ``ValueError`` naming what is wrong."""
     grid.check_text(text, "a position", "gle/1c1/1C1/ELG b - 1")
     parts = grid.fields(text)
     game_over = len(parts) == 5 and parts[4] == grid.GAME_OVER
