@@ -28,7 +28,7 @@ from jaxgames.evaluation.ladder import (
 )
 from jaxgames.evaluation.match import play_match
 from jaxgames.evaluation.openings import openings, openings_digest
-from jaxgames.evaluation.report import rate_policy
+from jaxgames.evaluation.rating import rate_policy
 
 
 def last_legal(key, state):

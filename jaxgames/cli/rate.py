@@ -15,7 +15,7 @@ import jax
 
 from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
 from jaxgames.evaluation.ladder import game_key, load_ladder
-from jaxgames.evaluation.report import rate_policy
+from jaxgames.evaluation.rating import rate_policy
 from jaxgames.runs import read_run_config
 from jaxgames.specs import agent_run, make_opponent
 from jaxgames.validation import check_seed

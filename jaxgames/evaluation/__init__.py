@@ -2,8 +2,9 @@
 
 Modules, from the bottom up: ``elo`` (Wilson intervals, records, Bradley-Terry fits),
 ``openings`` (opening sets), ``match`` (the one game loop and its result type), ``ladder``
-(rungs rated once, players rated against them), ``report`` (``jaxgames rate``); the opponents
-``opponents``, ``uct``, ``reversi_engine``, ``animal_shogi_engine``.
+(rungs rated once, players rated against them), ``rating`` (``jaxgames rate``), ``reports``
+(``jaxgames match`` and its reports); the opponents ``opponents``, ``uct``,
+``reversi_engine``, ``animal_shogi_engine``.
 Players named by strings (``"alphabeta:2"``, a run directory, ``"mcts:16:runs/x"``) are built
 by :func:`jaxgames.specs.make_opponent`, one layer up.
 """
@@ -21,7 +22,8 @@ from jaxgames.evaluation.ladder import Ladder, load_ladder
 from jaxgames.evaluation.match import MatchResult, arena, evaluate_vs, play_match, round_robin
 from jaxgames.evaluation.openings import openings
 from jaxgames.evaluation.opponents import alphabeta_policy, greedy_policy, minimax_policy
-from jaxgames.evaluation.report import RatingReport, rate_policy
+from jaxgames.evaluation.rating import RatingReport, rate_policy
+from jaxgames.evaluation.reports import run_match
 
 __all__ = [
     "Ladder",
@@ -42,6 +44,7 @@ __all__ = [
     "plot_ratings",
     "rate_policy",
     "round_robin",
+    "run_match",
     "wilson_interval",
     "write_ratings_csv",
 ]
