@@ -32,6 +32,33 @@ def test_output_shapes_and_value_range(name, key):
     assert bool(jnp.all(jnp.isfinite(logits)))
 
 
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_bfloat16_computes_the_float32_function_with_the_same_parameters(name, key):
+    obs = jax.random.normal(key, (16, 4, 3, 5))
+    wide = make_network(name, num_actions=7, **SMALL[name])
+    half = make_network(name, num_actions=7, dtype="bfloat16", **SMALL[name])
+    params = wide.init(key, obs[:1])
+    same = jax.tree_util.tree_map(
+        lambda a, b: a.dtype == b.dtype and a.shape == b.shape, params, half.init(key, obs[:1])
+    )
+    assert all(jax.tree_util.tree_leaves(same))  # float32 parameters either way
+    (l32, v32), (l16, v16) = wide.apply(params, obs), half.apply(params, obs)
+    assert l16.dtype == v16.dtype == jnp.float32
+    scale = float(jnp.abs(l32).max()) + float(jnp.abs(v32).max())
+    error = max(float(jnp.abs(l32 - l16).max()), float(jnp.abs(v32 - v16).max()))
+    assert 0.0 < error < 0.05 * scale  # bfloat16 keeps ~3 significant digits, but does round
+
+    def loss(p):
+        logits, value = half.apply(p, obs)
+        return (logits**2).mean() + (value**2).mean()
+
+    grads = jax.grad(loss)(params)
+    assert all(
+        g.dtype == jnp.float32 and bool(jnp.isfinite(g).all())
+        for g in jax.tree_util.tree_leaves(grads)
+    )
+
+
 def test_mlp_accepts_flat_observations(key):
     net = make_network("mlp", 4, hidden=8, layers=1)
     params = net.init(key, jnp.zeros((1, 10)))
@@ -79,6 +106,8 @@ def test_factory_errors():
         make_network("mlp", 0)
     with pytest.raises(ValueError, match="value_activation"):
         make_network("cnn", 9, value_activation="sigmoid")
+    with pytest.raises(ValueError, match="unknown dtype 'float16'.*bfloat16"):
+        make_network("resnet", 9, dtype="float16")
     assert network_options("resnet")["blocks"] == 4
 
 

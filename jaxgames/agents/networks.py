@@ -20,6 +20,7 @@ The value is from the point of view of the player to move (as the observation is
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from typing import Any, Callable, Sequence
@@ -31,6 +32,8 @@ import numpy as np
 from jax.custom_batching import custom_vmap
 
 _ACTIVATIONS = {"relu": nn.relu, "tanh": nn.tanh, "gelu": nn.gelu}
+#: ``dtype`` option -> the dtype the layers compute in (parameters stay float32)
+DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16}
 
 
 def one_key_at_a_time(init: Callable) -> Callable:
@@ -63,6 +66,12 @@ def orthogonal(scale: float) -> Callable:
     return one_key_at_a_time(nn.initializers.orthogonal(scale))
 
 
+def _dtype(name: str) -> Any:
+    if name not in DTYPES:
+        raise ValueError(f"unknown dtype {name!r}; valid: {', '.join(DTYPES)}")
+    return DTYPES[name]
+
+
 def _activation(name: str):
     if name not in _ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; valid: {', '.join(_ACTIVATIONS)}")
@@ -72,16 +81,20 @@ def _activation(name: str):
 class Heads(nn.Module):
     """Policy and value heads on a flat feature vector float32[B, F].
 
-    value_activation: ``"tanh"`` (values in [-1, 1]) or ``"none"``.
+    value_activation: ``"tanh"`` (values in [-1, 1]) or ``"none"``. The heads compute in
+    ``dtype`` and return float32.
     """
 
     num_actions: int
     value_activation: str = "tanh"
+    dtype: str = "float32"
 
     @nn.compact
     def __call__(self, features: jax.Array) -> tuple[jax.Array, jax.Array]:
-        logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), name="policy")(features)
-        value = nn.Dense(1, kernel_init=orthogonal(1.0), name="value")(features)[..., 0]
+        dense = functools.partial(nn.Dense, dtype=_dtype(self.dtype))
+        logits = dense(self.num_actions, kernel_init=orthogonal(0.01), name="policy")(features)
+        value = dense(1, kernel_init=orthogonal(1.0), name="value")(features)[..., 0]
+        logits, value = logits.astype(jnp.float32), value.astype(jnp.float32)
         if self.value_activation == "tanh":
             value = jnp.tanh(value)
         return logits, value
@@ -91,7 +104,9 @@ class MLP(nn.Module):
     """``layers`` dense layers of width ``hidden`` on the flattened observation.
 
     Input float32[B, ...] (any observation shape) -> (logits float32[B, A], value float32[B]).
-    The animal-shogi article used ``hidden=128, layers=6``.
+    The animal-shogi article used ``hidden=128, layers=6``. ``dtype="bfloat16"`` computes the
+    layers in bfloat16 with float32 parameters (mixed precision, Micikevicius et al. 2018):
+    the fast matmuls of GPUs and TPUs; on CPU it is slower than float32.
     """
 
     num_actions: int
@@ -99,23 +114,25 @@ class MLP(nn.Module):
     layers: int = 4
     activation: str = "relu"
     value_activation: str = "tanh"
+    dtype: str = "float32"
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
         act = _activation(self.activation)
-        x = obs.reshape(obs.shape[0], -1).astype(jnp.float32)
+        dtype = _dtype(self.dtype)
+        x = obs.reshape(obs.shape[0], -1).astype(dtype)
         for _ in range(self.layers):
-            x = act(nn.Dense(self.hidden, kernel_init=orthogonal(np.sqrt(2)))(x))
-        return Heads(self.num_actions, self.value_activation)(x)
+            x = act(nn.Dense(self.hidden, kernel_init=orthogonal(np.sqrt(2)), dtype=dtype)(x))
+        return Heads(self.num_actions, self.value_activation, self.dtype)(x)
 
 
-def _as_image(obs: jax.Array, name: str) -> jax.Array:
+def _as_image(obs: jax.Array, name: str, dtype: str = "float32") -> jax.Array:
     if obs.ndim != 4:
         raise ValueError(
             f"network {name!r} needs board observations float32[B, H, W, C]; "
             f"got shape {obs.shape}. Use network='mlp' for flat observations."
         )
-    return obs.astype(jnp.float32)
+    return obs.astype(_dtype(dtype))
 
 
 class PatchConv(nn.Module):
@@ -129,6 +146,7 @@ class PatchConv(nn.Module):
 
     features: int
     kernel: int
+    dtype: str = "float32"
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
@@ -139,7 +157,7 @@ class PatchConv(nn.Module):
         patches = jnp.concatenate(
             [xp[:, i : i + h, j : j + w, :] for i in range(k) for j in range(k)], axis=-1
         )
-        return nn.Dense(self.features)(patches)
+        return nn.Dense(self.features, dtype=_dtype(self.dtype))(patches)
 
 
 class CNN(nn.Module):
@@ -158,30 +176,36 @@ class CNN(nn.Module):
     dense: Sequence[int] = (256, 256)
     value_activation: str = "tanh"
     conv: str = "patches"
+    dtype: str = "float32"
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        x = _as_image(obs, "cnn")
+        x = _as_image(obs, "cnn", self.dtype)
+        dtype = _dtype(self.dtype)
         for c in self.channels:
             if self.conv == "patches":
-                x = nn.relu(PatchConv(int(c), self.kernel)(x))
+                x = nn.relu(PatchConv(int(c), self.kernel, self.dtype)(x))
             else:
-                x = nn.relu(nn.Conv(int(c), (self.kernel, self.kernel), padding="SAME")(x))
+                conv = nn.Conv(int(c), (self.kernel, self.kernel), padding="SAME", dtype=dtype)
+                x = nn.relu(conv(x))
         x = x.reshape(x.shape[0], -1)
         for d in self.dense:
-            x = nn.relu(nn.Dense(int(d))(x))
-        return Heads(self.num_actions, self.value_activation)(x)
+            x = nn.relu(nn.Dense(int(d), dtype=dtype)(x))
+        return Heads(self.num_actions, self.value_activation, self.dtype)(x)
 
 
 class ResidualBlock(nn.Module):
-    """Pre-norm residual block: x + conv3x3(relu(LN(conv3x3(relu(LN(x))))))."""
+    """Pre-norm residual block: x + conv3x3(relu(LN(conv3x3(relu(LN(x)))))), computed in the
+    input's dtype."""
 
     channels: int
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        y = nn.Conv(self.channels, (3, 3), padding="SAME")(nn.relu(nn.LayerNorm()(x)))
-        y = nn.Conv(self.channels, (3, 3), padding="SAME")(nn.relu(nn.LayerNorm()(y)))
+        conv = functools.partial(nn.Conv, self.channels, (3, 3), padding="SAME", dtype=x.dtype)
+        norm = functools.partial(nn.LayerNorm, dtype=x.dtype)
+        y = conv()(nn.relu(norm()(x)))
+        y = conv()(nn.relu(norm()(y)))
         return x + y
 
 
@@ -191,6 +215,7 @@ class ResNet(nn.Module):
 
     Input float32[B, H, W, C] -> (logits float32[B, A], value float32[B]).
     LayerNorm instead of BatchNorm keeps the network stateless (no batch statistics).
+    ``dtype`` as for :class:`MLP` (the policy and value heads compute in float32).
     """
 
     num_actions: int
@@ -198,19 +223,22 @@ class ResNet(nn.Module):
     channels: int = 64
     value_hidden: int = 128
     value_activation: str = "tanh"
+    dtype: str = "float32"
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        x = _as_image(obs, "resnet")
-        x = nn.Conv(self.channels, (3, 3), padding="SAME")(x)
+        x = _as_image(obs, "resnet", self.dtype)
+        dtype = _dtype(self.dtype)
+        x = nn.Conv(self.channels, (3, 3), padding="SAME", dtype=dtype)(x)
         for _ in range(self.blocks):
             x = ResidualBlock(self.channels)(x)
-        x = nn.relu(nn.LayerNorm()(x))
-        p = nn.relu(nn.Conv(2, (1, 1))(x)).reshape(x.shape[0], -1)
-        v = nn.relu(nn.Conv(1, (1, 1))(x)).reshape(x.shape[0], -1)
-        v = nn.relu(nn.Dense(self.value_hidden)(v))
+        x = nn.relu(nn.LayerNorm(dtype=dtype)(x))
+        p = nn.relu(nn.Conv(2, (1, 1), dtype=dtype)(x)).reshape(x.shape[0], -1)
+        v = nn.relu(nn.Conv(1, (1, 1), dtype=dtype)(x)).reshape(x.shape[0], -1)
+        v = nn.relu(nn.Dense(self.value_hidden, dtype=dtype)(v))
         logits = nn.Dense(self.num_actions, kernel_init=orthogonal(0.01), name="policy")(p)
         value = nn.Dense(1, name="value")(v)[..., 0]
+        logits, value = logits.astype(jnp.float32), value.astype(jnp.float32)
         if self.value_activation == "tanh":
             value = jnp.tanh(value)
         return logits, value
@@ -288,6 +316,8 @@ def check_network(name: str, options: dict[str, Any]) -> None:
             raise ValueError(f"network {name!r}: value_activation={v!r} must be 'tanh' or 'none'")
         if k == "activation":
             _activation(v)
+        if k == "dtype":
+            _dtype(v)
         if k == "conv" and v not in ("patches", "xla"):
             raise ValueError(f"network {name!r}: conv={v!r} must be 'patches' or 'xla'")
         if k in ("layers", "blocks") and max(sizes, default=0) > MAX_DEPTH:
