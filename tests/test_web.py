@@ -204,6 +204,32 @@ def test_api_animal_shogi_moves_drops_and_load(board):
     assert loaded["message"] == "loaded 3 moves" and loaded["svg"] == view["svg"]
 
 
+def test_api_forced_pass_is_a_move_without_squares_and_choices(board):
+    """A reversi position where the mover must pass (loaded from a record with a start
+    position): the pass is the one legal move and names no square; the record keeps the
+    start. The players offered suit each game and size."""
+    client = board("tic_tac_toe", "random", 0)
+    text = (
+        'game: reversi\noptions: {"size": 4}\nplayer0: human\nplayer1: human\n'
+        "start: -XXX-XOXXXXXXXXX X\n\n"
+    )
+    view = client.ok("POST", "/api/load", {"text": text})
+    assert view["legal"] == [{"move": "pass", "squares": [], "drop": None}]
+    view = client.ok("POST", "/api/move", {"move": "pass"})
+    assert [m["move"] for m in view["legal"]] == ["a2"] and view["players"] == ["human"] * 2
+    record = records.parse(client.ok("GET", "/api/record"))
+    assert record.start == "-XXX-XOXXXXXXXXX X" and record.moves == ["pass"]
+    choices = client.ok("GET", "/api/choices")
+    players = {
+        game: {(p["spec"], p["options"].get("size")) for p in entries}
+        for game, entries in choices["players"].items()
+    }
+    assert {("perfect", None), ("pretrained:tic_tac_toe", None)} <= players["tic_tac_toe"]
+    assert {("pretrained:reversi6", 6), ("engine:3", 8), ("human", None)} <= players["reversi"]
+    assert ("pretrained:reversi6", 8) not in players["reversi"]
+    assert choices["games"]["reversi"]["names"] == ["black", "white"]
+
+
 def test_agent_spec_adds_search():
     assert agent_spec("pretrained:reversi8", 64) == "mcts:64:pretrained:reversi8"
     assert agent_spec("sym:runs/x", 8) == "mcts:8:sym:runs/x"
@@ -425,6 +451,7 @@ def test_browser_reversi_and_animal_shogi_by_clicks(board, browser):
     humans: a piece moved by two clicks, a capture, a drop from the hand."""
     client = board("tic_tac_toe", "random", 0)
     page = Page(browser, client.server.url)
+    from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     Select(page.find("#game")).select_by_value("reversi")
@@ -432,7 +459,12 @@ def test_browser_reversi_and_animal_shogi_by_clicks(board, browser):
     size.clear()
     size.send_keys("6")
     agent = page.find("#agent")
-    agent.clear()
+    agent.clear()  # leaving the size field offers the players of 6x6
+    offered = {
+        o.get_attribute("value") for o in browser.find_elements(By.CSS_SELECTOR, "#agents option")
+    }
+    assert {"random", "engine:3", "pretrained:reversi6"} <= offered
+    assert "pretrained:reversi8" not in offered
     agent.send_keys("random")
     page.click("#new")
     assert page.idle() == "human" and page.moves() == []

@@ -14,7 +14,8 @@ import numpy as np
 
 from jaxgames import records, render
 from jaxgames.core import Env, is_over
-from jaxgames.games import registered_games, shared_env
+from jaxgames.evaluation.ladder import game_key, load_ladder
+from jaxgames.games import game_variants, registered_games, shared_env
 from jaxgames.pretrained import pretrained_dir, pretrained_names
 from jaxgames.runs import run_env
 from jaxgames.specs import make_opponent, parse_spec
@@ -105,28 +106,26 @@ def game_env(game: str, options: dict[str, Any] | None = None) -> Env:
 
 
 def suggestions() -> dict[str, Any]:
-    """What the page offers to choose from: every game with its usual options, and per game
-    the players that suit it (the shipped agents with the options they were trained on)."""
-    games = {}
+    """What the page offers: every game with its default options and side names, and per
+    game the players to suggest, each with the options it suits (``{}``: any): a person, the
+    rungs of each variant's rating ladder (weakest first) and the shipped agents."""
+    games: dict[str, Any] = {}
+    players: dict[str, list[dict[str, Any]]] = {}
     for name in registered_games():
         env = shared_env(name)
         games[name] = {"options": dict(env.config), "names": list(render.side_names(env))}
-    players: dict[str, list[str]] = {
-        "tic_tac_toe": ["perfect", "alphabeta:9", "uct:200"],
-        "reversi": ["engine:3", "engine:5", "alphabeta:3", "uct:200"],
-        "animal_shogi": ["engine:3", "engine:5", "alphabeta:3", "uct:200"],
-    }
-    trained: dict[str, list[dict[str, Any]]] = {name: [] for name in games}
-    for name in pretrained_names():
-        env = run_env(pretrained_dir(name))
-        trained.setdefault(env.name, []).append(
-            {"spec": f"pretrained:{name}", "options": dict(env.config)}
-        )
-    return {
-        "games": games,
-        "players": {name: ["human", "random", "greedy", *players.get(name, [])] for name in games},
-        "trained": trained,
-    }
+        players[name] = [{"spec": "human", "options": {}}]
+    for name, options in game_variants():
+        env = shared_env(name, **options)
+        try:
+            rungs = load_ladder(game_key(env)).specs
+        except FileNotFoundError:
+            rungs = ["random", "greedy"]
+        players[name] += [{"spec": spec, "options": dict(options)} for spec in rungs]
+    for agent in pretrained_names():
+        env = run_env(pretrained_dir(agent))
+        players[env.name].append({"spec": f"pretrained:{agent}", "options": dict(env.config)})
+    return {"games": games, "players": players}
 
 
 class WebGame:
