@@ -300,14 +300,16 @@ def load(path: str) -> GameRecord:
         return parse_any(f.read(), source=str(path))
 
 
-def parse_any(text: str, source: str = "<record>") -> GameRecord:
-    """A game record from its text in any format :func:`load` reads, every move checked;
-    :class:`RecordError` naming ``source``."""
+def parse_any(text: str, source: str = "<record>", validate: bool = True) -> GameRecord:
+    """A game record from its text in any format :func:`load` reads, every move checked
+    (``validate=False``: a jaxgames record's moves are left to the caller's
+    :func:`~jaxgames.records.replay`); :class:`RecordError` naming ``source``."""
     body = text.strip()
     if body.startswith("(;"):
         return from_ggf(text, source=source)
     if body and re.fullmatch(r"[A-Za-z0-9\s]+", body) and _MOVE.match(body):
         return from_move_string(body, source=source)
     record = records.parse(text, source=source)
-    records.replay(record)
+    if validate:
+        records.replay(record)
     return record

@@ -139,6 +139,8 @@ def test_api_errors_are_one_line_and_the_game_goes_on(board):
     assert status == 400 and data["error"].startswith("illegal move 'b2'")
     status, data = client.call("POST", "/api/new", {"game": "reversi", "agent": "perfect"})
     assert status == 400 and "perfect" in data["error"] and "tic_tac_toe" in data["error"]
+    status, data = client.call("POST", "/api/new", {"game": "reversi", "options": {"size": 5}})
+    assert status == 400 and data["error"].startswith("invalid reversi size 5: must be an even")
     status, data = client.call("POST", "/api/new", {"agent": "random", "simulations": 8})
     assert status == 400 and "simulations apply to a trained agent" in data["error"]
     status, data = client.call("POST", "/api/load", {"text": "game: chess\n\na1\n"})

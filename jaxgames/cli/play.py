@@ -36,9 +36,14 @@ def run_play(
             env = shared_env(env.name, **env.config)  # one env: compiled calls are shared
             agent = agent_spec(args.agent, args.simulations)
             first = WebGame(
-                env, agent, COLORS[color], hint=args.hint, seed=args.seed, start=start,
+                env,
+                agent,
+                COLORS[color],
+                hint=args.hint,
+                seed=args.seed,
+                start=start,
                 moves=moves or (),
-            )  # fmt: skip
+            )
             server = BoardServer(first, args.port, hint=args.hint)
         else:
             if args.simulations:

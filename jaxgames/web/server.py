@@ -95,14 +95,20 @@ class BoardServer(http.server.ThreadingHTTPServer):
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ValueError("load needs the text of a game record")
-        record = transcripts.parse_any(text, source=str(body.get("name") or "<record>"))
+        source = str(body.get("name") or "<record>")
+        record = transcripts.parse_any(text, source=source, validate=False)
         env = game_env(record.game, record.options)
-        _, states = records.replay(record, env)
+        _, states = records.replay(record, env)  # checks every move, with the shared env
         agent, human = _opponent(record, self.game, env)
         return WebGame(
-            env, agent, human, hint=self.hint, seed=self.game.seed, start=states[0],
+            env,
+            agent,
+            human,
+            hint=self.hint,
+            seed=self.game.seed,
+            start=states[0],
             moves=record.moves,
-        )  # fmt: skip
+        )
 
     def answer(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """The JSON answer of one API request (``ValueError``: a one-line error)."""
@@ -214,8 +220,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _body(self, method: str, query: str) -> dict[str, Any]:
         if method == "GET":
-            flags = {k: v[-1] not in ("0", "false", "") for k, v in urllib.parse.parse_qs(
-                query, keep_blank_values=True).items()}  # fmt: skip
+            query_items = urllib.parse.parse_qs(query, keep_blank_values=True).items()
+            flags = {k: v[-1] not in ("0", "false", "") for k, v in query_items}
             return {"display": flags}
         size = int(self.headers.get("Content-Length") or 0)
         if size > MAX_BODY:

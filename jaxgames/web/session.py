@@ -15,7 +15,7 @@ import numpy as np
 from jaxgames import records, render
 from jaxgames.core import Env, is_over
 from jaxgames.evaluation.ladder import game_key, load_ladder
-from jaxgames.games import game_variants, registered_games, shared_env
+from jaxgames.games import check_game, game_variants, registered_games, shared_env
 from jaxgames.pretrained import pretrained_dir, pretrained_names
 from jaxgames.runs import run_env
 from jaxgames.specs import make_opponent, parse_spec
@@ -102,6 +102,7 @@ def game_env(game: str, options: dict[str, Any] | None = None) -> Env:
     """The shared env of ``game`` with ``options``; ``ValueError`` naming a bad one."""
     if not isinstance(options, dict):
         raise ValueError(f"options must be a JSON object like {{'size': 8}}, got {options!r}")
+    check_game(game, options)  # a one-line ValueError before the cache hashes the options
     return shared_env(game, **options)
 
 
