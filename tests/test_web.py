@@ -119,6 +119,12 @@ def test_api_plays_undoes_and_saves_a_game(board):
     human_last = n % 2 == 1  # the human (X) made the last move of an odd-length game
     assert len(undone["moves"]) == n - (1 if human_last else 2)
     assert undone["turn"] == "human" and undone["message"].startswith("took back: ")
+    # the page's display options: move numbers on the pieces, the board turned round
+    shown = client.ok("GET", "/api/state?numbers=1&flip=1&legal=0")
+    numbers = [e.text for e in ET.fromstring(shown["svg"]).iter() if e.get("class") == "number"]
+    assert sorted(map(int, numbers)) == list(range(1, len(undone["moves"]) + 1))
+    assert shown["flip"] is True and undone["flip"] is False
+    assert 'class="legal"' in undone["svg"] and 'class="legal"' not in shown["svg"]
     # the record replays to the server's position, with its players and result
     text = client.ok("GET", "/api/record")
     record = records.parse(text)
