@@ -265,8 +265,10 @@ def _scene(
     numbers: bool,
     cell: float,
     flip: bool = False,
+    targets: bool = False,
 ) -> tuple[float, float, list]:
-    """Display list of one position: (width, height, items)."""
+    """Display list of one position: (width, height, items); ``targets``: click targets on top
+    (see :func:`svg`)."""
     view = board_view(state, env)
 
     def x(c: float) -> float:  # centre of column c
@@ -323,12 +325,19 @@ def _scene(
             if sq and view.cells[sq[-1][0]][sq[-1][1]] is None:
                 r, c = sq[-1]
                 items.append(_Circle(x(c), y(r), 0.1 * cell, "#e67e22", cls="legal"))
+    hits = [
+        _target(x(c), y(r), cell, (("data-square", f"{FILES[c]}{r + 1}"),))
+        for r in range(view.rows)
+        for c in range(view.cols)
+    ]
     if view.hands is not None:  # the top player's hand above the board, the other's below
         top = 0 if flip else 1
         for player, y0 in ((top, 0.0), (1 - top, oy + view.rows * cell + 0.3 * m)):
             for i, p in enumerate(view.hands[player]):
                 cx, cy = ox + (i + 0.35) * 0.7 * cell, y0 + 0.35 * cell
                 items.append(_piece(style, p, cx, cy, 0.7 * cell, None, "hand-piece", flip))
+                drop = (("data-drop", p.label), ("data-owner", str(p.owner)))
+                hits.append(_target(cx, cy, 0.7 * cell, drop))
     names = side_names(env)
     status = "game over" if _is_over(state) else f"{names[int(state.current_player)]} to move"
     if view.score:
@@ -336,7 +345,15 @@ def _scene(
     if last_move:
         status += f"   last: {last_move}"
     items.append(_Text(width / 2, height - 0.3 * cell, status, 0.26 * cell, "#333", cls="status"))
+    if targets:
+        items.append(_Group("targets", tuple(hits)))
     return width, height, items
+
+
+def _target(cx: float, cy: float, side: float, attrs: tuple) -> _Group:
+    """An unpainted square of side ``side`` centred on (cx, cy), named by ``attrs``."""
+    rect = _Rect(cx - 0.5 * side, cy - 0.5 * side, side, side, "none")
+    return _Group("target", (rect,), attrs)
 
 
 # ---------------------------------------------------------------------------- SVG
@@ -382,10 +399,17 @@ def svg(
     numbers: bool = False,
     flip: bool = False,
     cell: float = 48.0,
+    targets: bool = False,
 ) -> str:
     """An SVG document of one state; options as in :func:`text`, ``cell``: a square's side in
-    pixels. Pieces are ``<g class="piece" data-owner="0|1" data-piece="...">``."""
-    width, height, items = _scene(state, env, history, last_move, legal, numbers, cell, flip)
+    pixels. Pieces are ``<g class="piece" data-owner="0|1" data-piece="...">``. ``targets``:
+    a last group ``<g class="targets">`` of unpainted squares to click (give them
+    ``pointer-events: all``), ``<g class="target" data-square="b3">`` per square and
+    ``<g class="target" data-drop="C" data-owner="0|1">`` per piece in hand (the letter of a
+    drop's notation)."""
+    width, height, items = _scene(
+        state, env, history, last_move, legal, numbers, cell, flip, targets
+    )
     body = "\n".join(_svg_item(it) for it in items)
     return f"{_svg_head(width, height, env, env.to_text(state))}\n{body}\n</svg>\n"
 

@@ -32,7 +32,7 @@ COLORS = {"first": 0, "black": 0, "x": 0, "sente": 0, "second": 1, "white": 1, "
 
 
 # ---------------------------------------------------------------------------- policies
-def _keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
+def keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], Any]:
     """``jit`` of ``(seed, counter, x) -> policy(fold_in(PRNGKey(seed), counter), x)``."""
 
     @jax.jit
@@ -121,12 +121,12 @@ class TerminalGame:
         hint_policy = make_opponent(hint, env) if hint else self.agent
         self.hint_name = hint or self.agent_name
         # jitted entry points making their keys from (seed, counter): nothing runs op by op
-        self._act = None if self.agent is None else _keyed(self.agent)
-        self._hint = self._act if hint is None else _keyed(hint_policy)
+        self._act = None if self.agent is None else keyed(self.agent)
+        self._hint = self._act if hint is None else keyed(hint_policy)
         value = getattr(hint_policy, "value", None)
         self._value = jax.jit(value) if callable(value) else None
         self._step = records.jitted(env)[1]
-        self._init = _keyed(lambda key, _: env.init(key))
+        self._init = keyed(lambda key, _: env.init(key))
         self.seed, self.calls = seed, 0
         self.stdin, self.out = stdin, stdout or sys.stdout
         self.legal, self.numbers = legal, numbers

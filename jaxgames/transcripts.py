@@ -297,10 +297,19 @@ def load(path: str) -> GameRecord:
     """A game record from ``path`` in GGF, a reversi 8x8 move string or the jaxgames format,
     every move checked; :class:`RecordError` naming ``path``."""
     with open(path, encoding="utf-8") as f:
-        text = f.read()
+        return parse_any(f.read(), source=str(path))
+
+
+def parse_any(text: str, source: str = "<record>", validate: bool = True) -> GameRecord:
+    """A game record from its text in any format :func:`load` reads, every move checked
+    (``validate=False``: a jaxgames record's moves are left to the caller's
+    :func:`~jaxgames.records.replay`); :class:`RecordError` naming ``source``."""
     body = text.strip()
     if body.startswith("(;"):
-        return from_ggf(text, source=str(path))
+        return from_ggf(text, source=source)
     if body and re.fullmatch(r"[A-Za-z0-9\s]+", body) and _MOVE.match(body):
-        return from_move_string(body, source=str(path))
-    return records.load(path)
+        return from_move_string(body, source=source)
+    record = records.parse(text, source=source)
+    if validate:
+        records.replay(record)
+    return record

@@ -104,6 +104,7 @@ LAYERS: list[set[str]] = [
     {"jaxgames.pretrained"},
     {"jaxgames.specs"},
     {"jaxgames.training", "jaxgames.terminal"},
+    {"jaxgames.web"},
     {"jaxgames.cli"},
     {"jaxgames"},
 ]

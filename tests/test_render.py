@@ -286,3 +286,34 @@ def test_svg_game_panels(ttt):
     ]
     with pytest.raises(ValueError, match="one state per move"):
         render.svg_game(states[:-1], env, moves)
+
+
+def test_click_targets_name_every_square_and_piece_in_hand():
+    """``targets=True`` (the browser board's clicks): one target per square named like the
+    notation, one per piece in hand with its drop letter and owner, drawn last (on top) and
+    unpainted; without it, none."""
+    env = ViewEnv("animal_shogi", shogi_position("gle/1C1/3/ELG w 2Cc 3"), ["b1b2"])
+    state = stub_state(1, n_legal=1)
+    svg = render.svg(state, env, targets=True)
+    root = ET.fromstring(svg)
+    assert list(root)[-1].get("class") == "targets"
+    hits = by_class(svg, "target")
+    squares = [g.get("data-square") for g in hits if g.get("data-square")]
+    assert sorted(squares) == sorted(f"{f}{r}" for f in "abc" for r in "1234")
+    drops = sorted((g.get("data-drop"), g.get("data-owner")) for g in hits if g.get("data-drop"))
+    assert drops == [("C", "0"), ("C", "0"), ("C", "1")]
+    assert {r.get("fill") for g in hits for r in g} == {"none"}
+    # the target of b2 lies where the board draws b2's piece (the sente chick), flipped too
+    for flip in (False, True):
+        svg = render.svg(state, env, targets=True, flip=flip)
+        (b2,) = [g for g in by_class(svg, "target") if g.get("data-square") == "b2"]
+        rect = b2[0]
+        x, y = float(rect.get("x")), float(rect.get("y"))
+        chicks = [
+            g for g in pieces(svg) if g.get("data-piece") == "chick" and g.get("data-owner") == "0"
+        ]
+        (tile,) = [t for g in chicks for t in g if t.tag == SVG_NS + "rect"]
+        cx = float(tile.get("x")) + float(tile.get("width")) / 2
+        cy = float(tile.get("y")) + float(tile.get("height")) / 2
+        assert x < cx < x + float(rect.get("width")) and y < cy < y + float(rect.get("height"))
+    assert not by_class(render.svg(state, env), "target")

@@ -10,14 +10,16 @@ from typing import Any, TextIO
 
 from jaxgames import records, render, transcripts
 from jaxgames.cli.options import add_game_arguments, make_env
+from jaxgames.games import shared_env
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
+from jaxgames.web import BoardServer, WebGame, agent_spec, serve
 
 
 def run_play(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
-    """``play``; bad arguments print one line and return 2."""
+    """``play`` (``--web``: the browser board); bad arguments print one line and return 2."""
     try:
         check_seed("--seed", args.seed)
         color = args.color.strip().lower()
@@ -30,11 +32,30 @@ def run_play(
             start, moves = states[0], record.moves
         else:
             env = make_env(args)
-        shown = dict(legal=args.legal, numbers=args.numbers, hint=args.hint, seed=args.seed)
-        game = TerminalGame(env, args.agent, COLORS[color], stdin=stdin, stdout=stdout, **shown)
+        if args.web:
+            env = shared_env(env.name, **env.config)  # one env: compiled calls are shared
+            agent = agent_spec(args.agent, args.simulations)
+            first = WebGame(
+                env,
+                agent,
+                COLORS[color],
+                hint=args.hint,
+                seed=args.seed,
+                start=start,
+                moves=moves or (),
+            )
+            server = BoardServer(first, args.port, hint=args.hint)
+        else:
+            if args.simulations:
+                raise ValueError("--simulations is for --web; in the terminal use mcts:N:<agent>")
+            shown = dict(legal=args.legal, numbers=args.numbers, hint=args.hint, seed=args.seed)
+            game = TerminalGame(env, args.agent, COLORS[color], stdin=stdin, stdout=stdout, **shown)
     except (ValueError, OSError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
+    if args.web:
+        out = stdout or sys.stdout
+        return serve(server, lambda s: print(s, file=out, flush=True), open_browser=args.open)
     return game.run(start, moves)
 
 
@@ -61,8 +82,9 @@ def add_command(subparsers: Any) -> None:
     """Add ``play`` and ``replay`` (each sets ``func(args) -> int``)."""
     p = subparsers.add_parser(
         "play",
-        help="play a game in the terminal against an agent or a human",
-        description="Play a game in the terminal against an agent (or another human).",
+        help="play a game in the terminal or a web browser against an agent or a human",
+        description="Play a game in the terminal (or with --web in a web browser) against an "
+        "agent (or another human).",
     )
     add_game_arguments(p)
     p.add_argument(
@@ -92,6 +114,28 @@ def add_command(subparsers: Any) -> None:
         default=None,
         help="continue the game saved in FILE (its game and options replace "
         "--game/--size/--game-option)",
+    )
+    p.add_argument(
+        "--web",
+        action="store_true",
+        help="play in a web browser instead: serve the board on 127.0.0.1 and print its address",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="with --web: the port to serve on (default: 8765; 0: any free port)",
+    )
+    p.add_argument(
+        "--open", action="store_true", help="with --web: open the page in the default browser"
+    )
+    p.add_argument(
+        "--simulations",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --web: the agent searches N simulations per move (mcts:N:<agent>, uct:N; "
+        "default 0: the agent as given); the page changes it for each new game",
     )
     p.set_defaults(func=run_play)
     r = subparsers.add_parser("replay", help="step through a saved game record")

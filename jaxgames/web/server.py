@@ -1,0 +1,256 @@
+"""The browser board's HTTP server: Python's ``http.server`` on 127.0.0.1, one static page
+(``board.html``, no build step, nothing fetched from the network) and a JSON API over one
+:class:`~jaxgames.web.session.WebGame`.
+
+    GET  /                 the page
+    GET  /api/state        the position (``?legal=0&numbers=1&flip=1`` draw options)
+    GET  /api/choices      the games and the players to offer
+    GET  /api/record       the game so far as a record (text, ``jaxgames replay`` reads it)
+    POST /api/new          {"game", "options", "agent", "simulations", "color"}: a new game
+    POST /api/move         {"move"}: the human's move, in the game's notation
+    POST /api/agent        the agent plays one move
+    POST /api/undo         take back the human's last move (and the agent's replies)
+    POST /api/hint         the agent's move, move probabilities and value here
+    POST /api/load         {"text"}: continue the game of a record (any format ``replay`` reads)
+
+POST bodies may carry ``"display"`` (``{"legal", "numbers", "flip"}``); every answer but the
+record's is JSON: the position (:meth:`WebGame.view`), or ``{"error": "one line"}`` with
+status 400. Any page in the user's browser can send requests to 127.0.0.1, so the API answers
+only requests carrying the token written into the page (``X-Jaxgames-Token``; another origin
+cannot read the page to learn it) and naming this server in ``Host`` (against DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import pathlib
+import secrets
+import threading
+import urllib.parse
+from typing import Any, Callable
+
+from jaxgames import records, transcripts
+from jaxgames.specs import check_spec
+from jaxgames.terminal import one_line
+from jaxgames.web.session import (
+    Display,
+    WebGame,
+    agent_spec,
+    color_id,
+    game_env,
+    suggestions,
+)
+
+PAGE = pathlib.Path(__file__).with_name("board.html")
+#: the largest request body read (a game record of a long game is a few kilobytes)
+MAX_BODY = 1 << 20
+
+
+class BoardServer(http.server.ThreadingHTTPServer):
+    """Serves the page and the API of one game at a time on ``127.0.0.1:port`` (0: a free
+    port; :attr:`url` says which). ``game`` is the first game; ``seed`` and ``hint`` carry
+    over to the games started from the page. Requests are answered one at a time (a lock
+    around the game), so a slow agent move delays the next request and never races it."""
+
+    daemon_threads = True
+
+    def __init__(self, game: WebGame, port: int = 0, *, hint: str | None = None) -> None:
+        if not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"--port must be in 0..65535 (0: any free port), got {port!r}")
+        try:
+            super().__init__(("127.0.0.1", port), _Handler)
+        except OSError as e:
+            raise ValueError(
+                f"cannot listen on 127.0.0.1:{port} ({e.strerror or e}); choose another --port "
+                "(0: any free port)"
+            ) from None
+        self.game = game
+        self.hint = hint
+        self.token = secrets.token_urlsafe(24)
+        self.lock = threading.Lock()
+        self.page = PAGE.read_text(encoding="utf-8").replace("__TOKEN__", self.token)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    # ------------------------------------------------------------ the API
+    def new_game(self, body: dict[str, Any]) -> WebGame:
+        """A new game from the page's form (the current game's settings where one is left out)."""
+        old = self.game
+        game = str(body.get("game", old.env.name))
+        options = body.get("options", dict(old.env.config) if game == old.env.name else {})
+        env = game_env(game, options)
+        agent = agent_spec(str(body.get("agent", old.agent)), _int(body.get("simulations", 0)))
+        human = color_id(body.get("color", "first"))
+        return WebGame(env, agent, human, hint=self.hint, seed=old.seed)
+
+    def load(self, body: dict[str, Any]) -> WebGame:
+        """The game of a record's text, continued with the current agent and colour."""
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("load needs the text of a game record")
+        source = str(body.get("name") or "<record>")
+        record = transcripts.parse_any(text, source=source, validate=False)
+        env = game_env(record.game, record.options)
+        _, states = records.replay(record, env)  # checks every move, with the shared env
+        agent, human = _opponent(record, self.game, env)
+        return WebGame(
+            env,
+            agent,
+            human,
+            hint=self.hint,
+            seed=self.game.seed,
+            start=states[0],
+            moves=record.moves,
+        )
+
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The JSON answer of one API request (``ValueError``: a one-line error)."""
+        display = Display.from_json(body.get("display"))
+        game = self.game
+        if (method, path) == ("GET", "/api/choices"):
+            return suggestions()
+        if (method, path) == ("POST", "/api/hint"):
+            return {"hint": game.hint()}
+        message = ""
+        if (method, path) == ("GET", "/api/state"):
+            pass
+        elif (method, path) == ("POST", "/api/new"):
+            self.game = game = self.new_game(body)
+        elif (method, path) == ("POST", "/api/load"):
+            self.game = game = self.load(body)
+            message = f"loaded {len(game.moves)} moves"
+        elif (method, path) == ("POST", "/api/move"):
+            game.move(str(body.get("move", "")))
+        elif (method, path) == ("POST", "/api/agent"):
+            message = f"agent {game.agent} plays {game.agent_move()} ({game.thought:.2f}s)"
+        elif (method, path) == ("POST", "/api/undo"):
+            message = f"took back: {' '.join(game.undo())}"
+        else:
+            raise LookupError(f"no {method} {path}")
+        return dict(game.view(display), message=message)
+
+
+def _opponent(record: records.GameRecord, old: WebGame, env: Any) -> tuple[str, int]:
+    """(agent, human's side) to continue ``record`` with: the record's agent against its
+    human where it names one that plays ``env``, else the current game's agent (``random``
+    for another game) and colour."""
+    players = record.players
+    if players == ("human", "human"):
+        return "human", 0
+    for human in (0, 1):
+        agent = players[1 - human]
+        if players[human] == "human" and agent not in ("human", "?"):
+            try:
+                check_spec(agent, env)
+            except ValueError:
+                continue
+            return agent, human
+    return (old.agent if old.env is env else "random"), old.human
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected an integer, got {value!r}") from None
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server: BoardServer
+    server_version = "jaxgames-board"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal is the user's
+        pass
+
+    def _send(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: int, data: Any) -> None:
+        self._send(status, json.dumps(data).encode(), "application/json")
+
+    def _allowed_host(self) -> bool:
+        host = self.headers.get("Host", "")
+        port = self.server.port
+        return host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        if not self._allowed_host():
+            return self._json(403, {"error": "this server answers only 127.0.0.1 and localhost"})
+        if url.path in ("/", "/index.html") and method == "GET":
+            return self._send(200, self.server.page.encode(), "text/html; charset=utf-8")
+        if not url.path.startswith("/api/"):
+            return self._json(404, {"error": f"no page {url.path}"})
+        if not secrets.compare_digest(self.headers.get("X-Jaxgames-Token", ""), self.server.token):
+            return self._json(403, {"error": "missing or wrong X-Jaxgames-Token; reload the page"})
+        try:
+            body = self._body(method, url.query)
+        except ValueError as e:
+            return self._json(400, {"error": one_line(e)})
+        with self.server.lock:
+            if (method, url.path) == ("GET", "/api/record"):
+                text = records.to_text(self.server.game.record())
+                return self._send(200, text.encode(), "text/plain; charset=utf-8")
+            try:
+                data = self.server.answer(method, url.path, body)
+            except LookupError as e:
+                return self._json(404, {"error": one_line(e)})
+            except Exception as e:  # one line to the page, never a traceback
+                return self._json(400, {"error": one_line(e)})
+        self._json(200, data)
+
+    def _body(self, method: str, query: str) -> dict[str, Any]:
+        if method == "GET":
+            query_items = urllib.parse.parse_qs(query, keep_blank_values=True).items()
+            flags = {k: v[-1] not in ("0", "false", "") for k, v in query_items}
+            return {"display": flags}
+        size = int(self.headers.get("Content-Length") or 0)
+        if size > MAX_BODY:
+            raise ValueError(f"request of {size:,} bytes; at most {MAX_BODY:,}")
+        raw = self.rfile.read(size) if size else b"{}"
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError as e:
+            raise ValueError(f"the request is not JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise ValueError("the request must be a JSON object")
+        return body
+
+
+def serve(
+    server: BoardServer,
+    say: Callable[[str], None] = print,
+    open_browser: bool = False,
+) -> int:
+    """Print the address and answer requests until Ctrl-C (exit code 0)."""
+    say(f"jaxgames board: {server.url}  (Ctrl-C stops the server)")
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        say("stopped")
+    finally:
+        server.server_close()
+    return 0
