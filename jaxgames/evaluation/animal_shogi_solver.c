@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 typedef uint64_t u64;
@@ -41,7 +42,10 @@ static const int DC[8] = {0, 1, 1, 1, 0, -1, -1, -1};
 static const int MOVEMASK[6] = {0, 0xFF, 0x55, 0xAA, 0x01, 0xD7};
 static int TO[8][12]; /* target square of a step, -1 off the board */
 
+static void init_shifts(void);
+
 static void init_geometry(void) {
+  init_shifts();
   for (int d = 0; d < 8; d++)
     for (int s = 0; s < 12; s++) {
       int r = s / 3 + DR[d], c = s % 3 + DC[d];
@@ -99,36 +103,93 @@ static int opp_attacks(const Pos *p) {
   return m;
 }
 
-static int lion_safe(const Pos *p) {
-  for (int s = 0; s < 12; s++)
-    if (p->b[s] == LION) return !(opp_attacks(p) >> s & 1);
-  return 0;
-}
-
 /* the side to move has lost at once: the opponent's lion stands on the opponent's far rank */
 static int tried(const Pos *p) {
   return p->b[9] == LION + 5 || p->b[10] == LION + 5 || p->b[11] == LION + 5;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  u64 x = *(const u64 *)a, y = *(const u64 *)b;
-  return x < y ? -1 : x > y;
+static void sort_small(u64 *a, int n) {
+  for (int i = 1; i < n; i++) {
+    u64 k = a[i];
+    int j = i - 1;
+    while (j >= 0 && a[j] > k) {
+      a[j + 1] = a[j];
+      j--;
+    }
+    a[j + 1] = k;
+  }
 }
 
 static int unique_u64(u64 *a, int n) {
-  qsort(a, n, sizeof(u64), cmp_u64);
+  sort_small(a, n);
   int m = 0;
   for (int i = 0; i < n; i++)
     if (m == 0 || a[m - 1] != a[i]) a[m++] = a[i];
   return m;
 }
 
+/* Keys of positions one move away, built incrementally: the key of the position turned for
+   the other player (R) and of its mirror (M), changed at up to two squares and one hand
+   count given in the frame of the position that was turned. */
+static int SHIFT[12], MSHIFT[12], HSHIFT[6];
+
+static void init_shifts(void) {
+  for (int s = 0; s < 12; s++) SHIFT[s] = 12 + 4 * (11 - s);
+  for (int s = 0; s < 12; s++) MSHIFT[(s / 3) * 3 + 2 - s % 3] = SHIFT[s];
+  for (int i = 0; i < 6; i++) HSHIFT[i] = 2 * (5 - i);
+}
+
+typedef struct {
+  u64 r, m;
+} Turned;
+
+static Turned turned(const Pos *p) {
+  Pos q;
+  rotate(p, &q);
+  Turned t = {encode(&q), encode_mirror(&q)};
+  return t;
+}
+
+/* square sq (this frame) from code a to code b; hand slot (this frame) by dh */
+static inline void change(Turned *k, int sq, int a, int b) {
+  int rs = 11 - sq;
+  int64_t d = (int64_t)swap_colour((uint8_t)b) - (int64_t)swap_colour((uint8_t)a);
+  k->r += (u64)(d * ((int64_t)1 << SHIFT[rs]));
+  k->m += (u64)(d * ((int64_t)1 << MSHIFT[rs]));
+}
+
+static inline void change_hand(Turned *k, int slot, int dh) {
+  int rslot = slot < 3 ? slot + 3 : slot - 3;
+  u64 d = (u64)((int64_t)dh * ((int64_t)1 << HSHIFT[rslot]));
+  k->r += d;
+  k->m += d;
+}
+
+static inline u64 least(Turned k) { return k.r < k.m ? k.r : k.m; }
+
 /* canonical keys of the positions after every legal move (repeats kept), or 0 moves when
-   the position is already over (a try); out needs room for 128 */
+   the position is already over (a try); out needs room for 128. Legality as
+   rules.legal_action_mask: with no sliding pieces a non-lion move keeps the lion safe iff it
+   is not attacked or the move captures its only attacker, a lion move iff its target is not
+   attacked, a drop iff the lion is not attacked. */
 static int children(const Pos *p, u64 *out) {
   int n = 0;
   if (tried(p)) return 0;
-  Pos q, r;
+  int att = opp_attacks(p), lion = -1;
+  for (int s = 0; s < 12; s++)
+    if (p->b[s] == LION) lion = s;
+  if (lion < 0) return 0;
+  int checkers = 0, checker = -1;
+  for (int s = 0; s < 12; s++) {
+    if (p->b[s] < 6) continue;
+    int mask = MOVEMASK[p->b[s] - 5];
+    for (int d = 0; d < 8; d++)
+      if ((mask >> d & 1) && TO[(d + 4) & 7][s] == lion) {
+        checkers++;
+        checker = s;
+      }
+  }
+  Turned base = turned(p);
   for (int s = 0; s < 12; s++) {
     int k = p->b[s];
     if (k < 1 || k > 5) continue;
@@ -136,30 +197,26 @@ static int children(const Pos *p, u64 *out) {
       if (!(MOVEMASK[k] >> d & 1)) continue;
       int t = TO[d][s];
       if (t < 0 || (p->b[t] >= 1 && p->b[t] <= 5)) continue;
-      q = *p;
-      int cap = q.b[t];
-      q.b[t] = (k == CHICK && t < 3) ? HEN : k;
-      q.b[s] = EMPTY;
-      if (cap >= 6) {
-        int ck = cap - 5;
-        if (ck == LION) continue; /* only in positions no legal game reaches */
-        q.h[ck >= CHICK ? 2 : ck - 2]++;
-      }
-      if (!lion_safe(&q)) continue;
-      rotate(&q, &r);
-      out[n++] = canon(&r);
+      int cap = p->b[t];
+      if (cap == LION + 5) continue; /* only in positions no legal game reaches */
+      if (k == LION ? (att >> t & 1) : (checkers > 1 || (checkers == 1 && t != checker)))
+        continue;
+      Turned key = base;
+      change(&key, s, k, EMPTY);
+      change(&key, t, cap, (k == CHICK && t < 3) ? HEN : k);
+      if (cap >= 6) change_hand(&key, cap - 5 >= CHICK ? 2 : cap - 5 - 2, 1);
+      out[n++] = least(key);
     }
   }
+  if (checkers) return n;
   for (int i = 0; i < 3; i++) {
     if (!p->h[i]) continue;
     for (int t = 0; t < 12; t++) {
       if (p->b[t]) continue;
-      q = *p;
-      q.b[t] = i + 2;
-      q.h[i]--;
-      if (!lion_safe(&q)) continue;
-      rotate(&q, &r);
-      out[n++] = canon(&r);
+      Turned key = base;
+      change(&key, t, EMPTY, i + 2);
+      change_hand(&key, i, -1);
+      out[n++] = least(key);
     }
   }
   return n;
@@ -170,17 +227,16 @@ static int children(const Pos *p, u64 *out) {
    predecessors (membership in the table filters it); out needs room for 512 */
 static int parents(const Pos *p, u64 *out) {
   int n = 0;
-  Pos q, r;
+  Turned base = turned(p);
   for (int t = 0; t < 12; t++) {
     int c = p->b[t];
     if (c < 6) continue;
     int k = c - 5;
     if (k >= GIRAFFE && k <= CHICK && p->h[3 + k - 2] < 2) { /* un-drop */
-      q = *p;
-      q.b[t] = EMPTY;
-      q.h[3 + k - 2]++;
-      rotate(&q, &r);
-      out[n++] = canon(&r);
+      Turned key = base;
+      change(&key, t, c, EMPTY);
+      change_hand(&key, 3 + k - 2, 1);
+      out[n++] = least(key);
     }
     /* (from square, piece before) pairs; the opponent's step in its direction d is our
        direction d + 4, so it came from TO[d][t] */
@@ -198,19 +254,18 @@ static int parents(const Pos *p, u64 *out) {
     for (int j = 0; j < m; j++) {
       int f = from[j];
       if (f < 0 || p->b[f] != EMPTY) continue;
-      q = *p;
-      q.b[f] = before[j] + 5;
-      q.b[t] = EMPTY;
-      rotate(&q, &r);
-      out[n++] = canon(&r);
+      Turned moved = base;
+      change(&moved, f, EMPTY, before[j] + 5);
+      Turned key = moved;
+      change(&key, t, c, EMPTY);
+      out[n++] = least(key);
       for (int i = 0; i < 3; i++) { /* un-capture one of the mover's pieces */
         if (!p->h[3 + i]) continue;
         for (int v = 0; v < (i == 2 ? 2 : 1); v++) {
-          q.b[t] = i == 2 ? CHICK + v : i + 2;
-          q.h[3 + i] = p->h[3 + i] - 1;
-          rotate(&q, &r);
-          out[n++] = canon(&r);
-          q.h[3 + i] = p->h[3 + i];
+          key = moved;
+          change(&key, t, c, i == 2 ? CHICK + v : i + 2);
+          change_hand(&key, 3 + i, -1);
+          out[n++] = least(key);
         }
       }
     }
@@ -278,6 +333,19 @@ static double now(void) {
   return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* zeroed memory on transparent huge pages where the kernel offers them (the hash is read
+   at random: fewer TLB misses) */
+static void *big(size_t bytes) {
+  size_t align = (size_t)1 << 21, size = (bytes + align - 1) / align * align;
+  void *p = NULL;
+  if (posix_memalign(&p, align, size)) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, size, MADV_HUGEPAGE);
+#endif
+  memset(p, 0, size);
+  return p;
+}
+
 void as_free(void) {
   free(KEY);
   free(RES);
@@ -342,9 +410,9 @@ int64_t as_solve(const uint8_t *roots, int n_roots, int log2_slots, int verbose,
   VERBOSE = verbose;
   u64 slots = (u64)1 << log2_slots, limit = slots / 10 * 9;
   MASK = slots - 1;
-  KEY = calloc(slots, sizeof(u64));
-  RES = calloc(slots, sizeof(uint16_t));
-  CNT = calloc(slots, 1);
+  KEY = big(slots * sizeof(u64));
+  RES = big(slots * sizeof(uint16_t));
+  CNT = big(slots);
   List queue = {0}, level = {0}, next = {0};
   int err = 0;
   if (!KEY || !RES || !CNT) err = -1;
