@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.core import random_action
+from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.games.animal_shogi.rules import LION, legal_action_mask
 
 pytestmark = pytest.mark.skipif(
@@ -206,3 +206,25 @@ def _state_of(env, pos):
 
     hand = jnp.stack([pos[12:15], pos[15:]])
     return rules.make_state(env.spec, pos[:12], hand, 0, 0)
+
+
+def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
+    """``perfect`` on animal shogi: without the cached table a one-line error says how to
+    build it (the spec check and the command line); with a table in the folder the spec
+    builds a player; ``solve`` rejects a bad option before solving."""
+    from jaxgames import cli, specs
+
+    monkeypatch.setenv(solver.ENV_VAR, str(tmp_path))
+    env = jaxgames.make("animal_shogi")
+    with pytest.raises(ValueError, match="jaxgames solve animal_shogi"):
+        specs.check_spec("perfect", env)
+    assert cli.main(["eval", "--game", "animal_shogi", "--a", "perfect", "--b", "random"]) == 2
+    assert "run 'jaxgames solve animal_shogi' first" in capsys.readouterr().err
+    assert cli.main(["solve", "animal_shogi", "--check", "-1"]) == 2
+    assert "--check must be >= 0" in capsys.readouterr().err
+    solver.solve(ROOTS[:1], log2_slots=12).save(str(tmp_path))
+    assert specs.check_spec("perfect", env) == "perfect"
+    assert callable(specs.make_opponent("perfect", env))
+    monkeypatch.setenv(solver.ENV_VAR, "0")
+    with pytest.raises(ValueError, match="is off"):
+        specs.check_spec("perfect", env)

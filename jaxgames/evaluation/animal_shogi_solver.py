@@ -273,7 +273,9 @@ def table_paths(folder: str | None = None) -> tuple[str, str, str] | None:
     folder = cache_dir() if folder is None else folder
     if folder is None:
         return None
-    return tuple(os.path.join(folder, f"animal_shogi.{p}") for p in ("keys.npy", "results.npy", "json"))
+    return tuple(
+        os.path.join(folder, f"animal_shogi.{p}") for p in ("keys.npy", "results.npy", "json")
+    )
 
 
 def solve_animal_shogi(
@@ -353,9 +355,7 @@ def action_scores(table: SolvedTable, positions: np.ndarray, legal: np.ndarray) 
         value, plies = table.lookup(np.asarray(positions)[legal].astype(np.uint8))
         # the successor's value is the opponent's: its loss is our win, one ply further
         mine = -value.astype(np.int32)
-        scores[legal] = np.where(
-            mine > 0, 100_000 - plies, np.where(mine < 0, -100_000 + plies, 0)
-        )
+        scores[legal] = np.where(mine > 0, 100_000 - plies, np.where(mine < 0, -100_000 + plies, 0))
     return scores
 
 
