@@ -15,12 +15,10 @@ import pytest
 import jaxgames
 from jaxgames.core import random_action
 from jaxgames.evaluation import animal_shogi_solver as solver
+from jaxgames.evaluation import native
 from jaxgames.games.animal_shogi.rules import LION, legal_action_mask
 
-pytestmark = pytest.mark.skipif(
-    solver.shutil.which("cc") is None and solver.shutil.which("gcc") is None,
-    reason="no C compiler",
-)
+pytestmark = pytest.mark.skipif(not native.has_compiler(), reason="no C compiler")
 
 
 def _plain_keys(positions: np.ndarray) -> np.ndarray:

@@ -29,11 +29,8 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
-import hashlib
 import json
 import os
-import shutil
-import subprocess
 import time
 
 import jax
@@ -41,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Policy, random_action
+from jaxgames.evaluation import native
 from jaxgames.games.animal_shogi.rules import (
     INIT_BOARD,
     NUM_ACTIONS,
@@ -50,8 +48,8 @@ from jaxgames.games.animal_shogi.rules import (
 )
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "animal_shogi_solver.c")
-ENV_VAR = "JAXGAMES_SOLVE_CACHE"
-_OFF = {"0", "off", "false", "no"}
+ENV_VAR = native.ENV_VAR
+SolverUnavailable = native.SolverUnavailable
 #: hash slots of the full solve: 2**29 (4 GiB of keys; the table holds up to 90% of them)
 FULL_LOG2_SLOTS = 29
 WIN, LOSS = 1, 2
@@ -65,51 +63,16 @@ _ERRORS = {
 _STATS = ("positions", "wins", "losses", "draws", "longest", "levels", "forward_s", "backward_s")
 
 
-class SolverUnavailable(RuntimeError):
-    """No C compiler, or building or running the solver failed."""
-
-
 class TableMissing(FileNotFoundError):
     """The solved table is not in the cache (``jaxgames solve animal_shogi`` builds it)."""
 
 
-def cache_dir() -> str | None:
-    """The folder of solved tables and the compiled solver; ``None`` when turned off."""
-    setting = os.environ.get(ENV_VAR, "").strip()
-    if setting.lower() in _OFF:
-        return None
-    if setting and setting.lower() not in {"1", "on", "true", "yes"}:
-        return os.path.abspath(os.path.expanduser(setting))
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "jaxgames", "solved")
-
-
-def _source_tag() -> str:
-    with open(SOURCE, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:12]
+cache_dir = native.cache_dir
 
 
 def build_library() -> str:
-    """Compile the solver once per source version (into the cache folder, else the temp
-    folder); the shared library's path. :class:`SolverUnavailable` naming the problem."""
-    import tempfile
-
-    folder = cache_dir() or tempfile.gettempdir()
-    lib = os.path.join(folder, f"animal_shogi_solver_{_source_tag()}.so")
-    if os.path.exists(lib):
-        return lib
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        raise SolverUnavailable("no C compiler found to build the solver (install gcc or set CC)")
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{lib}.{os.getpid()}"
-    done = subprocess.run(
-        [cc, "-O2", "-shared", "-fPIC", "-o", tmp, SOURCE], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        raise SolverUnavailable(f"building the solver failed: {done.stderr.strip()[:300]}")
-    os.replace(tmp, lib)  # atomic: a concurrent build leaves one whole library
-    return lib
+    """The compiled solver's path (:func:`jaxgames.evaluation.native.build`)."""
+    return native.build(SOURCE)
 
 
 @functools.lru_cache(maxsize=None)
