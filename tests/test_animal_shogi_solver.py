@@ -218,6 +218,8 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
         specs.check_spec("perfect", env)
     assert cli.main(["eval", "--game", "animal_shogi", "--a", "perfect", "--b", "random"]) == 2
     assert "run 'jaxgames solve animal_shogi' first" in capsys.readouterr().err
+    assert cli.main(["accuracy", "random"]) == 2
+    assert "run 'jaxgames solve animal_shogi' first" in capsys.readouterr().err
     assert cli.main(["solve", "animal_shogi", "--check", "-1"]) == 2
     assert "--check must be >= 0" in capsys.readouterr().err
     solver.solve(ROOTS[:1], log2_slots=12).save(str(tmp_path))
@@ -226,3 +228,28 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(solver.ENV_VAR, "0")
     with pytest.raises(ValueError, match="is off"):
         specs.check_spec("perfect", env)
+
+
+def test_move_accuracy_of_perfect_and_random_play():
+    """From reduced-endgame starts the perfect player keeps the value with every move and
+    never blunders; a random player blunders; the per-colour counts add up."""
+    from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
+    from jaxgames.games.animal_shogi import rules
+
+    table = solver.solve(ROOTS[:1], log2_slots=12)
+    env = jaxgames.make("animal_shogi", max_steps=40)
+    value, _ = table.lookup(solver.decode_keys(table.keys))
+    pick = np.flatnonzero(value != -1)[::17][:12]  # unfinished positions of every value
+    pos = jnp.asarray(solver.decode_keys(table.keys[pick]), jnp.int32)
+    starts = jax.vmap(
+        lambda p: rules.make_state(env.spec, p[:12], jnp.stack([p[12:15], p[15:]]), 0, 0)
+    )(pos)
+    perfect = solver.perfect_policy(table)
+    rand = lambda key, state: random_action(key, state.legal_action_mask)  # noqa: E731
+    good = move_accuracy(perfect, rand, env, table, starts=starts)
+    assert good["overall"]["moves"] > 0 and good["overall"]["share"] == 1.0
+    assert good["overall"]["blunders"] == 0
+    bad = move_accuracy(rand, perfect, env, table, starts=starts, seed=1)
+    assert bad["overall"]["blunders"] > 0 and bad["overall"]["share"] < 1.0
+    assert bad["as_first"]["moves"] + bad["as_second"]["moves"] == bad["overall"]["moves"]
+    assert "value kept" in format_accuracy(bad)
