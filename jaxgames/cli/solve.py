@@ -1,6 +1,8 @@
 """``jaxgames solve animal_shogi``: build the solved table of animal shogi (every position
 reachable from the start, its value and distance, :mod:`jaxgames.evaluation.animal_shogi_solver`)
-into the cache folder, where the ``perfect`` player reads it; once built, report it."""
+into the cache folder, where the ``perfect`` player reads it; once built, report it.
+``jaxgames solve reversi --size 6 --empties 14``: solve random positions with that many empty
+squares exactly (:mod:`jaxgames.evaluation.reversi_solver`) and report the cost per position."""
 
 from __future__ import annotations
 
@@ -9,15 +11,56 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from jaxgames.evaluation import animal_shogi_solver as solver
+from jaxgames.evaluation import reversi_solver
 from jaxgames.terminal import one_line
 
-GAMES = ("animal_shogi",)
+GAMES = ("animal_shogi", "reversi")
 _VALUES = {1: "win", 0: "draw", -1: "loss"}
+
+
+def _reversi(args: argparse.Namespace) -> int:
+    size = 6 if args.size is None else args.size
+    if args.empties is None:
+        raise ValueError("solve reversi needs --empties E (empty squares of the positions)")
+    if args.positions < 1:
+        raise ValueError(f"--positions must be >= 1, got {args.positions}")
+    positions = reversi_solver.random_endgames(size, args.empties, args.positions, args.seed)
+    seconds, nodes, margins = [], [], []
+    for p, o in positions:
+        t0 = time.perf_counter()
+        margin, n = reversi_solver.solve_position(size, p, o)
+        seconds.append(time.perf_counter() - t0)
+        nodes.append(n)
+        margins.append(margin)
+    s, n, m = np.array(seconds), np.array(nodes), np.array(margins)
+    print(
+        f"reversi {size}x{size}, {len(positions)} random positions with {args.empties} empties "
+        f"(seed {args.seed}), exact margin for the mover"
+    )
+    print(
+        f"  seconds per position: mean {s.mean():.3g}, median {np.median(s):.3g}, max {s.max():.3g}"
+    )
+    print(
+        f"  nodes per position:   mean {n.mean():.3g}, median {np.median(n):.3g}, max {n.max():.3g}"
+    )
+    print(
+        f"  mover wins {int((m > 0).sum())}, draws {int((m == 0).sum())}, losses "
+        f"{int((m < 0).sum())}; mean margin {m.mean():+.2f}"
+    )
+    return 0
 
 
 def run_solve(args: argparse.Namespace) -> int:
     """``solve``; a missing compiler or a failed solve prints one line and returns 2."""
+    if args.game == "reversi":
+        try:
+            return _reversi(args)
+        except (solver.SolverUnavailable, ValueError) as e:
+            print(f"error: {one_line(e)}", file=sys.stderr)
+            return 2
     if args.check < 0:
         print(f"error: --check must be >= 0, got {args.check}", file=sys.stderr)
         return 2
@@ -75,6 +118,11 @@ def add_command(subparsers) -> None:
         metavar="N",
         help="check N random positions against their successors (default 0)",
     )
-    p.add_argument("--seed", type=int, default=0, help="--check: the sample's seed")
+    p.add_argument("--seed", type=int, default=0, help="--check / reversi: the sample's seed")
     p.add_argument("--quiet", action="store_true", help="no progress lines while solving")
+    p.add_argument("--size", type=int, default=None, help="reversi: board size (default 6)")
+    p.add_argument("--empties", type=int, default=None, help="reversi: empty squares")
+    p.add_argument(
+        "--positions", type=int, default=20, help="reversi: random positions (default 20)"
+    )
     p.set_defaults(func=run_solve)

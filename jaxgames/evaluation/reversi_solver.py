@@ -152,3 +152,35 @@ def perfect_policy(env: Env, max_empties: int, before: Policy | None = None) -> 
         return jnp.where(exact, random_action(k1, best), before(k2, state)).astype(jnp.int32)
 
     return policy
+
+
+def random_endgames(size: int, empties: int, count: int, seed: int = 0) -> list[tuple[int, int]]:
+    """``count`` (mover, opponent) bitboards of unfinished positions with exactly ``empties``
+    empty squares, from random games on the host (a pass where no placement exists)."""
+    if not 1 <= empties <= size * size - 4:
+        raise ValueError(f"empties must be from 1 to {size * size - 4}, got {empties}")
+    rng = np.random.default_rng(seed)
+    full = (1 << size * size) - 1
+    h = size // 2
+    out: list[tuple[int, int]] = []
+    while len(out) < count:
+        # the start: white on d4/e5 (row h-1, col h-1 and row h, col h), black on the others
+        white = (1 << ((h - 1) * size + h - 1)) | (1 << (h * size + h))
+        black = (1 << ((h - 1) * size + h)) | (1 << (h * size + h - 1))
+        p, o = black, white
+        passes = 0
+        while passes < 2 and size * size - bin(p | o).count("1") > empties:
+            moves = [
+                s for s in range(size * size) if not (p | o) >> s & 1 and _flips(size, p, o, s)
+            ]
+            if not moves:
+                passes += 1
+                p, o = o, p
+                continue
+            passes = 0
+            sq = int(rng.choice(moves))
+            f = _flips(size, p, o, sq)
+            p, o = o & ~f, (p | f | (1 << sq)) & full
+        if passes < 2 and size * size - bin(p | o).count("1") == empties:
+            out.append((p, o))
+    return out
