@@ -86,6 +86,8 @@ def run_solve(args: argparse.Namespace) -> int:
         )
         start = _VALUES[int(value[0])]
         print(f"start position: a {start} for the side to move in {int(plies[0])} plies")
+        if args.unfolded:
+            print(f"positions with mirror images counted apart: {table.unfolded_count():,}")
         if args.check:
             report = solver.check_consistency(table, args.check, seed=args.seed)
             bad = len(report["failures"])
@@ -120,6 +122,9 @@ def add_command(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="--check / reversi: the sample's seed")
     p.add_argument("--quiet", action="store_true", help="no progress lines while solving")
+    p.add_argument(
+        "--unfolded", action="store_true", help="also count positions without mirror folding"
+    )
     p.add_argument("--size", type=int, default=None, help="reversi: board size (default 6)")
     p.add_argument("--empties", type=int, default=None, help="reversi: empty squares")
     p.add_argument(

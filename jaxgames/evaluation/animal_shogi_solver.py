@@ -190,6 +190,16 @@ class SolvedTable:
         value = np.where(res == 0, 0, np.where((res & 3) == WIN, 1, -1)).astype(np.int8)
         return value.reshape(keys.shape), (res >> 2).reshape(keys.shape)
 
+    def unfolded_count(self, chunk: int = 1 << 22) -> int:
+        """Positions with a position and its mirror image counted apart (the symmetric ones
+        once): the count without mirror folding."""
+        total = 0
+        for i in range(0, len(self), chunk):
+            pos = decode_keys(np.asarray(self.keys[i : i + chunk]))
+            symmetric = np.all(pos[:, :12] == pos[:, _MIRROR], axis=1)
+            total += 2 * len(pos) - int(symmetric.sum())
+        return total
+
     def save(self, folder: str, name: str = "animal_shogi") -> str:
         """Write ``<name>.keys.npy``, ``<name>.results.npy`` and ``<name>.json`` (the stats)
         into ``folder``, each atomically; the folder."""
