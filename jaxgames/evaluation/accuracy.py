@@ -9,8 +9,9 @@ Protocol as ``jaxgames match`` (:mod:`jaxgames.evaluation.reports`): ``games`` d
 openings, each played twice with the colours swapped; the games are stepped on the host one
 ply at a time so that every move of A is recorded with the position it was made in. A move
 *keeps* the value when the position after it has the value, for A, of the position before it
-(a win stays a win, a draw a draw; any move from a lost position keeps it); a *blunder* drops
-it (win -> draw or loss, draw -> loss). Reported overall, per colour of A and by game phase
+(a win stays a win, a draw a draw); a *blunder* drops it (win -> draw or loss, draw -> loss).
+The share kept counts the moves from won or drawn positions (from a lost one every move keeps
+the value; their number is given apart). Reported overall, per colour of A and by game phase
 (the ply of the move), each share with its 95% Wilson interval over moves (moves of one game
 are correlated, so the interval is a lower bound on the uncertainty), and blunders per game
 with a normal interval over games. The table ignores repetition and the ``max_steps`` cap (a
@@ -96,12 +97,14 @@ def _share(k: int, n: int) -> dict[str, Any]:
 def _summary(before, after, game, games) -> dict[str, Any]:
     kept = after == before
     blunder = after < before
-    out = _share(int(kept.sum()), len(kept))
+    open_ = before >= 0  # from a lost position every move keeps the value: left out
+    out = _share(int((kept & open_).sum()), int(open_.sum()))
+    out["from_lost"] = int((~open_).sum())
     per_game = np.bincount(np.searchsorted(games, game), weights=blunder, minlength=len(games))
     mean = float(per_game.mean()) if len(games) else float("nan")
     half = Z95 * float(per_game.std(ddof=1)) / math.sqrt(len(games)) if len(games) > 1 else 0.0
     out["blunders"] = int(blunder.sum())
-    out["blunders_per_game"] = {"mean": mean, "lo": mean - half, "hi": mean + half}
+    out["blunders_per_game"] = {"mean": mean, "lo": max(0.0, mean - half), "hi": mean + half}
     out["by_value"] = {
         VALUES[v]: _share(int((kept & (before == v)).sum()), int((before == v).sum()))
         for v in (1, 0)
@@ -172,7 +175,8 @@ def format_accuracy(out: dict[str, Any]) -> str:
     for name, s in rows:
         b = s["blunders_per_game"]
         lines.append(
-            f"{name:>12}: {s['moves']:6d} moves, value kept {_pct(s['share'])} "
+            f"{name:>12}: {s['moves']:5d} moves from won/drawn positions ({s['from_lost']} from "
+            f"lost), value kept {_pct(s['share'])} "
             f"[{_pct(s['lo'])}, {_pct(s['hi'])}], blunders {s['blunders']} "
             f"({b['mean']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] per game); from won positions "
             f"{_pct(s['by_value']['win']['share'])}, from drawn "
