@@ -14,7 +14,7 @@
  * quadrants with an odd number of empties first (parity), the last empty square scored without
  * playing it. Searched with the window (-1, 1) the result has the sign of the game's value:
  * win, draw or loss, far cheaper than the exact margin. One solve at a time per process (the
- * table is global).
+ * table is global and kept from solve to solve on the same board size).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@
 
 typedef uint64_t u64;
 
-static int N;
+static int N; /* the board size of the table's entries (0: none yet) */
 static u64 FULL, CORNERS, QUAD[4];
 static u64 PRE[8];  /* the squares a step in direction d leaves on the board (no wrap) */
 static int SH[8];   /* that step as a bit shift */
@@ -175,7 +175,9 @@ static int search(u64 p, u64 o, int alpha, int beta, int passed) {
  * searched, -1 if the table cannot be allocated. */
 long long solve(int n, u64 p, u64 o, int alpha, int beta, int passed, int *value) {
     if (!table && !(table = calloc((size_t)1 << TABLE_BITS, sizeof(Entry)))) return -1;
-    memset(table, 0, ((size_t)1 << TABLE_BITS) * sizeof(Entry));  /* each solve on its own */
+    /* entries hold bounds on a position's value (only positions with a move are stored, so
+       the pass flag is no part of them): valid for every later solve on the same board */
+    if (n != N) memset(table, 0, ((size_t)1 << TABLE_BITS) * sizeof(Entry));
     N = n;
     FULL = n * n == 64 ? ~(u64)0 : (((u64)1 << (n * n)) - 1);
     u64 west = 0, east = 0;
