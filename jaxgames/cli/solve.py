@@ -40,12 +40,9 @@ def _reversi(args: argparse.Namespace) -> int:
         f"reversi {size}x{size}, {len(positions)} random positions with {args.empties} empties "
         f"(seed {args.seed}), exact margin for the mover"
     )
-    print(
-        f"  seconds per position: mean {s.mean():.3g}, median {np.median(s):.3g}, max {s.max():.3g}"
-    )
-    print(
-        f"  nodes per position:   mean {n.mean():.3g}, median {np.median(n):.3g}, max {n.max():.3g}"
-    )
+    for name, x in (("CPU seconds", s), ("nodes", n)):
+        stats = f"mean {x.mean():.3g}, median {np.median(x):.3g}, max {x.max():.3g}"
+        print(f"  {name + ' per position:':26} {stats}")
     print(
         f"  mover wins {int((m > 0).sum())}, draws {int((m == 0).sum())}, losses "
         f"{int((m < 0).sum())}; mean margin {m.mean():+.2f}"
