@@ -121,6 +121,8 @@ static int search(u64 p, u64 o, int alpha, int beta, int passed) {
         if (e->hi <= alpha) return e->hi;
         if (e->lo > alpha) alpha = e->lo;
         if (e->hi < beta) beta = e->hi;
+        if (alpha >= beta) return alpha; /* lo == hi: the value is known (an empty window
+                                            would search nothing right) */
         hint = e->best;
     }
     int sq[64], key[64], n = 0;
