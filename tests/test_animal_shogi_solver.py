@@ -253,3 +253,18 @@ def test_move_accuracy_of_perfect_and_random_play():
     assert bad["overall"]["blunders"] > 0 and bad["overall"]["share"] < 1.0
     assert bad["as_first"]["moves"] + bad["as_second"]["moves"] == bad["overall"]["moves"]
     assert "value kept" in format_accuracy(bad)
+
+
+@pytest.mark.slow
+def test_full_table_when_cached():
+    """The benchmark of the full table, where ``jaxgames solve animal_shogi`` cached it: the
+    start is lost for the side to move (Tanaka 2009) in 76 plies (the published 78 less the
+    suicidal move and the lion capture jaxgames' rules do not play), and random entries are
+    consistent with their successors."""
+    try:
+        table = solver.load_table()
+    except solver.TableMissing:
+        pytest.skip("no cached table (jaxgames solve animal_shogi)")
+    value, plies = table.lookup(solver.START[None])
+    assert (int(value[0]), int(plies[0])) == (-1, 76)
+    assert solver.check_consistency(table, 2000, seed=1)["failures"] == []
