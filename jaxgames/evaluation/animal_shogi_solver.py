@@ -243,6 +243,8 @@ def solve(
 
 
 def table_paths(folder: str | None = None) -> tuple[str, str, str] | None:
+    """The table's files (keys, results, stats) in ``folder`` (default :func:`cache_dir`;
+    ``None`` when the cache is off)."""
     folder = cache_dir() if folder is None else folder
     if folder is None:
         return None
