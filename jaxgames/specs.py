@@ -8,7 +8,9 @@
     engine:D[:E]        reversi / animal shogi engine: alpha-beta to depth D with a classical
                         evaluation; reversi plays exactly from E (default 10) empty squares
     uct:N               Monte Carlo tree search, N simulations (UCB1, random rollouts)
-    perfect             tic-tac-toe: optimal play from value iteration
+    perfect             tic-tac-toe: optimal play from value iteration; animal shogi: from
+                        the solved table (``jaxgames solve animal_shogi`` builds it once):
+                        keeps the value, wins fastest, loses slowest
     <run directory>     a trained or exported agent (its newest checkpoint, greedy)
     pretrained:<name>   an agent shipped in the package (:mod:`jaxgames.pretrained`)
     sym:<agent>         the agent's network averaged over the game's symmetries
@@ -30,7 +32,7 @@ from typing import Callable, Mapping
 from jaxgames.agents.search import SearchConfig, SearchPolicy
 from jaxgames.baselines import value_iteration
 from jaxgames.core import Env, Policy, random_policy
-from jaxgames.evaluation import opponents
+from jaxgames.evaluation import animal_shogi_solver, opponents
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy, with_exact_endgame
 from jaxgames.evaluation.uct import uct_policy
@@ -67,7 +69,7 @@ class _Builtin:
 _BUILTINS: dict[str, _Builtin] = {
     "random": _Builtin(),
     "greedy": _Builtin(),
-    "perfect": _Builtin(games=("tic_tac_toe",)),
+    "perfect": _Builtin(games=("tic_tac_toe", "animal_shogi")),
     "minimax": _Builtin(("depth",), (8,), 1),
     "alphabeta": _Builtin(("depth",), (12,), 1),
     "engine": _Builtin(("depth", "endgame_empties"), (8, 20), 1, ("reversi", "animal_shogi")),
@@ -260,6 +262,11 @@ def _check_for_game(spec: Spec, env: Env) -> None:
                 f"engine:D:E (an exact endgame from E empty squares) exists only for reversi; "
                 f"use engine:{spec.args[0]} for {env.name}"
             )
+        if spec.kind == "perfect" and env.name == "animal_shogi":
+            try:
+                animal_shogi_solver.load_table()
+            except animal_shogi_solver.TableMissing as e:
+                raise ValueError(f"perfect on animal_shogi: {e}") from None
         if spec.kind == "minimax" and env.num_actions ** spec.args[0] > MAX_MINIMAX_LEAVES:
             raise ValueError(
                 f"minimax:{spec.args[0]} on {env.name} would expand "
@@ -287,7 +294,11 @@ def _engine(env: Env, depth: int, *endgame: int) -> Policy:
 _MAKERS: dict[str, Callable[..., Policy]] = {
     "random": lambda env: random_policy,
     "greedy": opponents.greedy_policy,
-    "perfect": lambda env: value_iteration.perfect_policy(),
+    "perfect": lambda env: (
+        animal_shogi_solver.perfect_policy()
+        if env.name == "animal_shogi"
+        else value_iteration.perfect_policy()
+    ),
     "minimax": opponents.minimax_policy,
     "alphabeta": opponents.alphabeta_policy,
     "engine": _engine,

@@ -39,7 +39,13 @@ print(len(load_ladder("tic_tac_toe").rungs))
 
 def _data_files() -> list[str]:
     """The package's non-Python files that must ship (relative to the repository root)."""
-    globs = ["evaluation/ladders/*.json", "py.typed", "pretrained/**/*", "web/*.html"]
+    globs = [
+        "evaluation/ladders/*.json",
+        "evaluation/*.c",
+        "py.typed",
+        "pretrained/**/*",
+        "web/*.html",
+    ]
     found = {p for g in globs for p in PACKAGE.glob(g) if p.is_file()}
     return sorted(str(p.relative_to(ROOT)) for p in found if "__pycache__" not in p.parts)
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 from jaxgames.compile_cache import enable_compile_cache
 
 #: command modules in ``--help`` order (``play`` adds ``play`` and ``replay``)
-COMMANDS = ("train", "eval", "match", "rate", "play", "render", "export")
+COMMANDS = ("train", "eval", "match", "rate", "play", "render", "export", "solve", "accuracy")
 
 
 def build_parser() -> argparse.ArgumentParser:
