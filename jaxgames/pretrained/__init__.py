@@ -28,6 +28,12 @@ from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
 from jaxgames.evaluation.elo import Rating
 from jaxgames.evaluation.match import arena
+from jaxgames.pretrained.portable import (
+    EXPORT_FILE,
+    META_FILE,
+    check_portable_available,
+    export_portable,
+)
 from jaxgames.runs import (
     CARD_FILE,
     CARD_MD_FILE,
@@ -221,12 +227,21 @@ def _agent_training(spec: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- export
 def export_agent(
-    run_dir: str, out_dir: str, *, name: str | None = None, overwrite: bool = False
+    run_dir: str,
+    out_dir: str,
+    *,
+    name: str | None = None,
+    overwrite: bool = False,
+    portable: bool = False,
 ) -> dict[str, Any]:
     """Export the agent of ``run_dir`` to ``out_dir`` (``config.json``, ``params.msgpack``, a
     card without measurements) and return the card; ``ValueError`` if ``out_dir`` is
-    ``run_dir`` or holds anything but an exported agent to ``overwrite``."""
+    ``run_dir`` or holds anything but an exported agent to ``overwrite``. ``portable``: also
+    the network as a :mod:`jax.export` artefact (:mod:`jaxgames.pretrained.portable`), named on
+    the card as ``portable``."""
     loaded = load_agent(run_dir)  # errors name a missing run / checkpoint first
+    if portable:
+        check_portable_available()
     if os.path.abspath(out_dir) == os.path.abspath(run_dir):
         raise ValueError(f"cannot export {run_dir!r} onto itself; give another folder")
     if os.path.exists(out_dir):
@@ -244,6 +259,9 @@ def export_agent(
             )
     training = _agent_facts(run_dir, loaded.chunk)  # an export's travel with its card
     os.makedirs(out_dir, exist_ok=True)
+    for stale in (EXPORT_FILE, META_FILE):  # a replaced export's artefact is not this agent's
+        if os.path.exists(os.path.join(out_dir, stale)):
+            os.remove(os.path.join(out_dir, stale))
     shutil.copyfile(os.path.join(run_dir, CONFIG_FILE), os.path.join(out_dir, CONFIG_FILE))
     digest = save_params(loaded.params, out_dir)
     config = loaded.config.to_dict()
@@ -270,6 +288,9 @@ def export_agent(
         measurements={},
         reproduce=None,
     )
+    if portable:
+        meta = export_portable(loaded, out_dir)
+        card["portable"] = {k: meta[k] for k in ("file", "bytes", "sha256", "platforms")}
     write_card(out_dir, card)
     return card
 
@@ -448,6 +469,13 @@ def render_card(card: dict[str, Any]) -> str:
         f"sha256 `{card['params']['sha256'][:16]}...` |",
         f"| exported | {card['exported']} |",
     ]
+    if card.get("portable"):
+        pt = card["portable"]
+        lines.insert(
+            -1,
+            f"| portable | `{pt['file']}` (jax.export, {', '.join(pt['platforms'])}), "
+            f"{pt['bytes']:,} bytes, sha256 `{pt['sha256'][:16]}...` |",
+        )
     m = card.get("measurements") or {}
     if m:
         lines += ["", f"Measured {m['date']} on {m['machine']}."]
