@@ -271,6 +271,7 @@ def _ggf_game(body: str, source: str) -> GameRecord:
         date=_iso_date(props.get("DT", "")),
         result=result,
         start=start,
+        rules_version=env.rules_version,
         extra={f"ggf-{k.lower()}": v for k, v in props.items() if k not in known},
     )
 

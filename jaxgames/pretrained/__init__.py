@@ -25,9 +25,17 @@ import numpy as np
 from jaxgames.agents import presets
 from jaxgames.agents.common import NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
+from jaxgames.core import (
+    DEFAULT_RULES_VERSION,
+    PLAIN_FEATURES,
+    Env,
+    Policy,
+    check_rules_version,
+    random_policy,
+)
 from jaxgames.evaluation.elo import Rating
 from jaxgames.evaluation.match import arena
+from jaxgames.games import env_class
 from jaxgames.pretrained.portable import (
     EXPORT_FILE,
     META_FILE,
@@ -269,6 +277,7 @@ def export_agent(
         name=name or os.path.basename(os.path.normpath(out_dir)),
         game=loaded.env.name,
         game_options=dict(loaded.env.config),
+        rules_version=_run_rules_version(run_dir),
         algorithm=loaded.algorithm,
         network=dict(
             network=config.get("network"),
@@ -293,6 +302,13 @@ def export_agent(
         card["portable"] = {k: meta[k] for k in ("file", "bytes", "sha256", "platforms")}
     write_card(out_dir, card)
     return card
+
+
+def _run_rules_version(run_dir: str) -> int:
+    """The rules version the run was trained under (its ``config.json``; none: version 1)."""
+    with open(os.path.join(run_dir, CONFIG_FILE), encoding="utf-8") as f:
+        recorded = json.load(f).get("rules_version")
+    return DEFAULT_RULES_VERSION if recorded is None else recorded
 
 
 # ----------------------------------------------------------------------------- measurements
@@ -330,6 +346,11 @@ def read_card(folder: str) -> dict[str, Any]:
         raise ValueError(f"{path} is corrupt ({type(e).__name__}: {str(e)[:200]})") from None
     if not isinstance(card, dict):
         raise ValueError(f"{path} is corrupt: expected an object")
+    try:
+        current = env_class(card.get("game")).rules_version
+    except ValueError:
+        return card  # an unknown game is reported by whoever builds its env
+    check_rules_version(f"model card {path}", card["game"], card.get("rules_version"), current)
     return card
 
 
