@@ -248,6 +248,13 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
     return jnp.asarray(ok, jnp.bool_), jnp.asarray(safe)
 
 
+class ExternalPlayerError(ValueError):
+    """A player outside JAX (an engine program spoken to over a protocol, e.g.
+    :mod:`jaxgames.nboard`) failed: missing, exited, silent, or played an illegal move. One
+    line naming the program; raised inside a ``jax.pure_callback`` it reaches the caller inside
+    a ``JaxRuntimeError`` whose text ends with it."""
+
+
 #: what a file without a ``rules_version`` was made under (every file before versions existed)
 DEFAULT_RULES_VERSION = 1
 
