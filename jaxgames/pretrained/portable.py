@@ -94,7 +94,7 @@ def export_portable(loaded: LoadedAgent, out_dir: str) -> dict[str, Any]:
         bytes=len(data),
         game=env.name,
         game_options=dict(env.config),
-        rules_version=getattr(env, "rules_version", 1),
+        rules_version=env.rules_version,
         inputs=dict(
             observation=dict(dtype="float32", shape=[BATCH_DIM, *agent.observation_shape]),
             legal_mask=dict(dtype="bool", shape=[BATCH_DIM, env.num_actions]),
