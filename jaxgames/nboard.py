@@ -212,7 +212,10 @@ class NBoardProcess:
             raise self._died() from None
 
     def _died(self) -> ExternalPlayerError:
-        code = self._proc.wait(timeout=5) if self._proc else None
+        try:
+            code = self._proc.wait(timeout=5) if self._proc else None
+        except subprocess.TimeoutExpired:  # its output closed, the process lingers
+            code = None
         err = f": {self._stderr[-1]}" if self._stderr else ""
         return self.fail(f"exited (exit code {code}){err}")
 

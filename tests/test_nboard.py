@@ -171,3 +171,14 @@ def test_engine_processes_play_full_games_through_the_bridge(tmp_path, capsys):
     rate = ["rate", a, "--game", "reversi", "--rungs", "random,greedy", "--games-per-rung", "2"]
     assert cli.main(rate) == 0
     assert "Elo" in capsys.readouterr().out
+
+
+def test_engine_command_errors_are_one_line(capsys):
+    for args, why in [
+        (["--protocol", "uci", "random"], "--protocol 'uci': jaxgames speaks nboard"),
+        (["pretrained:tic_tac_toe"], "plays tic_tac_toe; NBoard engines play reversi"),
+        (["pretrained:nope"], "unknown pretrained agent 'nope'"),
+    ]:
+        assert cli.main(["engine", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and why in err and err.count("\n") == 1
