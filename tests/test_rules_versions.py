@@ -14,7 +14,7 @@ from jaxgames.core import RulesVersionWarning
 from jaxgames.evaluation.ladder import load_ladder, save_ladder
 from jaxgames.games import env_class
 from jaxgames.pretrained import PRETRAINED_DIR, export_agent, read_card
-from jaxgames.runs import CONFIG_FILE, config_record, load_agent, read_run_config
+from jaxgames.runs import CONFIG_FILE, check_run_dir, config_record, load_agent, read_run_config
 
 
 @pytest.fixture
@@ -106,3 +106,16 @@ def test_records_store_it(tmp_path, rules_v2, capsys):
     assert code == 0 and "a1" in capsys.readouterr().out
     with pytest.raises(records.RecordError, match=r":2: rules must be"):
         records.parse("game: tic_tac_toe\nrules: two\n\na1\n")
+
+
+def test_resuming_a_run_made_under_other_rules_warns(tmp_path, rules_v2):
+    run = tmp_path / "run"
+    shutil.copytree(os.path.join(PRETRAINED_DIR, "tic_tac_toe"), run)
+    data = json.load(open(run / CONFIG_FILE))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RulesVersionWarning)
+        record = config_record(data["algorithm"], read_run_config(str(run))[1])
+    assert record["rules_version"] == 2  # what a new run writes today
+    assert _warns_once(check_run_dir, str(run), record)[0] is True
+    json.dump({**data, "rules_version": 2}, open(run / CONFIG_FILE, "w"))
+    assert _silent(check_run_dir, str(run), record) is True
