@@ -1,12 +1,13 @@
 """Run directories: the config a run was made with, and the agents it holds.
 
 ``runs/<name>/config.json`` holds ``{"algorithm", "config", "rules_version", "created",
-"machine"}``, written when the run starts (:mod:`jaxgames.training.driver` has the rest of the layout). Loading an
-agent reads only its own run: the algorithm is built with stand-in partners, which give the
-train state the same structure. An **exported agent** (``jaxgames export``,
-:mod:`jaxgames.pretrained`) is a folder with the run's ``config.json``, the parameters alone
-in ``params.msgpack`` (portable: no orbax, no optimiser state) and a model card; every loader
-here takes one wherever it takes a run.
+"machine"}``, written when the run starts (:mod:`jaxgames.training.driver` has the rest of the
+layout; ``rules_version``: :attr:`jaxgames.core.Env.rules_version`, loading warns when it
+differs). Loading an agent reads only its own run: the algorithm is built with stand-in
+partners, which give the train state the same structure. An **exported agent** (``jaxgames
+export``, :mod:`jaxgames.pretrained`) is a folder with the run's ``config.json``, the
+parameters alone in ``params.msgpack`` (portable: no orbax, no optimiser state) and a model
+card; every loader here takes one wherever it takes a run.
 """
 
 from __future__ import annotations
