@@ -29,6 +29,7 @@ from __future__ import annotations
 import abc
 import inspect
 import operator
+import warnings
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
 import jax
@@ -247,6 +248,38 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
     return jnp.asarray(ok, jnp.bool_), jnp.asarray(safe)
 
 
+class ExternalPlayerError(ValueError):
+    """A player outside JAX (an engine program spoken to over a protocol, e.g.
+    :mod:`jaxgames.nboard`) failed: missing, exited, silent, or played an illegal move. One
+    line naming the program; raised inside a ``jax.pure_callback`` it reaches the caller inside
+    a ``JaxRuntimeError`` whose text ends with it."""
+
+
+#: what a file without a ``rules_version`` was made under (every file before versions existed)
+DEFAULT_RULES_VERSION = 1
+
+
+class RulesVersionWarning(UserWarning):
+    """A run, ladder, card or record was made under other rules than this jaxgames plays."""
+
+
+def check_rules_version(what: str, game: str, recorded: Any, current: int) -> None:
+    """Warn (one line, :class:`RulesVersionWarning`) when ``what`` (e.g. ``"run 'runs/x'"``)
+    was made under ``game`` rules version ``recorded`` and this code plays ``current``;
+    ``recorded`` ``None``: :data:`DEFAULT_RULES_VERSION`. A warning, not an error: the file
+    still loads and its agent still plays legal moves (a record's illegal move is its own
+    error), but results measured under the other rules need not hold."""
+    recorded = DEFAULT_RULES_VERSION if recorded is None else recorded
+    if recorded != current:
+        warnings.warn(
+            f"{what} was made under {game} rules version {recorded}; this jaxgames plays "
+            f"version {current}: results measured under the other rules may not hold "
+            "(docs/rules_versions.md)",
+            RulesVersionWarning,
+            stacklevel=3,
+        )
+
+
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions: subclasses set :attr:`spec` and implement
     :meth:`_init`, :meth:`_step` (legal actions on unfinished games), the text methods and
@@ -264,6 +297,12 @@ class Env(abc.ABC):
     #: network input features (the config's ``features``): name -> pure ``fn(float32[...,
     #: *observation_shape]) -> float32[..., *shape]`` commuting with the symmetries
     input_features: Mapping[str, Callable[[Array], Array]] = {}
+    #: the version of the game's rules: raised by one whenever a change makes some game play
+    #: out differently (a move's legality, the result, the score); runs, ladders, model cards
+    #: and game records store it, and loading one made under another version warns
+    #: (:func:`check_rules_version`): pgx's animal-shogi rule fixes silently invalidated
+    #: results measured before them
+    rules_version: int = 1
 
     # ---------------------------------------------------------------- to implement
     @property

@@ -18,8 +18,10 @@ game's own move notation (``env.action_to_text``). Lines starting with ``#`` are
 Header keys: ``game`` (required), ``options`` (JSON ``jaxgames.make`` keywords, default
 ``{}``), ``player0``/``player1`` (``human`` or an agent spec), ``date`` (ISO 8601, UTC),
 ``result`` (``1-0``, ``0-1``, ``1/2-1/2`` or ``*`` unfinished), optional ``start`` (position
-notation, when not ``env.init``); other keys are kept in ``extra``. :func:`load` replays every
-move and reports the first bad line as ``FILE:LINE: ...`` (a :class:`RecordError`).
+notation, when not ``env.init``), ``rules`` (the game's rules version, absent: 1; reading a
+record made under another version warns); other keys are kept in ``extra``. :func:`load`
+replays every move and reports the first bad line as ``FILE:LINE: ...`` (a
+:class:`RecordError`).
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ from typing import Any, Sequence
 import jax
 
 from jaxgames import render
-from jaxgames.core import is_over
-from jaxgames.games import make, registered_games
+from jaxgames.core import DEFAULT_RULES_VERSION, check_rules_version, is_over
+from jaxgames.games import env_class, make, registered_games
 from jaxgames.validation import quote
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 _HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
-_KNOWN = ("game", "options", "player0", "player1", "date", "result", "start")
+_KNOWN = ("game", "options", "player0", "player1", "date", "result", "start", "rules")
 
 
 class RecordError(ValueError):
@@ -58,6 +60,7 @@ class GameRecord:
     date: str = ""
     result: str = "*"
     start: str | None = None
+    rules_version: int = DEFAULT_RULES_VERSION
     extra: dict[str, str] = dataclasses.field(default_factory=dict)
     lines: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
@@ -121,6 +124,7 @@ def new_record(
         date=date,
         result="*" if final_state is None else result_of(final_state),
         start=start,
+        rules_version=env.rules_version,
         extra={k: str(v) for k, v in extra.items()},
     )
 
@@ -138,6 +142,7 @@ def to_text(record: GameRecord) -> str:
     ]
     if record.start is not None:
         head.append(f"start: {record.start}")
+    head.append(f"rules: {record.rules_version}")
     head += [f"{k}: {v}" for k, v in record.extra.items()]
     return "\n".join(head) + "\n\n" + "".join(f"{m}\n" for m in record.moves)
 
@@ -193,6 +198,15 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
             f"{source}:{lines['result']}: unknown result {quote(result)}; "
             f"use one of {', '.join(RESULTS)}"
         )
+    rules = fields.get("rules", str(DEFAULT_RULES_VERSION))
+    if not (rules.isascii() and rules.isdigit() and int(rules) >= 1):
+        raise RecordError(
+            f"{source}:{lines['rules']}: rules must be the game's rules version, an integer "
+            f">= 1, got {quote(rules)}"
+        )
+    if fields["game"] in registered_games():
+        current = env_class(fields["game"]).rules_version
+        check_rules_version(source, fields["game"], int(rules), current)
     return GameRecord(
         game=fields["game"],
         options=options,
@@ -201,6 +215,7 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
         date=fields.get("date", ""),
         result=result,
         start=fields.get("start"),
+        rules_version=int(rules),
         extra={k: v for k, v in fields.items() if k not in _KNOWN},
         lines=lines,
     )

@@ -19,6 +19,9 @@
                         both mctx's); ``/w``: one ply of exact win lookahead at every node
     solve:E:<player>    reversi: that player until E or fewer squares are empty, then perfect
                         play (the engine's exact endgame)
+    nboard:[depth=D:][time=S:]<command line>
+                        reversi: an NBoard engine program (Edax, Ntest, ``jaxgames engine``)
+                        asked for each move, its answers checked (:mod:`jaxgames.nboard`)
 
 Errors are one-line ``ValueError`` messages naming the spec and the valid forms or bounds.
 """
@@ -36,6 +39,7 @@ from jaxgames.evaluation import animal_shogi_solver, opponents
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy, with_exact_endgame
 from jaxgames.evaluation.uct import uct_policy
+from jaxgames.nboard import check_program, nboard_policy, parse_command
 from jaxgames.pretrained import load_pretrained, pretrained_dir
 from jaxgames.runs import load_agent, run_env
 
@@ -52,6 +56,7 @@ VALID_SPECS = (
     "sym:<run directory or pretrained:name>",
     "mcts:N[/K[/C]][/w]:<run directory, pretrained:name or sym:...>",
     "solve:E:<player>",
+    "nboard:[depth=D:][time=S:]<command line>",
 )
 
 
@@ -88,7 +93,8 @@ MAX_MINIMAX_LEAVES = 2_000_000
 class Spec:
     """A parsed spec (``str(spec)``: the normal form): a built-in ``kind``, ``"run"`` (path),
     ``"pretrained"`` (name), ``"sym"`` (inner), ``"mcts"`` (args = (simulations, root moves,
-    value scale, win check), inner) or ``"solve"`` (args = (empties,), inner)."""
+    value scale, win check), inner), ``"solve"`` (args = (empties,), inner) or ``"nboard"``
+    (name: the settings and command line)."""
 
     kind: str
     args: tuple[int | float, ...] = ()
@@ -99,8 +105,8 @@ class Spec:
     def __str__(self) -> str:
         if self.kind == "run":
             return str(self.path)
-        if self.kind == "pretrained":
-            return f"pretrained:{self.name}"
+        if self.kind in ("pretrained", "nboard"):
+            return f"{self.kind}:{self.name}"
         if self.kind == "mcts":  # the settings at their defaults are left out
             n, k, c, w = self.args
             search = f"{n}/{k}/{c!r}" if c != DEFAULT_VALUE_SCALE else f"{n}/{k}"
@@ -191,6 +197,12 @@ def parse_spec(text: str) -> Spec:
             )
         n = _int_arg(text, "solve", "number of empty squares", empties, MAX_SOLVE_EMPTIES)
         return Spec("solve", (n,), inner=parse_spec(inner))
+    if name == "nboard":
+        try:
+            parse_command(rest)
+        except ValueError as e:
+            raise _bad(text, str(e)) from None
+        return Spec("nboard", name=rest.strip())
     if name == "pretrained":
         if not rest.strip():
             raise _bad(text, "use 'pretrained:<name>', e.g. 'pretrained:tic_tac_toe'")
@@ -241,6 +253,10 @@ def _check_for_game(spec: Spec, env: Env) -> None:
                 f"solve:E:<player> (an exact endgame) exists only for reversi, not {env.name!r}"
             )
         _check_for_game(spec.inner, env)
+    elif spec.kind == "nboard":
+        if env.name != "reversi":
+            raise ValueError(f"nboard:<command line> engines play reversi, not {env.name!r}")
+        check_program(parse_command(spec.name)[1])  # missing program: one line, up front
     elif spec.kind == "pretrained":
         # ValueError listing the shipped agents for an unknown name
         _check_agent_game(f"pretrained agent {spec.name!r}", pretrained_dir(spec.name), env)
@@ -320,6 +336,10 @@ def make_opponent(text: str, env: Env) -> Policy:
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))
+    if spec.kind == "nboard":  # one engine process per spec and board
+        if key not in _BUILT:
+            _BUILT[key] = nboard_policy(spec.name, env)
+        return _BUILT[key]
     if key not in _BUILT:
         _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
     return _BUILT[key]

@@ -170,13 +170,28 @@ def _margin(env: Any, state: Any) -> int:
     return diff + empty if diff > 0 else diff - empty if diff < 0 else 0
 
 
+def ggf_board(env: Any, state: Any) -> str:
+    """The ``BO`` value of a reversi position: ``"N rows... side"`` (``*`` black, ``O``
+    white, ``-`` empty, rows from rank 1, then the mover)."""
+    board, side = env.to_text(state).split()[:2]
+    n = env.size
+    rows = " ".join(board[r * n : (r + 1) * n] for r in range(n)).replace("X", "*")
+    return f"{n} {rows} {'*' if side == 'X' else 'O'}"
+
+
+def position_ggf(env: Any, state: Any, **props: str) -> str:
+    """One GGF game with no moves whose start is the reversi position ``state`` (what an
+    NBoard ``set game`` carries for a position alone); ``props``: more properties."""
+    items = [("GM", "Othello"), *props.items(), ("TY", str(env.size))]
+    items.append(("BO", ggf_board(env, state)))
+    return "(;" + "".join(_ggf_value(k, v) for k, v in items) + ";)"
+
+
 def to_ggf(record: GameRecord) -> str:
     """The reversi ``record`` as one GGF game on one line, the moves checked first."""
     env = _reversi(record, "GGF transcripts")
     _, states = records.replay(record, env)
-    board, side = env.to_text(states[0]).split()[:2]
     n = env.size
-    rows = " ".join(board[r * n : (r + 1) * n] for r in range(n)).replace("X", "*")
     props = [("GM", "Othello")]
     props += [(k[4:].upper(), v) for k, v in record.extra.items() if k.startswith("ggf-")]
     if record.date:
@@ -184,7 +199,7 @@ def to_ggf(record: GameRecord) -> str:
     props += [("PB", record.players[0]), ("PW", record.players[1])]
     if is_over(states[-1]):
         props.append(("RE", f"{_margin(env, states[-1]):+.2f}"))
-    props += [("TY", str(n)), ("BO", f"{n} {rows} {'*' if side == 'X' else 'O'}")]
+    props += [("TY", str(n)), ("BO", ggf_board(env, states[0]))]
     player = [int(s.current_player) for s in states]
     moves = "".join(
         _ggf_value("BW"[player[i]], "PA" if mv == "pass" else mv)
@@ -271,6 +286,7 @@ def _ggf_game(body: str, source: str) -> GameRecord:
         date=_iso_date(props.get("DT", "")),
         result=result,
         start=start,
+        rules_version=env.rules_version,
         extra={f"ggf-{k.lower()}": v for k, v in props.items() if k not in known},
     )
 

@@ -99,7 +99,7 @@ LAYERS: list[set[str]] = [
     {"jaxgames.games", "jaxgames.analysis"},
     {"jaxgames.evaluation", "jaxgames.interop", "jaxgames.records"},
     {"jaxgames.baselines", "jaxgames.transcripts"},
-    {"jaxgames.agents"},
+    {"jaxgames.agents", "jaxgames.nboard"},
     {"jaxgames.runs"},
     {"jaxgames.pretrained"},
     {"jaxgames.specs"},

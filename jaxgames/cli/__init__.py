@@ -7,6 +7,7 @@
     jaxgames play --game reversi --size 8 --agent runs/X
     jaxgames replay game.txt
     jaxgames export runs/X shared/X         # the agent as portable files
+    jaxgames engine --protocol nboard runs/X   # an NBoard engine on stdin/stdout
     jaxgames render game.txt --animate game.svg  # the whole game as an animated SVG
 
 One module per command, each with ``add_command(subparsers)`` setting ``func(args) -> int``
@@ -30,7 +31,18 @@ from typing import Any, Callable, Iterator, Sequence
 from jaxgames.compile_cache import enable_compile_cache
 
 #: command modules in ``--help`` order (``play`` adds ``play`` and ``replay``)
-COMMANDS = ("train", "eval", "match", "rate", "play", "render", "export", "solve", "accuracy")
+COMMANDS = (
+    "train",
+    "eval",
+    "match",
+    "rate",
+    "play",
+    "render",
+    "export",
+    "solve",
+    "accuracy",
+    "engine",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,6 +118,12 @@ def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> i
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
     except Exception as e:  # out of memory: a size no check could foresee (batch x network)
+        from jaxgames.nboard import external_error
+
+        external = external_error(e)  # an engine program's failure inside a JAX callback
+        if external is not None:
+            print(f"error: {external}", file=sys.stderr)
+            return 2
         if not _out_of_memory(e):
             raise
         print(

@@ -1,6 +1,8 @@
-"""``jaxgames export RUN_DIR OUT_DIR``: a trained agent as files to share (its parameters alone,
-``config.json`` and a model card skeleton, :func:`jaxgames.pretrained.export_agent`); every
-loader takes the folder like a run."""
+"""``jaxgames export RUN_DIR OUT_DIR [--portable]``: a trained agent as files to share (its
+parameters alone, ``config.json`` and a model card skeleton,
+:func:`jaxgames.pretrained.export_agent`); every loader takes the folder like a run.
+``--portable`` adds the network as a :mod:`jax.export` artefact that runs with plain JAX
+(:mod:`jaxgames.pretrained.portable`)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from jaxgames.pretrained import export_agent
 
 
 def _export(args: argparse.Namespace) -> int:
-    card = export_agent(args.run_dir, args.out_dir, name=args.name, overwrite=args.force)
+    card = export_agent(
+        args.run_dir, args.out_dir, name=args.name, overwrite=args.force, portable=args.portable
+    )
     size = sum(os.path.getsize(os.path.join(args.out_dir, f)) for f in os.listdir(args.out_dir))
     t = card["training"]
     print(
@@ -19,6 +23,9 @@ def _export(args: argparse.Namespace) -> int:
         f"{t.get('env_steps')} env steps) to {args.out_dir} ({size:,} bytes)"
     )
     print(f"use it with: jaxgames eval --a {args.out_dir} --b random")
+    if args.portable:
+        path = os.path.join(args.out_dir, card["portable"]["file"])
+        print(f"without jaxgames: jax.export.deserialize(open({path!r}, 'rb').read()).call(...)")
     return 0
 
 
@@ -32,5 +39,11 @@ def add_command(subparsers) -> None:
     p.add_argument("--name", default=None, help="the agent's name on its card (default: OUT_DIR)")
     p.add_argument(
         "--force", action="store_true", help="replace an exported agent already in OUT_DIR"
+    )
+    p.add_argument(
+        "--portable",
+        action="store_true",
+        help="also write the network as a jax.export artefact (policy.jaxexport, "
+        "policy.json) that runs with plain JAX, without jaxgames; see docs/portable.md",
     )
     p.set_defaults(func=_export)

@@ -24,7 +24,7 @@ from typing import Callable, Mapping, Sequence
 import jax
 import numpy as np
 
-from jaxgames.core import Env, GameState, Policy
+from jaxgames.core import DEFAULT_RULES_VERSION, Env, GameState, Policy, check_rules_version
 from jaxgames.evaluation.elo import (
     Rating,
     Record,
@@ -36,6 +36,7 @@ from jaxgames.evaluation.elo import (
 )
 from jaxgames.evaluation.match import MatchResult, play_match
 from jaxgames.evaluation.openings import openings, openings_digest
+from jaxgames.games import env_class
 from jaxgames.provenance import git_version, machine_description
 
 #: version of the ladder JSON layout
@@ -357,6 +358,8 @@ class Ladder:
     command: str = ""
     version: str = ""
     notes: str = ""
+    #: the game's rules version the games were played under (files without it: version 1)
+    rules_version: int = DEFAULT_RULES_VERSION
 
     @property
     def specs(self) -> list[str]:
@@ -469,7 +472,13 @@ def load_ladder(name_or_path: str) -> Ladder:
                 f"{', '.join(have) or 'none'}"
             )
     with open(path) as f:
-        return Ladder.from_json(json.load(f))
+        ladder = Ladder.from_json(json.load(f))
+    try:
+        current = env_class(ladder.env_name).rules_version
+    except ValueError:
+        return ladder  # an unknown game is reported by make_env
+    check_rules_version(f"ladder {path}", ladder.env_name, ladder.rules_version, current)
+    return ladder
 
 
 def ladder_pairs(n_rungs: int, span: int | None = 2) -> list[tuple[int, int]]:
@@ -575,6 +584,7 @@ def build_ladder(
         command=command if command is not None else " ".join(sys.argv),
         version=git_version(),
         notes=notes,
+        rules_version=env.rules_version,
     )
     ladder.__dict__["_fit"] = fit
     return ladder

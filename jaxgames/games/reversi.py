@@ -327,6 +327,7 @@ class Reversi(Env):
     """``jaxgames.make("reversi", size=N)``, N even in 4..16 (default 8)."""
 
     name = "reversi"
+    rules_version = 1  # raise on any change to how a game plays out (core.Env)
     side_names = SIDE_NAMES
     input_features = {"mobility": mobility_features}
 

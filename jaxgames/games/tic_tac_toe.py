@@ -132,6 +132,7 @@ class TicTacToe(Env):
     """``jaxgames.make("tic_tac_toe")``."""
 
     name = "tic_tac_toe"
+    rules_version = 1  # raise on any change to how a game plays out (core.Env)
     side_names = ("X", "O")
 
     def __init__(self) -> None:

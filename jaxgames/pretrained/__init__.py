@@ -25,9 +25,23 @@ import numpy as np
 from jaxgames.agents import presets
 from jaxgames.agents.common import NetworkPolicy
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import PLAIN_FEATURES, Env, Policy, random_policy
+from jaxgames.core import (
+    DEFAULT_RULES_VERSION,
+    PLAIN_FEATURES,
+    Env,
+    Policy,
+    check_rules_version,
+    random_policy,
+)
 from jaxgames.evaluation.elo import Rating
 from jaxgames.evaluation.match import arena
+from jaxgames.games import env_class
+from jaxgames.pretrained.portable import (
+    EXPORT_FILE,
+    META_FILE,
+    check_portable_available,
+    export_portable,
+)
 from jaxgames.runs import (
     CARD_FILE,
     CARD_MD_FILE,
@@ -221,12 +235,21 @@ def _agent_training(spec: str) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- export
 def export_agent(
-    run_dir: str, out_dir: str, *, name: str | None = None, overwrite: bool = False
+    run_dir: str,
+    out_dir: str,
+    *,
+    name: str | None = None,
+    overwrite: bool = False,
+    portable: bool = False,
 ) -> dict[str, Any]:
     """Export the agent of ``run_dir`` to ``out_dir`` (``config.json``, ``params.msgpack``, a
     card without measurements) and return the card; ``ValueError`` if ``out_dir`` is
-    ``run_dir`` or holds anything but an exported agent to ``overwrite``."""
+    ``run_dir`` or holds anything but an exported agent to ``overwrite``. ``portable``: also
+    the network as a :mod:`jax.export` artefact (:mod:`jaxgames.pretrained.portable`), named on
+    the card as ``portable``."""
     loaded = load_agent(run_dir)  # errors name a missing run / checkpoint first
+    if portable:
+        check_portable_available()
     if os.path.abspath(out_dir) == os.path.abspath(run_dir):
         raise ValueError(f"cannot export {run_dir!r} onto itself; give another folder")
     if os.path.exists(out_dir):
@@ -244,6 +267,9 @@ def export_agent(
             )
     training = _agent_facts(run_dir, loaded.chunk)  # an export's travel with its card
     os.makedirs(out_dir, exist_ok=True)
+    for stale in (EXPORT_FILE, META_FILE):  # a replaced export's artefact is not this agent's
+        if os.path.exists(os.path.join(out_dir, stale)):
+            os.remove(os.path.join(out_dir, stale))
     shutil.copyfile(os.path.join(run_dir, CONFIG_FILE), os.path.join(out_dir, CONFIG_FILE))
     digest = save_params(loaded.params, out_dir)
     config = loaded.config.to_dict()
@@ -251,6 +277,7 @@ def export_agent(
         name=name or os.path.basename(os.path.normpath(out_dir)),
         game=loaded.env.name,
         game_options=dict(loaded.env.config),
+        rules_version=_run_rules_version(run_dir),
         algorithm=loaded.algorithm,
         network=dict(
             network=config.get("network"),
@@ -270,8 +297,18 @@ def export_agent(
         measurements={},
         reproduce=None,
     )
+    if portable:
+        meta = export_portable(loaded, out_dir)
+        card["portable"] = {k: meta[k] for k in ("file", "bytes", "sha256", "platforms")}
     write_card(out_dir, card)
     return card
+
+
+def _run_rules_version(run_dir: str) -> int:
+    """The rules version the run was trained under (its ``config.json``; none: version 1)."""
+    with open(os.path.join(run_dir, CONFIG_FILE), encoding="utf-8") as f:
+        recorded = json.load(f).get("rules_version")
+    return DEFAULT_RULES_VERSION if recorded is None else recorded
 
 
 # ----------------------------------------------------------------------------- measurements
@@ -309,6 +346,11 @@ def read_card(folder: str) -> dict[str, Any]:
         raise ValueError(f"{path} is corrupt ({type(e).__name__}: {str(e)[:200]})") from None
     if not isinstance(card, dict):
         raise ValueError(f"{path} is corrupt: expected an object")
+    try:
+        current = env_class(card.get("game")).rules_version
+    except ValueError:
+        return card  # an unknown game is reported by whoever builds its env
+    check_rules_version(f"model card {path}", card["game"], card.get("rules_version"), current)
     return card
 
 
@@ -448,6 +490,13 @@ def render_card(card: dict[str, Any]) -> str:
         f"sha256 `{card['params']['sha256'][:16]}...` |",
         f"| exported | {card['exported']} |",
     ]
+    if card.get("portable"):
+        pt = card["portable"]
+        lines.insert(
+            -1,
+            f"| portable | `{pt['file']}` (jax.export, {', '.join(pt['platforms'])}), "
+            f"{pt['bytes']:,} bytes, sha256 `{pt['sha256'][:16]}...` |",
+        )
     m = card.get("measurements") or {}
     if m:
         lines += ["", f"Measured {m['date']} on {m['machine']}."]

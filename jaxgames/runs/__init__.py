@@ -1,12 +1,13 @@
 """Run directories: the config a run was made with, and the agents it holds.
 
-``runs/<name>/config.json`` holds ``{"algorithm", "config", "created", "machine"}``, written
-when the run starts (:mod:`jaxgames.training.driver` has the rest of the layout). Loading an
-agent reads only its own run: the algorithm is built with stand-in partners, which give the
-train state the same structure. An **exported agent** (``jaxgames export``,
-:mod:`jaxgames.pretrained`) is a folder with the run's ``config.json``, the parameters alone
-in ``params.msgpack`` (portable: no orbax, no optimiser state) and a model card; every loader
-here takes one wherever it takes a run.
+``runs/<name>/config.json`` holds ``{"algorithm", "config", "rules_version", "created",
+"machine"}``, written when the run starts (:mod:`jaxgames.training.driver` has the rest of the
+layout; ``rules_version``: :attr:`jaxgames.core.Env.rules_version`, loading warns when it
+differs). Loading an agent reads only its own run: the algorithm is built with stand-in
+partners, which give the train state the same structure. An **exported agent** (``jaxgames
+export``, :mod:`jaxgames.pretrained`) is a folder with the run's ``config.json``, the
+parameters alone in ``params.msgpack`` (portable: no orbax, no optimiser state) and a model
+card; every loader here takes one wherever it takes a run.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from flax import serialization
 from jaxgames.agents.common import Agent, NetworkPolicy
 from jaxgames.agents.config import RetiredFieldError
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.core import Env
+from jaxgames.core import Env, check_rules_version
+from jaxgames.games import env_class
 from jaxgames.provenance import machine_description
 from jaxgames.runs.checkpoint import CheckpointError, CheckpointStore
 from jaxgames.runs.lock import LOCK_FILE
@@ -43,8 +45,22 @@ class RunNotFoundError(FileNotFoundError, ValueError):
 
 
 def config_record(algorithm: str, config: Any) -> dict[str, Any]:
-    """What ``config.json`` holds (and what a rerun must match)."""
-    return {"algorithm": algorithm, "config": config.to_dict()}
+    """What ``config.json`` holds (and what a rerun must match; ``rules_version``, the game's
+    :attr:`~jaxgames.core.Env.rules_version`, only warns when it differs)."""
+    rules = env_class(config.game).rules_version
+    return {"algorithm": algorithm, "config": config.to_dict(), "rules_version": rules}
+
+
+def _check_rules(run_dir: str, data: dict[str, Any]) -> None:
+    """Warn when the run was made under other rules of its game than this code plays (a file
+    without ``rules_version`` predates versions: version 1)."""
+    game = data["config"].get("game")
+    try:
+        current = env_class(game).rules_version
+    except ValueError:
+        return  # an unknown game is reported by whoever builds its env
+    what = f"{'exported agent' if is_exported(run_dir) else 'run'} {run_dir!r}"
+    check_rules_version(what, game, data.get("rules_version"), current)
 
 
 def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
@@ -77,6 +93,7 @@ def read_run_config(run_dir: str) -> tuple[str, Any]:
     """(algorithm name, config) of a run: :class:`RunNotFoundError` if it or its
     ``config.json`` is missing, ``ValueError`` if that is unreadable or invalid."""
     _, data = _read_record(run_dir)
+    _check_rules(run_dir, data)
     name = data["algorithm"]
     return name, algorithm_module(name).Config.from_dict(data["config"])
 
@@ -145,6 +162,7 @@ def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
             f"run directory {run_dir!r} holds a run with a different config ({'; '.join(diffs)}). "
             "Use another run name, or the original settings to resume it."
         )
+    _check_rules(run_dir, old)
     return True
 
 

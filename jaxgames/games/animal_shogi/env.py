@@ -17,6 +17,7 @@ class AnimalShogi(Env):
     """``jaxgames.make("animal_shogi", max_steps=256)`` (the package docstring has the rules)."""
 
     name = "animal_shogi"
+    rules_version = 1  # raise on any change to how a game plays out (core.Env)
     side_names = notation.SIDE_NAMES
     flip_for_second = True
     input_features = {"attacks": rules.attack_features}
