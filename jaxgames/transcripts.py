@@ -296,8 +296,7 @@ def _ggf_board(value: str, size: int | None, source: str) -> tuple[int, str]:
 def load(path: str) -> GameRecord:
     """A game record from ``path`` in GGF, a reversi 8x8 move string or the jaxgames format,
     every move checked; :class:`RecordError` naming ``path``."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = records.read_text(path)
     body = text.strip()
     if body.startswith("(;"):
         return from_ggf(text, source=str(path))

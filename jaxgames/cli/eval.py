@@ -8,7 +8,13 @@ import argparse
 import jax
 import numpy as np
 
-from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
+from jaxgames.cli.options import (
+    add_force_argument,
+    add_game_arguments,
+    check_output_file,
+    env_for,
+    write_json_file,
+)
 from jaxgames.evaluation.match import arena
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
@@ -19,7 +25,7 @@ def _eval(args: argparse.Namespace) -> int:
     check_int("--opening-plies", args.opening_plies, minimum=0)
     check_seed("--seed", args.seed)
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", args.force)
     env = env_for(args, [args.a, args.b])
     longest = env.max_game_length
     if longest is not None and args.opening_plies >= longest:
@@ -60,4 +66,5 @@ def add_command(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the result to this JSON file")
+    add_force_argument(p, "--json file")
     p.set_defaults(func=_eval)

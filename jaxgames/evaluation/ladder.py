@@ -459,14 +459,15 @@ def load_ladder(name_or_path: str) -> Ladder:
     """A ladder from a JSON file path, or the packaged ladder of a game key (``reversi8``)."""
     path = name_or_path
     if not os.path.exists(path):
+        folder = os.path.dirname(ladder_path("x"))
+        have = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json"))
+        packaged = f"packaged ladders: {', '.join(have) or 'none'}"
+        if os.sep in path or "/" in path or path.endswith(".json"):  # a file path, not a key
+            raise FileNotFoundError(f"no ladder file {name_or_path!r}; {packaged}")
         path = ladder_path(name_or_path)
         if not os.path.exists(path):
-            folder = os.path.dirname(path)
-            names = os.listdir(folder) if os.path.isdir(folder) else []
-            have = sorted(f[:-5] for f in names if f.endswith(".json"))
             raise FileNotFoundError(
-                f"no ladder {name_or_path!r}: not a file, and no {path}; packaged ladders: "
-                f"{', '.join(have) or 'none'}"
+                f"no ladder {name_or_path!r}: not a file, and no {path}; {packaged}"
             )
     with open(path) as f:
         return Ladder.from_json(json.load(f))
