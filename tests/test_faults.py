@@ -416,6 +416,20 @@ def test_damaged_metrics_line_is_an_error_and_nothing_changes(ref, tmp_path, cap
     assert tree_bytes(run_dir) == before
 
 
+def test_metrics_lost_mid_run_are_noticed_on_resume(ref, tmp_path, capsys):
+    """``metrics.jsonl`` deleted while the run trained (outside the guarantees): the rerun
+    says which chunks have no metrics instead of reporting a complete run in silence."""
+    run_dir = copy_run(ref[0], tmp_path)
+    path = os.path.join(run_dir, "metrics.jsonl")
+    with open(path) as f:
+        last = f.readlines()[-1]
+    with open(path, "w") as f:  # what a run deleted mid-way leaves: its last chunk alone
+        f.write(last)
+    for _ in range(2):  # said on every resume, never dropped in silence
+        with pytest.warns(UserWarning, match=r"no metrics for chunk\(s\) 1-3 of the 4 trained"):
+            assert run_cli(capsys, train_args(str(tmp_path), "run"))[0] == 0
+
+
 # ----------------------------------------------------------------------------- one-line errors
 def test_one_line_errors(tmp_path, capsys):
     """Each of these used to end in a traceback (or be accepted)."""

@@ -1,9 +1,9 @@
 """``jaxgames eval --a SPEC --b SPEC``: play two players (opponent specs, :mod:`jaxgames.specs`)
 against each other and print W/D/L with 95% CIs (the game is read from a run if not given).
 
-The games start from distinct random openings (``--opening-plies``, by default the game's ladder
-protocol, as ``rate`` and ``match``), each played with both colours, so that deterministic
-players meet varied games. Every game is fingerprinted move for move: the output says how many
+Game k as first and game k as second player open with the same ``--opening-plies`` random
+plies (by default the game's ladder protocol, as ``rate`` and ``match``: deterministic players
+then meet varied games). Every game is fingerprinted move for move: the output says how many
 are distinct, and the intervals count each distinct game once (a game repeated is not an
 independent sample; a single game repeated gets no interval).
 """
@@ -11,9 +11,9 @@ independent sample; a single game repeated gets no interval).
 from __future__ import annotations
 
 import argparse
-import warnings
 
 import jax
+import numpy as np
 
 from jaxgames.cli.options import (
     add_force_argument,
@@ -22,8 +22,7 @@ from jaxgames.cli.options import (
     env_for,
     write_json_file,
 )
-from jaxgames.evaluation.match import arena, play_match
-from jaxgames.evaluation.openings import openings, position_keys
+from jaxgames.evaluation.match import arena
 from jaxgames.evaluation.reports import default_opening_plies
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
@@ -46,27 +45,24 @@ def _eval(args: argparse.Namespace) -> int:
         )
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     key = jax.random.PRNGKey(args.seed)
-    if plies:  # distinct random openings, each played with both colours (as rate and match)
-        with warnings.catch_warnings():  # fewer distinct positions: the distinct games tell
-            warnings.simplefilter("ignore")
-            starts = openings(env, (args.games + 1) // 2, plies, args.seed)
-        result = play_match(a, b, env, starts, key, fingerprint=True)
-        protocol = f"{plies} random opening plies ({len(set(position_keys(starts)))} distinct)"
-    else:
-        result = arena(a, b, env, args.games, key, fingerprint=True)
-        protocol = "from the start (no random opening plies)"
+    result = arena(a, b, env, args.games, key, opening_plies=plies, fingerprint=True)
+    if plies and bool(np.all(result.plies <= plies)):
+        raise ValueError(
+            f"invalid --opening-plies={plies}: every one of the {args.games} games ended "
+            "during the random opening, so the players never moved; use fewer"
+        )
     overall = result.overall
     print(
         f"{env!r}: A = {args.a}, B = {args.b}, {overall.games} games "
-        f"({overall.samples} distinct), {protocol}"
+        f"({overall.samples} distinct), {plies} random opening plies"
     )
     print(result)
     if overall.repeats:
         print(
             f"note: only {overall.samples} of the {overall.games} games are distinct; the "
             "others repeat one of them move for move (deterministic players from the same "
-            "start), so the intervals count each distinct game once"
-            + ("" if plies else "; --opening-plies N varies the games")
+            "start or the same random opening), so the intervals count each distinct game once"
+            + ("; --opening-plies N varies the games" if not plies else "")
         )
     if args.json:
         data = {"game": env.name, "options": env.config, "a": args.a, "b": args.b}
@@ -88,9 +84,8 @@ def add_command(subparsers) -> None:
         "--opening-plies",
         type=int,
         default=None,
-        help="random plies of each opening: distinct openings, each played with both colours "
-        "(default: the game's ladder protocol, as rate and match: 4 on reversi and animal "
-        "shogi, 0 on tic-tac-toe, where the games start from the start position)",
+        help="random plies before the policies take over (default: the game's ladder "
+        "protocol, as rate and match: 4 on reversi and animal shogi, 0 on tic-tac-toe)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the result to this JSON file")
