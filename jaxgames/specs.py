@@ -130,10 +130,9 @@ def parse_spec(text: str) -> Spec:
     """The :class:`Spec` of ``text`` (syntax only); any other form is a run directory."""
     if not isinstance(text, str):
         raise ValueError(f"an opponent spec must be a string, got {type(text).__name__}")
-    if not text.strip():
+    text = text.strip()
+    if not text:
         raise ValueError(f"empty opponent spec; valid: {', '.join(VALID_SPECS)}")
-    if text != text.strip():  # ' random' would name the player one way here, another in reports
-        raise ValueError(f"opponent spec {text!r} has leading or trailing spaces; remove them")
     name, _, rest = text.partition(":")
     if name == "mcts":
         field, _, inner = rest.partition(":")

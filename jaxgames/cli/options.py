@@ -54,8 +54,18 @@ def make_env(args: argparse.Namespace) -> Env:
     return make(args.game, **game_options(args))
 
 
+def check_spec_texts(*specs: str | None) -> None:
+    """``ValueError`` for a spec typed with leading or trailing spaces (``--a " random"``):
+    the command would name the player one way and play another (the API strips them)."""
+    for text in specs:
+        if text is not None and text != text.strip():
+            raise ValueError(f"opponent spec {text!r} has leading or trailing spaces; remove them")
+
+
 def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
-    """``--game`` if given, else the game of the first trained agent among ``specs``."""
+    """``--game`` if given, else the game of the first trained agent among ``specs`` (each
+    checked by :func:`check_spec_texts`)."""
+    check_spec_texts(*specs)
     if args.game is not None:
         return make_env(args)
     for text in specs:

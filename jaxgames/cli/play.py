@@ -9,7 +9,7 @@ import sys
 from typing import Any, TextIO
 
 from jaxgames import records, render, transcripts
-from jaxgames.cli.options import add_game_arguments, make_env
+from jaxgames.cli.options import add_game_arguments, check_spec_texts, make_env
 from jaxgames.runs.outputs import check_output_path
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
@@ -21,6 +21,7 @@ def run_play(
     """``play``; bad arguments print one line and return 2."""
     try:
         check_seed("--seed", args.seed)
+        check_spec_texts(args.agent, args.hint)
         color = args.color.strip().lower()
         if color not in COLORS:
             raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
