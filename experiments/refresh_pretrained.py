@@ -12,8 +12,9 @@ config, env steps and wall clock read from the run) and then measures it; ``--me
 measures agents already shipped. The measurements rewrite the card (``card.json`` and ``card.md``):
 
 - against random, ``--games-per-colour`` games as each colour with ``--seed``: exactly the
-  games of ``jaxgames eval --a pretrained:NAME --b random --games 2N --seed S`` (and of
-  ``tests/test_pretrained.py``, which checks that the card's numbers are reproduced);
+  games of ``jaxgames eval --a pretrained:NAME --b random --games 2N --opening-plies 0 --seed
+  S`` (and of ``tests/test_pretrained.py``, which checks that the card's numbers are
+  reproduced);
 - where the game has a ladder, the rating of ``jaxgames rate pretrained:NAME --seed S`` (run
   through that command: Elo with its 95% interval, W/D/L per rung and colour; the agent's
   training partners are not played).
@@ -122,7 +123,7 @@ def measure(name: str, dest: str, args: argparse.Namespace) -> dict:
     vs_random = measure_vs_random(loaded.policy(), loaded.env, args.games_per_colour, args.seed)
     vs_random["command"] = (
         f"jaxgames eval --a {spec} --b random --games {2 * args.games_per_colour} "
-        f"--seed {args.seed}"
+        f"--opening-plies 0 --seed {args.seed}"
     )
     print(f"{name} vs random: {vs_random['as_first']} first, {vs_random['as_second']} second")
     key = game_key(loaded.env)

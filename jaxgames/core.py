@@ -11,11 +11,18 @@ Every state has these fields (one game; a leading batch axis under ``vmap``) and
     truncated          bool[]               the game was cut off by a time limit
     step_count         int32[]              plies played so far
 
-Rules shared by all games, in :meth:`Env.step` (as in pgx): an **illegal action** (not in the
-mask, out of range, or a non-integral float) ends the game, the mover -1 and the opponent +1;
-the range is tested before any cast to int32, so ``2**40`` or ``-1`` never wraps onto a legal
-id (``jax.jit`` itself narrows a host int64: use :meth:`Env.step_checked` outside jit).
-**Stepping a finished game** returns the same state with zero rewards.
+Rules shared by all games, in :meth:`Env.step` (as in pgx): an **illegal action** (an integer
+not in the mask, or out of range) ends the game, the mover -1 and the opponent +1; the range is
+tested before any cast to int32, so ``2**40`` or ``-1`` never wraps onto a legal id.
+**Stepping a finished game** returns the same state with zero rewards. A value that is **not
+an action** - a bool, a float, ``None``, an array of shape other than ``()`` (which would
+broadcast the state) - raises :class:`IllegalActionError` (:func:`check_action`), outside
+``jit`` and while tracing alike (dtype and shape are known then); :meth:`Env.step_checked`
+applies the same rule and also raises for illegal actions. Inside ``jit``, the values are not
+known: an out-of-range integer array is the illegal-action rule above, on its own dtype; a
+Python ``int`` passed as a jitted argument is converted by ``jax.jit`` itself, which raises
+``OverflowError`` for one outside int32 before ``step`` runs (pass ``jnp.asarray(a,
+jnp.uint32)``, or check it on the host with :meth:`Env.step_checked`).
 
 A game module (:mod:`jaxgames.games`) provides a frozen, hashable **spec** of one variant
 (``env.spec``, the first static argument of its pure functions); a **state** extending
@@ -36,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.validation import fail
+from jaxgames.validation import fail, quote
 from jaxgames.view import BoardView
 
 Array = jax.Array
@@ -208,42 +215,52 @@ def feature_channels_within(env: Any, old: str, new: str) -> np.ndarray | None:
 
 
 class IllegalActionError(ValueError):
-    """A move that is not legal (:meth:`Env.step_checked`, text parsers)."""
+    """A move that is not legal (:meth:`Env.step_checked`, text parsers), or a value that is
+    not an action at all (:func:`check_action`)."""
+
+
+def check_action(action: Any) -> Any:
+    """``action`` if it is an action: one integer id, i.e. a Python or numpy integer (any
+    size: the range is :meth:`Env.step`'s to judge) or an integer array of shape ``()``
+    (numpy, jax, or traced under ``jit``/``vmap``, where dtype and shape are known while
+    tracing). :class:`IllegalActionError` for anything else: a bool, a float, ``None``, a
+    string, an array of another shape (which would broadcast the state) - the same rule for
+    :meth:`Env.step` and :meth:`Env.step_checked`."""
+    if isinstance(action, (bool, np.bool_)):
+        raise IllegalActionError(f"an action must be an integer id, got {action!r}")
+    if isinstance(action, (int, np.integer)):
+        return action
+    dtype, shape = getattr(action, "dtype", None), getattr(action, "shape", None)
+    if dtype is None or shape is None:  # None, a float, a string, a list, ...
+        raise IllegalActionError(
+            f"an action must be one integer id, got {type(action).__name__} {quote(action)}"
+        )
+    if shape != () or np.dtype(dtype).kind not in "iu":
+        raise IllegalActionError(
+            f"an action must be one integer id, got {type(action).__name__} "
+            f"of dtype {dtype} and shape {shape}"
+        )
+    return action
 
 
 def action_index(action: Any) -> int:
-    """An integer or 0-d integer array as a Python int, without wrapping;
-    :class:`IllegalActionError` for anything else."""
-    if isinstance(action, (bool, np.bool_)):
-        raise IllegalActionError(f"an action must be an integer id, got {action!r}")
-    try:
-        return operator.index(action)
-    except TypeError:
-        pass
-    a = np.asarray(action)  # a 0-d numpy or jax array
-    if a.shape != () or a.dtype.kind not in "iu":
-        raise IllegalActionError(
-            f"an action must be one integer id, got {type(action).__name__} "
-            f"of dtype {a.dtype} and shape {a.shape}"
-        )
-    return int(a)
+    """An action (:func:`check_action`) of a concrete value as a Python int, without
+    wrapping; :class:`IllegalActionError` for anything else."""
+    action = check_action(action)
+    if isinstance(action, jax.core.Tracer):
+        raise IllegalActionError("step_checked needs a concrete action, not a traced one")
+    return operator.index(action) if isinstance(action, (int, np.integer)) else int(action)
 
 
 def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
     """(bool[] in range and integral, int32[] action safe to index with) for :meth:`Env.step`,
-    tested before any cast to int32; a host value in numpy."""
+    tested before any cast to int32 (an integer of any size, :func:`check_action`); a host
+    value in numpy."""
     if isinstance(action, jax.Array):  # traced, or a concrete device array
         ok = (action >= 0) & (action < num_actions)
-        if jnp.issubdtype(action.dtype, jnp.inexact):
-            ok = ok & (action == jnp.floor(action))
         return ok, jnp.where(ok, action, 0).astype(jnp.int32)
-    a = np.asarray(action)
-    if a.dtype.kind not in "biuf" and a.dtype != object:
-        raise TypeError(f"an action must be a number, got {type(action).__name__}")
-    with np.errstate(invalid="ignore"):
-        ok = (a >= 0) & (a < num_actions)
-        if a.dtype.kind == "f":
-            ok = ok & (a == np.floor(a))
+    a = np.asarray(action)  # a Python int past int64 is an object array: compared exactly
+    ok = (a >= 0) & (a < num_actions)
     safe = np.where(ok, a, 0).astype(np.int32)
     return jnp.asarray(ok, jnp.bool_), jnp.asarray(safe)
 
@@ -365,7 +382,9 @@ class Env(abc.ABC):
 
     def step(self, state: GameState, action: Array) -> GameState:
         """The state after ``action`` (int32[]); jittable. Illegal actions and finished games
-        as in the module docstring."""
+        as in the module docstring; a value that is not an action (:func:`check_action`) is
+        :class:`IllegalActionError`, outside ``jit`` and while tracing alike."""
+        action = check_action(action)
         in_range, safe_action = action_in_range(action, self.num_actions)
         legal = in_range & state.legal_action_mask[safe_action]
         finished = state.terminated | state.truncated

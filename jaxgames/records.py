@@ -274,11 +274,24 @@ def save(path: str, record: GameRecord) -> None:
         f.write(to_text(record))
 
 
+def read_text(path: str) -> str:
+    """The UTF-8 text of the record file ``path``; :class:`RecordError` naming the file and
+    the byte offset if it is not text (an image, a binary saved by mistake)."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        byte = raw[e.start : e.start + 1]
+        raise RecordError(
+            f"{path}: not a text game record (byte {e.start}, {byte!r}, is not UTF-8)"
+        ) from None
+
+
 def load(path: str, validate: bool = True) -> GameRecord:
     """Read a record from ``path`` (with ``validate``, replay it): :class:`RecordError` naming
     the file and line of the first problem."""
-    with open(path, encoding="utf-8") as f:
-        record = parse(f.read(), source=str(path))
+    record = parse(read_text(path), source=str(path))
     if validate:
         replay(record)
     return record

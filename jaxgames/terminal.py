@@ -5,6 +5,7 @@ never a traceback; end of input or Ctrl-C ends the session cleanly.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, Callable, TextIO
@@ -13,6 +14,7 @@ import jax
 
 from jaxgames import records, render
 from jaxgames.core import is_over
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.specs import make_opponent
 
 HELP = """\
@@ -24,7 +26,8 @@ commands:
   numbers      toggle move numbers on the pieces
   flip         turn the board round
   board        show the board again
-  save FILE    save the game so far as a text record (replay it with: replay FILE)
+  save FILE    save the game so far as a text record (replay it with: replay FILE); a new
+               file, or one saved earlier in this session
   help         this text
   quit         leave (also Ctrl-D)"""
 
@@ -113,6 +116,7 @@ class TerminalGame:
         numbers: bool = False,
     ) -> None:
         self.env = env
+        self.saved: set[str] = set()  # files this session saved (saved again without asking)
         self.names = render.side_names(env)
         self.two_humans = agent == "human"
         self.agent_name = None if self.two_humans else agent
@@ -386,10 +390,14 @@ class TerminalGame:
         if not path:
             self.say("usage: save FILE")
             return
+        real = os.path.realpath(path)
+        hint = "choose another name (a file saved in this session may be saved again)"
+        check_output_path(path, "save", force=real in self.saved, overwrite_hint=hint)
         record = records.new_record(
             self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed)
         )
         records.save(path, record)
+        self.saved.add(real)
         self.say(f"saved {len(self.moves)} moves to {path}")
 
 

@@ -312,8 +312,7 @@ def _ggf_board(value: str, size: int | None, source: str) -> tuple[int, str]:
 def load(path: str) -> GameRecord:
     """A game record from ``path`` in GGF, a reversi 8x8 move string or the jaxgames format,
     every move checked; :class:`RecordError` naming ``path``."""
-    with open(path, encoding="utf-8") as f:
-        return parse_any(f.read(), source=str(path))
+    return parse_any(records.read_text(path), source=str(path))
 
 
 def parse_any(text: str, source: str = "<record>", validate: bool = True) -> GameRecord:

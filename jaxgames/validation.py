@@ -14,8 +14,14 @@ def fail(name: str, value: Any, what: str) -> NoReturn:
     raise ValueError(f"invalid {name}={value!r}: {what}")
 
 
-def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = None) -> None:
-    """``value`` is an int in ``[minimum, maximum]``."""
+#: the largest integer a count may take: every count reaches jitted code as an int32 (a larger
+#: one overflows there, far from where it was typed)
+MAX_INT = 2**31 - 1
+
+
+def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = MAX_INT) -> None:
+    """``value`` is an int in ``[minimum, maximum]`` (default maximum :data:`MAX_INT`;
+    ``None``: no bound)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         fail(
             name,
@@ -27,7 +33,7 @@ def check_int(name: str, value: Any, minimum: int = 1, maximum: int | None = Non
 
 
 #: the largest seed (a jitted int32 argument; larger ones would overflow or collide)
-MAX_SEED = 2**31 - 1
+MAX_SEED = MAX_INT
 
 
 def check_seed(name: str, value: Any) -> None:

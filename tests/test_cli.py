@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -109,3 +110,42 @@ def test_rate_command(tmp_path, capsys):
     assert "not rungs of this ladder" in capsys.readouterr().err
     assert cli.main(["rate", "greedy", "--game", "animal_shogi", "--ladder", "no_such"]) == 2
     assert "no ladder 'no_such'" in capsys.readouterr().err
+
+
+def test_eval_counts_distinct_games(tmp_path, capsys):
+    """Deterministic players from one start repeat one game: ``eval`` says how many games are
+    distinct and gives no interval for a game repeated (it used to report Wilson intervals over
+    all of them as if independent); random openings (the default on reversi) vary the games."""
+    agent = "pretrained:tic_tac_toe"  # a greedy network: the same move in the same position
+    out = tmp_path / "e.json"
+    argv = ["eval", "--a", agent, "--b", agent, "--games", "6", "--json", str(out)]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "6 games (2 distinct), 0 random opening plies" in text, text
+    assert text.count("one game repeated: no interval") == 2 and "note: only 2 of the 6" in text
+    data = json.loads(out.read_text())
+    assert data["overall"]["distinct_games"] == 2 and data["as_first"]["score_ci"] is None
+    assert data["opening_plies"] == 0
+    argv = ["eval", "--a", agent, "--b", agent, "--games", "8", "--opening-plies", "2"]
+    assert cli.main(argv) == 0
+    text = capsys.readouterr().out
+    distinct = int(re.search(r"8 games \((\d) distinct\), 2 random opening plies", text)[1])
+    assert distinct > 2 and "no interval" not in text, text
+
+
+def test_ratings_never_have_a_zero_width_interval():
+    """Two draws against random (or any handful of games scored alike): the bootstrap has no
+    spread, so the interval is the Wilson interval of the score over the openings, in Elo;
+    never ``Elo -0 [-0, -0]``."""
+    from jaxgames.evaluation.elo import Record, wilson_interval
+    from jaxgames.evaluation.ladder import Pairing, rate_against_ladder
+
+    rating = rate_against_ladder(
+        {"random": Pairing.from_counts("x", "random", 0, 2, 0)}, {"random": 0.0}
+    )
+    assert rating.lo < rating.elo < rating.hi and str(rating).startswith("0 [-")
+    assert rating.hi - rating.lo > 400  # two games: the interval is wide
+    # a record repeated: the intervals count its distinct games
+    assert Record(5, 0, 5, distinct=1).ci("score") is None
+    assert Record(6, 0, 4, distinct=5).ci("score") == wilson_interval(3, 5)  # 60% of 5 games
+    assert Record(6, 0, 4, distinct=10).ci("score") == wilson_interval(6, 10)

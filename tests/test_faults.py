@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxgames
 from jaxgames import cli, distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.runs import checkpoint, load_agent, read_run_config
@@ -415,6 +416,20 @@ def test_damaged_metrics_line_is_an_error_and_nothing_changes(ref, tmp_path, cap
     assert tree_bytes(run_dir) == before
 
 
+def test_metrics_lost_mid_run_are_noticed_on_resume(ref, tmp_path, capsys):
+    """``metrics.jsonl`` deleted while the run trained (outside the guarantees): the rerun
+    says which chunks have no metrics instead of reporting a complete run in silence."""
+    run_dir = copy_run(ref[0], tmp_path)
+    path = os.path.join(run_dir, "metrics.jsonl")
+    with open(path) as f:
+        last = f.readlines()[-1]
+    with open(path, "w") as f:  # what a run deleted mid-way leaves: its last chunk alone
+        f.write(last)
+    for _ in range(2):  # said on every resume, never dropped in silence
+        with pytest.warns(UserWarning, match=r"no metrics for chunk\(s\) 1-3 of the 4 trained"):
+            assert run_cli(capsys, train_args(str(tmp_path), "run"))[0] == 0
+
+
 # ----------------------------------------------------------------------------- one-line errors
 def test_one_line_errors(tmp_path, capsys):
     """Each of these used to end in a traceback (or be accepted)."""
@@ -468,6 +483,190 @@ def test_one_line_errors(tmp_path, capsys):
     rc, _, err = run_cli(capsys, ["replay", str(record), "--auto"])
     assert rc == 2 and err.count("\n") == 1 and len(err) < 1000, len(err)
     assert "(10,000,000 characters)" in err
+
+
+# ----------------------------------------------------------------------------- written paths
+def test_outputs_never_overwrite_saved_data(ref, tmp_path, capsys, monkeypatch):
+    """Every command that writes refuses, before any work, a run's own files, the input it
+    reads, a path that cannot be created and (without --force) an existing file; each such
+    probe used to overwrite saved data with exit 0 or end in a traceback."""
+    from jaxgames.cli import eval as eval_cli
+
+    run_dir = copy_run(ref[0], tmp_path)
+    before = tree_bytes(run_dir)
+    record = tmp_path / "rec.txt"
+    record.write_text("game: tic_tac_toe\n\nb2 a1\n")
+    ttt = ["--game", "tic_tac_toe", "--games", "2"]
+    cases = [
+        (["eval", "--a", run_dir, "--games", "2", "--json", f"{run_dir}/config.json"], "inside"),
+        (
+            [
+                "rate",
+                run_dir,
+                "--games-per-rung",
+                "2",
+                "--rungs",
+                "random",
+                "--json",
+                f"{run_dir}/metrics.jsonl",
+            ],
+            "inside",
+        ),  # fmt: skip
+        (
+            ["match", run_dir, "random", "--games", "1", "--json", f"{run_dir}/checkpoints/x"],
+            "inside",
+        ),  # fmt: skip
+        (["export", run_dir, f"{run_dir}/checkpoints/99"], "inside"),
+        (["export", run_dir, run_dir], "is the run or agent folder"),
+        (["export", run_dir, "/proc/exp"], "cannot write in folder '/proc'"),
+        (["export", run_dir, ""], "give a folder name"),
+        (["export", run_dir, str(tmp_path / "e"), "--name", ""], "invalid --name=''"),
+        (["export", run_dir, str(tmp_path / "e"), "--name", " x"], "invalid --name=' x'"),
+        (["render", str(record), "--svg", str(record)], "is the input being read"),
+        (["render", str(record), "--svg", f"{run_dir}/learning_curve.png"], "inside"),
+        (["replay", str(record), "--svg", f"{run_dir}/checkpoints"], "inside"),
+        (train_args(f"{run_dir}/checkpoints", "x"), "--runs-dir"),
+        (train_args("/proc/nope", "x"), "cannot write in folder '/proc'"),
+        (["eval", "--a", "random", *ttt, "--json", "/proc/x.json"], "cannot write in folder"),
+        (["eval", "--a", "random", *ttt, "--json", str(record)], "exists; add --force"),
+        (["render", str(record), "--grid", str(record)], "is the input being read"),
+    ]
+    # refused before any game is played: the evaluation must not start
+    monkeypatch.setattr(eval_cli, "arena", lambda *a, **k: pytest.fail("evaluated first"))
+    for argv, fragment in cases:
+        rc, _, err = run_cli(capsys, argv)
+        assert rc == 2 and fragment in err and err.count("\n") == 1, (argv, err)
+    assert tree_bytes(run_dir) == before
+    assert record.read_text() == "game: tic_tac_toe\n\nb2 a1\n"
+    assert not (tmp_path / "e").exists()
+    monkeypatch.undo()
+    # a new file of its own name beside a run's files is fine; an existing one needs --force
+    out = f"{run_dir}/eval.json"
+    assert run_cli(capsys, ["eval", "--a", "random", *ttt, "--json", out])[0] == 0
+    assert run_cli(capsys, ["eval", "--a", "random", *ttt, "--json", out])[0] == 2
+    assert run_cli(capsys, ["eval", "--a", "random", *ttt, "--json", out, "--force"])[0] == 0
+    # export --force still replaces an exported agent (and only that)
+    exported = str(tmp_path / "agent")
+    assert run_cli(capsys, ["export", run_dir, exported])[0] == 0
+    assert run_cli(capsys, ["export", run_dir, exported])[0] == 2
+    assert run_cli(capsys, ["export", run_dir, exported, "--force"])[0] == 0
+
+
+def test_play_save_never_replaces_another_file(tmp_path):
+    """``save FILE`` in ``play`` writes a new file or one this session saved, nothing else."""
+    import io
+
+    from jaxgames.terminal import TerminalGame
+
+    other = tmp_path / "other.txt"
+    other.write_text("keep me")
+    mine = tmp_path / "mine.txt"
+    script = f"b2\nsave {mine}\nsave {mine}\nsave {other}\nquit\n"
+    stdout = io.StringIO()
+    game = TerminalGame(
+        jaxgames.make("tic_tac_toe"), "random", 0, stdin=io.StringIO(script), stdout=stdout
+    )
+    game.run()
+    text = stdout.getvalue()
+    assert text.count(f"to {mine}") == 2 and "exists; choose another name" in text
+    assert other.read_text() == "keep me" and "game: tic_tac_toe" in mine.read_text()
+
+
+# ----------------------------------------------------------------------------- bounds, options
+def test_out_of_range_values_are_refused_before_a_run_exists(ref, tmp_path, capsys):
+    """Integers past what jitted code counts, conflicting or empty options: one line naming the
+    field and its range, exit 2, and no run directory, so the corrected command then runs."""
+    runs = str(tmp_path)
+    record = tmp_path / "rec.txt"
+    record.write_text("game: tic_tac_toe\n\nb2 a1\n")
+    ev = ["eval", "--games", "2", "--a", "random"]
+    cases = [
+        (train_args(runs, "x", "--total-steps", "9" * 23), "invalid total_steps=" + "9" * 23),
+        (train_args(runs, "x", "--update-epochs=2147483647"), "optimiser steps"),
+        (train_args(runs, "x", "--num-steps=99999999999"), "must be at most 2147483647"),
+        (train_args(runs, "x", "--devices", "0"), "invalid --devices='0'"),
+        (train_args(runs, "x", "--devices", "-1"), "invalid --devices='-1'"),
+        (train_args(runs, "x", "--game-option", "size=4", "--size", "6"), "give it once"),
+        (
+            [*ev, "--game", "animal_shogi", "--game-option", "max_steps=99999999999"],
+            "invalid max_steps=99999999999: must be an integer in 1..65536",
+        ),  # fmt: skip
+        ([*ev, "--game", "reversi", "--size", "6", "--game-option", "size=8"], "give it once"),
+        (
+            [*ev, "--game", "reversi", "--game-option", "size=6", "--game-option", "size=8"],
+            "given twice",
+        ),  # fmt: skip
+        (["eval", "--game", "tic_tac_toe", "--a", " random"], "leading or trailing spaces"),
+        (["eval", "--game", "tic_tac_toe", "--a", "random", "--b", "greedy "], "spaces"),
+        ([*ev, "--game", "tic_tac_toe", "--games", str(2**40)], "invalid --games="),
+        (
+            ["rate", "random", "--game", "tic_tac_toe", "--games-per-rung", str(2**40)],
+            "invalid --games-per-rung=",
+        ),  # fmt: skip
+        (
+            ["render", str(record), "--animate", str(tmp_path / "a.svg"), "--seconds", "inf"],
+            "invalid --seconds=inf",
+        ),  # fmt: skip
+        (
+            ["render", str(record), "--animate", str(tmp_path / "a.svg"), "--seconds", "nan"],
+            "invalid --seconds=nan",
+        ),  # fmt: skip
+        (
+            ["render", str(record), "--grid", str(tmp_path / "g.svg"), "--every", str(2**40)],
+            "invalid --every=",
+        ),  # fmt: skip
+    ]
+    for argv, fragment in cases:
+        rc, _, err = run_cli(capsys, argv)
+        assert rc == 2 and fragment in err and err.count("\n") == 1, (argv, err)
+    assert os.listdir(tmp_path) == ["rec.txt"]
+    with pytest.raises(ValueError, match="max_steps"):
+        jaxgames.make("animal_shogi", max_steps=2**40)
+    # the corrected command is not refused as a "different config"
+    bad = train_args(runs, "fixed", "--total-steps", "9" * 23)
+    assert run_cli(capsys, bad)[0] == 2 and not os.path.exists(os.path.join(runs, "fixed"))
+    rc, _, err = run_cli(capsys, train_args(runs, "fixed"))
+    assert rc == 0, err
+
+
+def test_file_system_errors_are_one_line_naming_the_path(ref, tmp_path, capsys, monkeypatch):
+    """Unreadable records and ladders, and a run directory that stops accepting writes mid-run,
+    end in one ``error:`` line naming the file; the rerun then finishes as the reference."""
+    from jaxgames.runs import metrics
+
+    binary = tmp_path / "image.txt"
+    binary.write_bytes(b"\x89PNG\xa4\x00\xff")
+    for argv in (
+        ["replay", str(binary), "--auto"],
+        ["render", str(binary)],
+        ["play", "--load", str(binary)],
+    ):
+        rc, _, err = run_cli(capsys, argv)
+        assert rc == 2 and str(binary) in err and "not a text game record" in err, (argv, err)
+        assert err.count("\n") == 1
+    rc, _, err = run_cli(capsys, ["replay", str(tmp_path / "missing.txt"), "--auto"])
+    assert rc == 2 and "missing.txt" in err and err.count("\n") == 1
+    rc, _, err = run_cli(capsys, ["rate", "random", "--game", "tic_tac_toe", "--ladder",
+                                  "/nonexistent.json"])  # fmt: skip
+    assert rc == 2 and "no ladder file '/nonexistent.json'" in err and "tic_tac_toe" in err
+    assert "proc" not in err  # not the files of / as "packaged ladders"
+    # the run's folder refuses writes after chunk 2's metrics (root ignores chmod: patched)
+    runs = str(tmp_path)
+    append = metrics.MetricsLog.append
+
+    def refused(self, record):
+        if record["chunk"] == 3:
+            raise PermissionError(13, "Permission denied", self.path)
+        return append(self, record)
+
+    monkeypatch.setattr(metrics.MetricsLog, "append", refused)
+    rc, _, err = run_cli(capsys, train_args(runs, "ro"))
+    assert rc == 2 and err.count("\n") == 1, err
+    assert "metrics.jsonl" in err and "Permission denied" in err
+    monkeypatch.undo()
+    rc, _, err = run_cli(capsys, train_args(runs, "ro"))
+    assert rc == 0, err
+    assert same_leaves(params_of(os.path.join(runs, "ro"))[1], ref[1])
 
 
 def test_ctrl_c_while_starting_up_exits_cleanly(cache_dir):

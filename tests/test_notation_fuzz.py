@@ -237,11 +237,23 @@ def test_out_of_range_actions_are_never_wrapped(ttt):
         out = ttt.step(state, bad)  # the illegal-action rule: the mover loses
         assert bool(out.terminated) and out.rewards.tolist() == [-1.0, 1.0]
         assert int(out.board[0]) == -1  # nothing was played on square 0
-    for bad in (2.5, 1.0, True, np.array([1, 2])):
+    # not actions at all: step and step_checked refuse the same values (step used to play True
+    # and 1.0 as action 1, broadcast a (1, 1) array over the state, fail on None)
+    not_actions = (2.5, 1.0, True, np.bool_(False), None, "4", [4], np.array([1, 2]))
+    not_actions += (np.array([[4]]), jnp.float32(4.0), jnp.array([4]), jnp.bool_(True))
+    for bad in not_actions:
         with pytest.raises(jaxgames.IllegalActionError, match="integer"):
             ttt.step_checked(state, bad)
-    # inside jit: the range is checked on the value's own dtype
+        with pytest.raises(jaxgames.IllegalActionError, match="integer"):
+            ttt.step(state, bad)
+    # inside jit: dtype and shape are checked while tracing, the range on the value's own dtype
     wide = jax.jit(ttt.step)(state, jnp.asarray(np.uint32(2**32 - 1)))
     assert bool(wide.terminated) and wide.rewards.tolist() == [-1.0, 1.0]
-    assert bool(jax.jit(ttt.step)(state, jnp.float32(3.5)).terminated)
+    for bad in (jnp.float32(3.5), jnp.float32(4.0), jnp.array([4]), jnp.array([[4]])):
+        with pytest.raises(jaxgames.IllegalActionError, match="integer"):
+            jax.jit(ttt.step)(state, bad)
     assert not bool(jax.jit(ttt.step)(state, jnp.int32(4)).terminated)
+    assert not bool(ttt.step(state, np.int8(4)).terminated)
+    # a Python int past int32 as a jitted argument: jax.jit's own OverflowError (documented)
+    with pytest.raises(OverflowError):
+        jax.jit(ttt.step)(state, 2**32)

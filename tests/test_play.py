@@ -139,7 +139,7 @@ def test_bad_input_gets_one_line_and_the_prompt_again(tmp_path):
         (taken, r"illegal move '" + taken + r"': the square is taken"),
         ("pass", r"malformed square 'pass'"),
         ("save", r"usage: save FILE"),
-        ("save /nonexistent/dir/g.txt", r"error: .*No such file"),
+        ("save /nonexistent/dir/g.txt", r"error: save .*does not exist"),
         ("undo", r"nothing to undo"),
         ("help", r"undo +take back"),
     ]:

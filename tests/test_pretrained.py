@@ -352,7 +352,16 @@ def test_export_round_trip(tmp_path, capsys):
     card = read_card(out)
     vs = card["measurements"]["vs_random"]
     assert vs == {**measure_vs_random(b.policy(), env, 4, 0), "command": vs["command"]}
-    assert vs["command"] == f"jaxgames eval --a {out} --b random --games 8 --seed 0"
+    assert (
+        vs["command"] == f"jaxgames eval --a {out} --b random --games 8 --opening-plies 0 --seed 0"
+    )
+    # the card's command plays exactly the measured games (eval's default openings differ)
+    replayed = str(tmp_path / "vs.json")
+    assert cli.main([*shlex.split(vs["command"])[1:], "--json", replayed]) == 0
+    with open(replayed) as f:
+        data = json.load(f)
+    for colour in ("as_first", "as_second"):
+        assert {k: data[colour][k] for k in ("wins", "draws", "losses")} == vs[colour]
     assert card["reproduce"].endswith("--measure-only tiny --games-per-colour 4 --no-ladder")
     assert "## Against random (4 games per colour, seed 0)" in open(f"{out}/card.md").read()
     assert refresh_pretrained.main(["--measure-only", "nope", "--dest", dest]) == 2

@@ -17,7 +17,15 @@ from typing import Any, ClassVar, Iterable, Mapping
 from jaxgames.agents.networks import check_network
 from jaxgames.core import PLAIN_FEATURES, Env, feature_function
 from jaxgames.games import check_game, env_class, make, registered_games
-from jaxgames.validation import check_bool, check_float, check_int, check_seed, fail, parse_scalar
+from jaxgames.validation import (
+    MAX_INT,
+    check_bool,
+    check_float,
+    check_int,
+    check_seed,
+    fail,
+    parse_scalar,
+)
 
 #: games played in parallel at most (their states, rollouts and int32 step counters must fit)
 MAX_NUM_ENVS = 2**20
@@ -105,6 +113,7 @@ class TrainConfig:
             if isinstance(v, dict):  # keep configs comparable with their JSON round trip
                 object.__setattr__(self, f.name, _coerce(f.name, dict, v))
         self.validate()
+        self.check_schedule()
 
     # ---------------------------------------------------------------- validation
     def validate(self) -> None:
@@ -133,7 +142,30 @@ class TrainConfig:
         if not isinstance(self.init_from, str) or self.init_from != self.init_from.strip():
             fail("init_from", self.init_from, "must be a run directory or 'pretrained:<name>'")
 
+    def check_schedule(self) -> None:
+        """``ValueError`` naming ``total_steps`` if the run's counts (environment steps,
+        optimiser steps) exceed what jitted code counts in int32: checked with the config, so
+        no run directory is made for a run that would overflow on its first chunk."""
+        counts = {
+            "environment steps": self.num_updates * self.steps_per_update,
+            "optimiser steps": self.optimizer_steps,
+        }
+        for what, n in counts.items():
+            if n > MAX_INT:
+                fail(
+                    "total_steps",
+                    self.total_steps,
+                    f"the run would take {n} {what}, more than the {MAX_INT} that training "
+                    "counts; train for fewer steps (or fewer optimiser steps per update)",
+                )
+
     # ---------------------------------------------------------------- schedule
+    @property
+    def optimizer_steps(self) -> int:
+        """Optimiser steps of the run (the learning-rate schedule's length); algorithms
+        with several per update override it."""
+        return self.num_updates
+
     @property
     def steps_per_update(self) -> int:
         """Environment steps (plies over all envs) per update; set by each algorithm."""

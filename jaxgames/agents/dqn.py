@@ -100,6 +100,10 @@ class DQNConfig(TrainConfig):
         check_bool("double_dqn", self.double_dqn)
 
     @property
+    def optimizer_steps(self) -> int:
+        return self.num_updates * self.gradient_steps
+
+    @property
     def steps_per_update(self) -> int:
         return self.num_envs * self.rollout_steps
 
@@ -325,7 +329,7 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
     check_config_type(config, DQNConfig)
     env = config.make_env()
     agent = make_agent(config, env, QAgent)
-    optimizer = make_optimizer(config, config.num_updates * config.gradient_steps)
+    optimizer = make_optimizer(config, config.optimizer_steps)
     n_envs = config.num_envs
     buffer = make_trajectory_buffer(config.buffer_rows, n_envs)
     games = make_training_games(env, n_envs, config.partners, partners, config.max_opening_plies)

@@ -65,6 +65,10 @@ class RolloutConfig(TrainConfig):
         return self.num_envs * self.num_steps
 
     @property
+    def optimizer_steps(self) -> int:
+        return self.num_updates * self.update_epochs * self.num_minibatches
+
+    @property
     def steps_per_update(self) -> int:
         return self.batch_size
 
@@ -222,6 +226,6 @@ def make_setup(
     ``partners``: the partner policies, ``None`` for stand-ins (:func:`make_training_games`)."""
     check_config_type(config, config_class)
     env, c = config.make_env(), config
-    steps = c.num_updates * c.update_epochs * c.num_minibatches
+    steps = c.optimizer_steps
     games = make_training_games(env, c.num_envs, c.partners, partners, c.max_opening_plies)
     return RolloutSetup(env, make_agent(config, env), make_optimizer(config, steps), games)

@@ -72,6 +72,10 @@ class WinnerImitationConfig(TrainConfig):
         check_int("eval_vs_init_games", self.eval_vs_init_games, minimum=0)
 
     @property
+    def optimizer_steps(self) -> int:
+        return self.num_updates * self.update_epochs
+
+    @property
     def steps_per_update(self) -> int:
         return self.num_envs * self.max_plies
 
@@ -179,7 +183,7 @@ def make_algorithm(
     del partners  # config validation keeps config.partners empty
     env = config.make_env()
     agent = make_agent(config, env)
-    optimizer = make_optimizer(config, config.num_updates * config.update_epochs)
+    optimizer = make_optimizer(config, config.optimizer_steps)
 
     def init(key: jax.Array) -> WIState:
         k_params, k_run = jax.random.split(key)

@@ -103,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
     """``run()`` as a program (commands, ``experiments/`` scripts): its exit code (an int it
     returns, else 0); bad input (``ValueError``) and out of memory are one ``error:`` line
-    (exit 2), warnings one line each, Ctrl-C ``interrupted`` (130)."""
+    (exit 2), a file system error one line naming the path (exit 2), warnings one line each,
+    Ctrl-C ``interrupted`` (130)."""
     format_warning = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
     try:
@@ -116,6 +117,9 @@ def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> i
         from jaxgames.terminal import one_line
 
         print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a missing, unreadable or unwritable path: named, never a traceback
+        print(f"error: {filesystem_error(e)}", file=sys.stderr)
         return 2
     except Exception as e:  # out of memory: a size no check could foresee (batch x network)
         from jaxgames.nboard import external_error
@@ -134,6 +138,16 @@ def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> i
         return 2
     finally:
         warnings.formatwarning = format_warning
+
+
+def filesystem_error(error: OSError) -> str:
+    """One line for a file system error, naming its path(s): ``'runs/R/x': Permission
+    denied``."""
+    names = [repr(str(f)) for f in (error.filename, error.filename2) if f is not None]
+    why = error.strerror or _first_line(error)
+    if not names:
+        return f"file system error: {why}"
+    return f"{' -> '.join(names)}: {why}"
 
 
 def _out_of_memory(error: BaseException) -> bool:

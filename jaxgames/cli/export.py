@@ -10,9 +10,20 @@ import argparse
 import os
 
 from jaxgames.pretrained import export_agent
+from jaxgames.runs.outputs import check_output_path
 
 
 def _export(args: argparse.Namespace) -> int:
+    if args.name is not None and (not args.name.strip() or args.name != args.name.strip()):
+        raise ValueError(
+            f"invalid --name={args.name!r}: must be a name without leading or trailing spaces "
+            "(leave it out for OUT_DIR's name)"
+        )
+    # creatable, not inside a run (RUN/checkpoints/99), not the run itself; an existing folder
+    # is export_agent's to judge (only an exported agent is replaced, with --force)
+    check_output_path(
+        args.out_dir, "OUT_DIR", folder=True, inputs=(args.run_dir,), agent_folder=True
+    )
     card = export_agent(
         args.run_dir, args.out_dir, name=args.name, overwrite=args.force, portable=args.portable
     )

@@ -12,25 +12,17 @@ trained agent. The protocol, the intervals and the reports are those of
 from __future__ import annotations
 
 import argparse
-import os
 
-from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
+from jaxgames.cli.options import (
+    add_force_argument,
+    add_game_arguments,
+    check_output_file,
+    env_for,
+    write_json_file,
+)
 from jaxgames.evaluation.reports import REPORTS, format_match, parse_reports, run_match
-from jaxgames.runs import CONFIG_FILE
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
-
-
-def check_json_target(path: str, force: bool) -> None:
-    """``ValueError`` unless ``path`` may be written: an existing file only with ``force``, and
-    never one inside a run directory or an agent folder (where ``config.json`` is)."""
-    check_output_file(path, "--json")
-    if not os.path.exists(path):
-        return
-    if os.path.exists(os.path.join(os.path.dirname(os.path.abspath(path)), CONFIG_FILE)):
-        raise ValueError(f"--json {path!r} is a file of a run or agent folder; write elsewhere")
-    if not force:
-        raise ValueError(f"--json {path!r} exists; add --force to overwrite it")
 
 
 def _match(args: argparse.Namespace) -> int:
@@ -41,7 +33,7 @@ def _match(args: argparse.Namespace) -> int:
         check_int("--max-plies", args.max_plies)
     check_seed("--seed", args.seed)
     if args.json:
-        check_json_target(args.json, args.force)
+        check_output_file(args.json, "--json", args.force)
     env = env_for(args, [args.a, args.b])
     reports = parse_reports(args.report or [], env)
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
@@ -84,5 +76,5 @@ def add_command(subparsers) -> None:
     )
     p.add_argument("--max-plies", type=int, default=None, help="cap on plies after the opening")
     p.add_argument("--json", help="also write the result to this JSON file")
-    p.add_argument("--force", action="store_true", help="overwrite an existing --json file")
+    add_force_argument(p, "--json file")
     p.set_defaults(func=_match)

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from jaxgames.core import Env
 from jaxgames.games import make
 from jaxgames.runs import run_env
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.specs import agent_run
 from jaxgames.validation import parse_scalar
 
@@ -35,8 +35,16 @@ def game_options(args: argparse.Namespace) -> dict[str, Any]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"--game-option {item!r} must look like NAME=VALUE, e.g. size=6")
-        options[key.strip()] = parse_scalar(value.strip())
+        key = key.strip()
+        if key in options:
+            raise ValueError(f"--game-option {key} is given twice; give each option once")
+        options[key] = parse_scalar(value.strip())
     if args.size is not None:
+        if "size" in options:
+            raise ValueError(
+                f"--size {args.size} and --game-option size={options['size']!r} both give the "
+                "board size; give it once"
+            )
         options["size"] = args.size
     return options
 
@@ -46,8 +54,18 @@ def make_env(args: argparse.Namespace) -> Env:
     return make(args.game, **game_options(args))
 
 
+def check_spec_texts(*specs: str | None) -> None:
+    """``ValueError`` for a spec typed with leading or trailing spaces (``--a " random"``):
+    the command would name the player one way and play another (the API strips them)."""
+    for text in specs:
+        if text is not None and text != text.strip():
+            raise ValueError(f"opponent spec {text!r} has leading or trailing spaces; remove them")
+
+
 def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
-    """``--game`` if given, else the game of the first trained agent among ``specs``."""
+    """``--game`` if given, else the game of the first trained agent among ``specs`` (each
+    checked by :func:`check_spec_texts`)."""
+    check_spec_texts(*specs)
     if args.game is not None:
         return make_env(args)
     for text in specs:
@@ -57,16 +75,20 @@ def env_for(args: argparse.Namespace, specs: list[str]) -> Env:
     raise ValueError("--game is required unless a player is a trained agent (a run directory)")
 
 
-def check_output_file(path: str, flag: str) -> None:
-    """``ValueError`` unless ``path`` can be written as a file (checked before a command
-    computes what it would write)."""
-    if os.path.isdir(path):
-        raise ValueError(f"{flag} {path!r} is a directory; give a file name, e.g. {path}/out.json")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ValueError(f"{flag} {path!r}: folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"{flag} {path!r}: folder {folder!r} is not writable")
+def check_output_file(
+    path: str, flag: str, force: bool = False, inputs: tuple[str, ...] = ()
+) -> None:
+    """``ValueError`` unless ``path`` may be written as a file, checked before a command
+    computes what it would write (:func:`jaxgames.runs.outputs.check_output_path`: never a
+    run's own files or the input, an existing file only with ``force``)."""
+    check_output_path(path, flag, force=force, inputs=inputs)
+
+
+def add_force_argument(p: argparse.ArgumentParser, what: str = "output files") -> None:
+    """``--force``: overwrite existing ``what`` (never a run's own files)."""
+    p.add_argument(
+        "--force", action="store_true", help=f"overwrite existing {what} (never a run's files)"
+    )
 
 
 def write_json_file(path: str, data: Any, flag: str) -> None:

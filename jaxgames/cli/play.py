@@ -9,8 +9,9 @@ import sys
 from typing import Any, TextIO
 
 from jaxgames import records, render, transcripts
-from jaxgames.cli.options import add_game_arguments, make_env
+from jaxgames.cli.options import add_game_arguments, check_spec_texts, make_env
 from jaxgames.games import shared_env
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
 from jaxgames.web import BoardServer, WebGame, agent_spec, serve
@@ -22,6 +23,7 @@ def run_play(
     """``play`` (``--web``: the browser board); bad arguments print one line and return 2."""
     try:
         check_seed("--seed", args.seed)
+        check_spec_texts(args.agent, args.hint)
         color = args.color.strip().lower()
         if color not in COLORS:
             raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
@@ -64,10 +66,12 @@ def run_replay(
 ) -> int:
     """``replay``; a bad record prints ``FILE:LINE: why`` and returns 2."""
     try:
+        if args.svg is not None:
+            check_svg_folder(args.svg, args.file, args.force)
         record = transcripts.load(args.file)  # any format: jaxgames record, GGF, move string
         env, states = records.replay(record)
         shown = dict(legal=args.legal, numbers=args.numbers, flip=args.flip)
-        if args.svg:
+        if args.svg is not None:
             os.makedirs(args.svg, exist_ok=True)
             for i, st in enumerate(states):
                 with open(os.path.join(args.svg, f"move_{i:03d}.svg"), "w") as f:
@@ -76,6 +80,14 @@ def run_replay(
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
     return replay_session(record, env, states, stdin=stdin, stdout=stdout, auto=args.auto, **shown)
+
+
+def check_svg_folder(folder: str, record: str, force: bool) -> None:
+    """``ValueError`` unless ``replay --svg`` may write ``folder``: creatable, not a run's, and
+    not holding files already unless ``force`` (:func:`check_output_path`)."""
+    check_output_path(folder, "--svg", folder=True, inputs=(record,))
+    if os.path.isdir(folder) and os.listdir(folder) and not force:
+        raise ValueError(f"--svg {folder!r} is not empty; add --force to write into it")
 
 
 def add_command(subparsers: Any) -> None:
@@ -149,4 +161,5 @@ def add_command(subparsers: Any) -> None:
     r.add_argument(
         "--svg", metavar="DIR", default=None, help="also write each position as DIR/move_NNN.svg"
     )
+    r.add_argument("--force", action="store_true", help="--svg: write into a folder with files")
     r.set_defaults(func=run_replay)

@@ -13,12 +13,18 @@ import functools
 
 import jax
 
-from jaxgames.cli.options import add_game_arguments, check_output_file, env_for, write_json_file
+from jaxgames.cli.options import (
+    add_force_argument,
+    add_game_arguments,
+    check_output_file,
+    env_for,
+    write_json_file,
+)
 from jaxgames.evaluation.ladder import game_key, load_ladder
 from jaxgames.evaluation.rating import rate_policy
 from jaxgames.runs import read_run_config
 from jaxgames.specs import agent_run, make_opponent
-from jaxgames.validation import check_seed
+from jaxgames.validation import check_int, check_seed
 
 
 def held_out_rungs(spec: str, rungs: list[str]) -> tuple[list[str], list[str]]:
@@ -30,8 +36,10 @@ def held_out_rungs(spec: str, rungs: list[str]) -> tuple[list[str], list[str]]:
 
 def _rate(args: argparse.Namespace) -> int:
     check_seed("--seed", args.seed)
+    if args.games_per_rung is not None:
+        check_int("--games-per-rung", args.games_per_rung, minimum=2)
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", args.force)
     env = env_for(args, [args.spec])
     name = args.ladder or game_key(env)
     try:
@@ -81,4 +89,5 @@ def add_command(subparsers) -> None:
     p.add_argument("--include-partners", action="store_true", help=include_help)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the report to this JSON file")
+    add_force_argument(p, "--json file")
     p.set_defaults(func=_rate)

@@ -8,20 +8,26 @@ import sys
 from typing import Any
 
 from jaxgames import records, render, transcripts
-from jaxgames.cli.options import check_output_file
+from jaxgames.cli.options import add_force_argument, check_output_file
 from jaxgames.terminal import one_line
+from jaxgames.validation import MAX_INT, check_float, check_int
+
+#: the longest --animate step (an hour a move: anything longer is a typo)
+MAX_SECONDS = 3600.0
 
 
 def run_render(args: argparse.Namespace) -> int:
     """``render``; a bad record or option prints one line and returns 2."""
     try:
-        for flag in ("animate", "svg", "grid"):
-            if getattr(args, flag):
-                check_output_file(getattr(args, flag), f"--{flag}")
-        if args.every < 1:
-            raise ValueError(f"--every must be >= 1, got {args.every}")
-        if not args.seconds > 0:
-            raise ValueError(f"--seconds must be > 0, got {args.seconds}")
+        targets = [getattr(args, flag) for flag in ("animate", "svg", "grid")]
+        for flag, path in zip(("animate", "svg", "grid"), targets):
+            if path is not None:
+                check_output_file(path, f"--{flag}", args.force, inputs=(args.file,))
+        written_twice = {p for p in targets if p is not None and targets.count(p) > 1}
+        if written_twice:
+            raise ValueError(f"{sorted(written_twice)[0]!r} is given for two outputs; one each")
+        check_int("--every", args.every, maximum=MAX_INT)
+        check_float("--seconds", args.seconds, 0.0, MAX_SECONDS, low_open=True)
         record = transcripts.load(args.file)
         env, states = records.replay(record)
         n = len(record.moves)
@@ -46,7 +52,7 @@ def run_render(args: argparse.Namespace) -> int:
         written = False
         for flag, draw in outputs.items():
             path = getattr(args, flag)
-            if path:
+            if path is not None:
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(draw())
                 print(f"wrote {path}")
@@ -81,4 +87,5 @@ def add_command(subparsers: Any) -> None:
     p.add_argument("--legal", action="store_true", help="mark legal moves")
     p.add_argument("--numbers", action="store_true", help="show move numbers on the pieces")
     p.add_argument("--flip", action="store_true", help="show the board turned round")
+    add_force_argument(p)
     p.set_defaults(func=run_render)

@@ -19,6 +19,7 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import ALGORITHMS
 from jaxgames.cli import options
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.training.driver import run_training, seed_run_dir
 from jaxgames.training.loggers import LOGGERS, parse_loggers
 
@@ -46,6 +47,16 @@ def check_run_name(name: str) -> str:
     return name
 
 
+def check_devices(text: str) -> str:
+    """``--devices``: ``all`` or a count >= 1 (``ValueError`` otherwise; the count is checked
+    against the devices present when the run starts)."""
+    if text.strip().lower() == "all":
+        return "all"
+    if not (text.isascii() and text.strip().isdigit()) or int(text) < 1:
+        raise ValueError(f"invalid --devices={text!r}: must be 'all' or a count >= 1")
+    return text.strip()
+
+
 def train_config(args: argparse.Namespace) -> Any:
     """The config of a parsed ``train`` command line (preset, then every override)."""
     overrides = parse_overrides(args.overrides)
@@ -61,10 +72,13 @@ def _train(args: argparse.Namespace) -> int:
     loggers = parse_loggers(args.logger)  # a missing library: one line naming the extra
     if args.distributed:
         distributed.initialize()
+    devices = check_devices(args.devices)
     game_options = options.game_options(args)
     config = train_config(args)
     if args.seeds is not None and args.seed is not None:
         raise ValueError("give --seed or --seeds, not both")
+    # the parent of the runs: not inside a run, creatable (checked once the config is valid)
+    check_output_path(args.runs_dir, "--runs-dir", folder=True)
     seed = config.seed if args.seeds is None else args.seeds
     if args.run_name is None:
         name = default_run_name(args.algorithm, args.game, game_options, seed, args.quick)
@@ -77,7 +91,7 @@ def _train(args: argparse.Namespace) -> int:
         config,
         run_dir,
         progress=not args.no_progress,
-        devices=args.devices,
+        devices=devices,
         loggers=loggers,
         seeds=args.seeds,
     )

@@ -39,17 +39,34 @@ def wilson_interval(k: float, n: float, z: float = Z95) -> tuple[float, float]:
 
 @dataclasses.dataclass(frozen=True)
 class Record:
-    """Wins, draws and losses of one side in a set of games (Python ints)."""
+    """Wins, draws and losses of one side in a set of games (Python ints).
+
+    distinct: how many of the games are distinct (``None``: not known, taken as all). Games
+    repeated move for move (deterministic players from the same start) are not independent
+    samples: the intervals then count each distinct game once (n = ``distinct``, the rates
+    those of all the games), and with one distinct game there is no interval at all.
+    """
 
     wins: int
     draws: int
     losses: int
+    distinct: int | None = None
 
     @classmethod
-    def of(cls, outcomes: np.ndarray) -> "Record":
+    def of(cls, outcomes: np.ndarray, distinct: int | None = None) -> "Record":
         """The record of game outcomes (+1 won, 0 draw, -1 lost)."""
         o = np.asarray(outcomes)
-        return cls(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)))
+        return cls(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)), distinct)
+
+    @property
+    def samples(self) -> int:
+        """The games the intervals count: the distinct ones when known."""
+        return self.games if self.distinct is None else min(self.distinct, self.games)
+
+    @property
+    def repeats(self) -> bool:
+        """Some games repeat another move for move."""
+        return self.samples < self.games
 
     @property
     def games(self) -> int:
@@ -82,19 +99,27 @@ class Record:
 
     def swapped(self) -> "Record":
         """The same games from the other side."""
-        return Record(self.losses, self.draws, self.wins)
+        return Record(self.losses, self.draws, self.wins, self.distinct)
 
-    def ci(self, what: str = "win") -> tuple[float, float]:
-        """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``."""
+    def ci(self, what: str = "win") -> tuple[float, float] | None:
+        """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``
+        over :attr:`samples` games; ``None`` when the games are one game repeated."""
         score = self.wins + 0.5 * self.draws
         k = dict(win=self.wins, draw=self.draws, loss=self.losses, score=score).get(what)
         if k is None:
             raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
-        return wilson_interval(k, self.games)
+        if not self.repeats:
+            return wilson_interval(k, self.games)
+        if self.samples < 2:
+            return None
+        return wilson_interval(k * self.samples / self.games, self.samples)
 
     def to_dict(self) -> dict:
-        """Counts, rates and Wilson intervals as plain Python values."""
+        """Counts, rates and Wilson intervals as plain Python values (and ``distinct_games``
+        when known)."""
         counts = dict(wins=self.wins, draws=self.draws, losses=self.losses, games=self.games)
+        if self.distinct is not None:
+            counts["distinct_games"] = self.samples
         rates = dict(win_rate=self.win_rate, win_ci=self.ci("win"), draw_rate=self.draw_rate)
         score = dict(score=self.score, score_ci=self.ci("score"))
         return dict(**counts, **rates, loss_rate=self.loss_rate, **score)
@@ -102,14 +127,21 @@ class Record:
     def __str__(self) -> str:
         if not self.games:
             return "no games"
-        lo, hi = self.ci("win")
-        slo, shi = self.ci("score")
-        return (
-            f"W {self.wins} D {self.draws} L {self.losses} / {self.games}: "
-            f"win {self.win_rate:.1%} [{lo:.1%}, {hi:.1%}], "
+
+        def pct(rate: float, what: str) -> str:
+            ci = self.ci(what)
+            return f"{rate:.1%}" + ("" if ci is None else f" [{ci[0]:.1%}, {ci[1]:.1%}]")
+
+        games = f"{self.games}" + (f" ({self.samples} distinct)" if self.repeats else "")
+        line = (
+            f"W {self.wins} D {self.draws} L {self.losses} / {games}: "
+            f"win {pct(self.win_rate, 'win')}, "
             f"draw {self.draw_rate:.1%}, loss {self.loss_rate:.1%}, "
-            f"score {self.score:.1%} [{slo:.1%}, {shi:.1%}]"
+            f"score {pct(self.score, 'score')}"
         )
+        if self.repeats and self.samples < 2:
+            line += " (one game repeated: no interval)"
+        return line
 
 
 @dataclasses.dataclass(frozen=True)
@@ -300,8 +332,8 @@ class Rating:
         if self.bound == "upper":
             return f"<= {self.elo:.0f} (lost every game)"
 
-        def f(x):
-            return f"{x:.0f}" if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+        def f(x):  # no "-0"
+            return f"{round(x) or 0:d}" if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
         return f"{f(self.elo)} [{f(self.lo)}, {f(self.hi)}]" + (
             " (extrapolated)" if self.extrapolated else ""

@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 import time
 import warnings
@@ -300,7 +301,23 @@ def rate_against_ladder(
         return Rating(x, -math.inf, x, "upper", bool(x < e.min()))
     elo = float(fit_agent_elo(np.array([total]), games, e[None])[0])
     lo, hi = percentile_interval(fit_agent_elo(boot, games, e_boot), ci)
+    if not lo < hi:  # every resample alike (one opening a rung, or all scored the same)
+        lo, hi = _score_interval_elo(pairs, games, e, total, ci)
     return Rating(elo, float(lo), float(hi), None, bool(elo > e.max() or elo < e.min()))
+
+
+def _score_interval_elo(
+    pairs: list[Pairing], games: np.ndarray, elos: np.ndarray, points: float, ci: float
+) -> tuple[float, float]:
+    """The Elo of the ends of the Wilson interval (Wilson 1927) of the player's score, its
+    openings as the samples: the interval when the bootstrap has no spread to read (a zero-
+    width bootstrap interval from a handful of games would claim certainty)."""
+    units = float(sum(sum(p.units) for p in pairs))
+    z = statistics.NormalDist().inv_cdf(0.5 + ci / 2)
+    ends = wilson_interval(points / games.sum() * units, units, z)
+    x = np.array([s * games.sum() for s in ends])
+    lo, hi = fit_agent_elo(x, games, np.broadcast_to(elos, (2, len(elos))))
+    return float(lo), float(hi)
 
 
 # ============================================================================ ladders
@@ -462,14 +479,15 @@ def load_ladder(name_or_path: str) -> Ladder:
     """A ladder from a JSON file path, or the packaged ladder of a game key (``reversi8``)."""
     path = name_or_path
     if not os.path.exists(path):
+        folder = os.path.dirname(ladder_path("x"))
+        have = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".json"))
+        packaged = f"packaged ladders: {', '.join(have) or 'none'}"
+        if os.sep in path or "/" in path or path.endswith(".json"):  # a file path, not a key
+            raise FileNotFoundError(f"no ladder file {name_or_path!r}; {packaged}")
         path = ladder_path(name_or_path)
         if not os.path.exists(path):
-            folder = os.path.dirname(path)
-            names = os.listdir(folder) if os.path.isdir(folder) else []
-            have = sorted(f[:-5] for f in names if f.endswith(".json"))
             raise FileNotFoundError(
-                f"no ladder {name_or_path!r}: not a file, and no {path}; packaged ladders: "
-                f"{', '.join(have) or 'none'}"
+                f"no ladder {name_or_path!r}: not a file, and no {path}; {packaged}"
             )
     with open(path) as f:
         ladder = Ladder.from_json(json.load(f))

@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxgames.core import Env, GameState, Policy, random_action
 from jaxgames.evaluation.elo import Z95, Match, Record
-from jaxgames.evaluation.openings import num_games
+from jaxgames.evaluation.openings import num_games, position_keys
 
 
 # ============================================================================ the result
@@ -43,7 +43,10 @@ class MatchResult:
     opening: int32[G] each game's opening (:func:`arena`: its pair of games), the bootstrap
     unit. plies: int32[G] final ply counts. margin: float32[G] A's final :meth:`Env.score`
     margin, None without a score. states / snapshots: the final states and each game's first
-    state where ``snapshot`` held (numpy leaves [G, ...]), when asked for.
+    state where ``snapshot`` held (numpy leaves [G, ...]), when asked for. keys: with
+    ``fingerprint``, one byte string per game naming it move for move (A's side, its start
+    position, a 64-bit hash of every action), so that the records count the **distinct**
+    games (:attr:`Record.distinct`: repeats of a game are not independent samples).
     """
 
     outcomes: np.ndarray
@@ -53,15 +56,26 @@ class MatchResult:
     margin: np.ndarray | None = None
     states: GameState | None = None
     snapshots: GameState | None = None
+    keys: tuple[bytes, ...] | None = None
 
     @classmethod
-    def of(cls, a_player, opening, total, plies, score=None, states=None, snapshots=None):
+    def of(
+        cls, a_player, opening, total, plies, score=None, states=None, snapshots=None,
+        fingerprints=None, start_keys=None,
+    ):  # fmt: skip
         """From a loop's summed rewards float32[G, 2], plies int32[G] and final
-        :meth:`Env.score` float32[G, 2] (or None)."""
+        :meth:`Env.score` float32[G, 2] (or None); ``fingerprints`` uint32[G, 2] (each game's
+        hash of its actions) and ``start_keys`` (one byte string per game's start position;
+        None: the game's initial position) make :attr:`keys`."""
         a_np = np.asarray(a_player, np.int32)
         margin = None
         if score is not None:
             margin = np.asarray(score, np.float32)[np.arange(len(a_np)), a_np]
+        keys = None
+        if fingerprints is not None:
+            fp = np.asarray(fingerprints, np.uint32)
+            starts = start_keys if start_keys is not None else [b""] * len(a_np)
+            keys = tuple(bytes([int(p)]) + s + f.tobytes() for p, s, f in zip(a_np, starts, fp))
         return cls(
             game_outcomes(total, a_np),
             a_np,
@@ -70,20 +84,28 @@ class MatchResult:
             margin,
             jax.device_get(states),
             jax.device_get(snapshots),
+            keys,
         )
+
+    def _record(self, sel: np.ndarray) -> Record:
+        """The record of the games ``sel`` bool[G], with their distinct count if known."""
+        if self.keys is None:
+            return Record.of(self.outcomes[sel])
+        distinct = len({k for k, s in zip(self.keys, sel) if s})
+        return Record.of(self.outcomes[sel], distinct=distinct)
 
     @property
     def overall(self) -> Record:
-        return Record.of(self.outcomes)
+        return self._record(np.ones(len(self.outcomes), bool))
 
     @property
     def as_first(self) -> Record:
         """A's record as player 0 (the side that moved first from the start position)."""
-        return Record.of(self.outcomes[self.a_player == 0])
+        return self._record(self.a_player == 0)
 
     @property
     def as_second(self) -> Record:
-        return Record.of(self.outcomes[self.a_player == 1])
+        return self._record(self.a_player == 1)
 
     @property
     def score(self) -> float:
@@ -96,10 +118,16 @@ class MatchResult:
 
     def margin_stats(self) -> tuple[float, float, float] | None:
         """(mean, lo, hi) of A's final margin, a 95% normal interval over openings (the unit
-        that respects the colour pairing); None without a score."""
+        that respects the colour pairing; with :attr:`keys`, openings whose games repeat those
+        of another count once), NaN bounds with fewer than two units; None without a score."""
         if self.margin is None:
             return None
         per = np.bincount(self.opening, weights=self.margin) / np.bincount(self.opening)
+        if self.keys is not None:
+            games: dict[int, list[bytes]] = {}
+            for o, k in zip(self.opening, self.keys):
+                games.setdefault(int(o), []).append(k)
+            per = per[list({b"|".join(sorted(v)): o for o, v in games.items()}.values())]
         mean = float(np.mean(self.margin))
         if len(per) < 2:
             return mean, float("nan"), float("nan")
@@ -131,7 +159,8 @@ class MatchResult:
         ]
         m = self.margin_stats()
         if m is not None:
-            lines.append(f"A's margin:  {m[0]:+.2f} [{m[1]:+.2f}, {m[2]:+.2f}]")
+            ci = "" if math.isnan(m[1]) else f" [{m[1]:+.2f}, {m[2]:+.2f}]"
+            lines.append(f"A's margin:  {m[0]:+.2f}{ci}")
         return "\n".join(lines)
 
 
@@ -148,10 +177,13 @@ def play_from(
     game_ids: jax.Array | None = None,
     paired: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
+    fingerprint: bool = False,
 ):
     """Play the games ``states`` [G] to the end in parallel (jit this) -> (final states,
     summed rewards float32[G, 2]), and with ``snapshot`` (``state -> bool[]``) each game's
-    first state where it held (else its final one).
+    first state where it held (else its final one), and last with ``fingerprint`` (static)
+    uint32[G, 2]: a hash of each game's actions (FNV-1a and a multiplicative hash of the
+    actions played while it was live), equal for games played move for move alike.
 
     a_player: int32[G] A's player id. game_ids: int32[G] seeds each game's randomness (default
     ``arange(G)``, or ``arange(G/2)`` twice when ``paired``). The first ``opening_plies``
@@ -210,28 +242,41 @@ def play_from(
         return _where_games(take, states, snaps), taken | take
 
     def cond(c):
-        states, _, t, _ = c
+        states, _, t, _, _ = c
         live = jnp.any(~(states.terminated | states.truncated))
         return live if max_plies is None else live & (t < max_plies)
 
+    def hashed(fp, states, action):
+        """``fp`` uint32[G, 2] with ``action`` folded in where the game is live."""
+        if not fingerprint:
+            return fp
+        live = ~(states.terminated | states.truncated)
+        a = action.astype(jnp.uint32) + jnp.uint32(1)
+        fnv = (fp[:, 0] ^ a) * jnp.uint32(16777619)
+        mul = fp[:, 1] * jnp.uint32(2654435761) + a * jnp.uint32(40503)
+        return jnp.where(live[:, None], jnp.stack([fnv, mul], axis=1), fp)
+
     def body(c):
-        states, total, t, (snaps, taken) = c
+        states, total, t, (snaps, taken), fp = c
         k_t = jax.random.fold_in(key, t)
         keys = jax.vmap(lambda i: jax.random.split(jax.random.fold_in(k_t, i)))(ids)  # [G, 2, key]
         k_pol, k_rand = keys[:, 0], keys[:, 1]
         action = choose(states, k_pol)
         act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
         action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
+        fp = hashed(fp, states, action)
         states = jax.vmap(env.step)(states, action)
-        return states, total + states.rewards, t + 1, keep(snaps, taken, states)
+        return states, total + states.rewards, t + 1, keep(snaps, taken, states), fp
 
     zeros = jnp.zeros((g, env.num_players), jnp.float32)
     snapped = keep(states, jnp.zeros(g, bool), states) if snapshot is not None else ((), ())
-    init = (states, zeros, jnp.int32(0), snapped)
-    states, total, _, (snaps, taken) = jax.lax.while_loop(cond, body, init)
-    if snapshot is None:
-        return states, total
-    return states, total, _where_games(taken, snaps, states)
+    fp0 = jnp.tile(jnp.array([2166136261, 0], jnp.uint32), (g, 1)) if fingerprint else ()
+    init = (states, zeros, jnp.int32(0), snapped, fp0)
+    states, total, _, (snaps, taken), fp = jax.lax.while_loop(cond, body, init)
+    out = (states, total)
+    if snapshot is not None:
+        out += (_where_games(taken, snaps, states),)
+    return out + (fp,) if fingerprint else out
 
 
 def _where_games(mask: jax.Array, a, b):
@@ -246,10 +291,12 @@ def _start(env: Env, key: jax.Array, ids: jax.Array):
     return jax.vmap(env.init)(jax.vmap(lambda i: jax.random.fold_in(key_init, i))(ids)), key_play
 
 
-def _collect(env: Env, out, final_states: bool) -> dict:
+def _collect(env: Env, out, final_states: bool, snapshot: bool, fingerprint: bool) -> dict:
     """What a :class:`MatchResult` needs from a :func:`play_from` call's output."""
-    final, total, *snaps = out
+    final, total, *rest = out
+    snaps = rest[:1] if snapshot else []
     return dict(
+        fingerprints=rest[-1] if fingerprint else None,
         total=total,
         plies=final.step_count,
         score=jax.vmap(env.score)(final) if env.has_score() else None,
@@ -302,7 +349,7 @@ def arena_layout(n_games: int) -> tuple[jax.Array, jax.Array]:
     return jnp.where(i < first, 0, 1).astype(jnp.int32), jnp.where(i < first, i, i - first)
 
 
-def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot):
+def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot, fingerprint):
     """Jitted ``run(key, opening_plies, states)``: :func:`arena`'s ``n`` games from the start,
     or (``paired``) every one of the ``n`` opening ``states`` twice, as :func:`play_match`."""
     if paired:
@@ -318,9 +365,9 @@ def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot
             states, key = _start(env, key, ids)
         out = play_from(
             policy_a, policy_b, env, states, a_player, key, opening_plies, max_plies, ids,
-            paired=paired, snapshot=snapshot,
+            paired=paired, snapshot=snapshot, fingerprint=fingerprint,
         )  # fmt: skip
-        return _collect(env, out, final_states)
+        return _collect(env, out, final_states, snapshot is not None, fingerprint)
 
     return jax.jit(run)
 
@@ -336,17 +383,20 @@ def arena(
     *,
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
+    fingerprint: bool = False,
 ) -> MatchResult:
     """``n_games`` of A against B from the start, colours as :func:`arena_layout`, so
     ``arena(a, b).swapped() == arena(b, a)`` for even ``n_games``; both policies run on every
     game. ``opening_plies`` random plies first; ``max_plies`` cap (unfinished games are
-    draws); ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side).
+    draws); ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side);
+    ``fingerprint``: its records count the distinct games (:attr:`MatchResult.keys`).
     """
     if n_games < 1:
         raise ValueError(f"n_games must be >= 1, got {n_games}")
     if opening_plies < 0:
         raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
     args = (policy_a, policy_b, env, n_games, False, max_plies, final_states, snapshot)
+    args += (fingerprint,)
     a_player, ids = arena_layout(n_games)
     return MatchResult.of(
         a_player, ids, **_compiled(_build, *args)(key, jnp.int32(opening_plies), None)
@@ -363,20 +413,25 @@ def play_match(
     *,
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
+    fingerprint: bool = False,
 ) -> MatchResult:
     """Every opening of ``opening_states`` [n] twice, A as player 0 (game i) and as player 1
     (game n + i), both with the same random numbers; each policy runs only where it moves.
-    ``key`` feeds the loop directly; ``max_plies``, ``final_states``, ``snapshot``: as for
-    :func:`arena`.
+    ``key`` feeds the loop directly; ``max_plies``, ``final_states``, ``snapshot``,
+    ``fingerprint``: as for :func:`arena` (the keys include each game's opening position).
     """
     n = num_games(opening_states)
     done = np.asarray(opening_states.terminated) | np.asarray(opening_states.truncated)
     if done.any():
         raise ValueError(f"openings {np.flatnonzero(done).tolist()} are finished games")
-    run = _compiled(_build, policy_a, policy_b, env, n, True, max_plies, final_states, snapshot)
-    out = run(key, jnp.int32(0), jax.tree_util.tree_map(jnp.asarray, opening_states))
+    args = (policy_a, policy_b, env, n, True, max_plies, final_states, snapshot, fingerprint)
+    out = _compiled(_build, *args)(
+        key, jnp.int32(0), jax.tree_util.tree_map(jnp.asarray, opening_states)
+    )
     a_player = np.repeat(np.array([0, 1], np.int32), n)
-    return MatchResult.of(a_player, np.tile(np.arange(n, dtype=np.int32), 2), **out)
+    starts = position_keys(opening_states) * 2 if fingerprint else None
+    opening = np.tile(np.arange(n, dtype=np.int32), 2)
+    return MatchResult.of(a_player, opening, **out, start_keys=starts)
 
 
 def evaluate_vs(

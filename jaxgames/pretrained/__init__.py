@@ -319,7 +319,7 @@ def measure_vs_random(
     seed: int = VS_RANDOM_SEED,
 ) -> dict[str, Any]:
     """W/D/L of ``policy`` against random play per colour: the games of ``jaxgames eval --a
-    <agent> --b random --games 2*games_per_colour --seed seed``."""
+    <agent> --b random --games 2*games_per_colour --opening-plies 0 --seed seed``."""
     result = arena(policy, random_policy, env, 2 * games_per_colour, jax.random.PRNGKey(seed))
     return dict(
         games_per_colour=games_per_colour,

@@ -266,11 +266,30 @@ def _open_outputs(stack, runs: list[_RunFiles], start: int, algo: Algorithm, log
         if distributed.is_primary():
             run.log.truncate(start)
         run.records = [r for r in run.log.records() if r["chunk"] <= start]
+        missing = sorted(set(range(1, start + 1)) - {r["chunk"] for r in run.records})
+        if missing:  # deleted or edited while it trained: outside the guarantees, but said
+            warnings.warn(
+                f"{run.log.path} has no metrics for chunk(s) {_ranges(missing)} of the "
+                f"{start} trained (the file was edited or deleted while the run trained); "
+                "the parameters are intact, those metrics are not recomputed",
+                stacklevel=2,
+            )
         if distributed.is_primary() and loggers:
             steps = start * algo.steps_per_chunk
             run.mirrors = open_loggers(loggers, run.run_dir, run.records, steps, run.record)
             for mirror in run.mirrors:
                 stack.callback(mirror.close)
+
+
+def _ranges(chunks: list[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1-3, 7"``."""
+    spans: list[list[int]] = []
+    for c in chunks:
+        if spans and c == spans[-1][1] + 1:
+            spans[-1][1] = c
+        else:
+            spans.append([c, c])
+    return ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in spans)
 
 
 def _progress_bar(stack, progress: bool, algo: Algorithm, start: int, desc: str):

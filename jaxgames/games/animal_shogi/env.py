@@ -12,6 +12,10 @@ from jaxgames.games.animal_shogi.rules import AnimalShogiSpec, AnimalShogiState
 from jaxgames.validation import quote
 from jaxgames.view import BoardView
 
+#: the longest game-length cap: every state holds a ``uint32[max_steps, 2]`` position history,
+#: so the cap is memory in every game of a batch
+MAX_STEPS = 2**16
+
 
 class AnimalShogi(Env):
     """``jaxgames.make("animal_shogi", max_steps=256)`` (the package docstring has the rules)."""
@@ -27,10 +31,11 @@ class AnimalShogi(Env):
         if (
             isinstance(max_steps, bool)
             or not isinstance(max_steps, (int, np.integer))
-            or max_steps < 1
+            or not 1 <= max_steps <= MAX_STEPS
         ):
             raise ValueError(
-                f"max_steps must be a positive int (plies before truncation), got {max_steps!r}"
+                f"invalid max_steps={max_steps!r}: must be an integer in 1..{MAX_STEPS} (plies "
+                "before truncation)"
             )
 
     def __init__(self, max_steps: int = 256) -> None:
