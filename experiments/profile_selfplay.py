@@ -127,9 +127,9 @@ def xla_flops(compiled: Any) -> float:
 
 def lower(piece: Piece, abstract_state: Any) -> None:
     """Trace and lower ``piece`` for the shapes of ``abstract_state`` (no compile yet)."""
-    args = jax.eval_shape(piece.args, abstract_state)
+    make_args = jax.jit(piece.args).lower(abstract_state)
     jitted = jax.jit(piece.fn, donate_argnums=0 if piece.donate else ())
-    piece.lowered = (jitted.lower(*args), jax.jit(piece.args).lower(abstract_state))
+    piece.lowered = (jitted.lower(*make_args.out_info), make_args)
 
 
 def compile_piece(piece: Piece) -> None:
@@ -667,10 +667,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
             lower(piece, abstract)
     lower_s = time.perf_counter() - t0
     all_pieces = [p for plan in plans for p in plan.pieces]
+    print(f"{len(all_pieces)} pieces traced in {lower_s:.0f} s; compiling", flush=True)
     compile_all(all_pieces, args.compile_workers)
     compile_s = time.perf_counter() - t0 - lower_s
     print(
-        f"{len(all_pieces)} pieces traced in {lower_s:.0f} s, compiled in {compile_s:.0f} s",
+        f"compiled in {compile_s:.0f} s ({args.compile_workers} at a time)",
         flush=True,
     )
     rows: list[dict] = []
