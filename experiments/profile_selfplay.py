@@ -3,6 +3,7 @@
     python experiments/profile_selfplay.py --games reversi8 animal_shogi \\
         --num-envs 128 512 2048 --num-simulations 8 32 --out runs/profile
     python experiments/profile_selfplay.py --num-envs 128 512 --num-simulations 8   # small
+    python experiments/profile_selfplay.py --quick --games reversi6 --algos alphazero
     python experiments/profile_selfplay.py --games reversi8 --algos alphazero \\
         --num-envs 4096 16384 65536 --num-simulations 32 --repeats 2   # on a GPU
 
@@ -93,6 +94,8 @@ GAME_SETTINGS: dict[str, tuple[dict[str, Any], int]] = {
 GPU_PEAK_TFLOPS = {"float32": 67.0, "bfloat16": 990.0}
 ALGOS = ("alphazero", "ppo")
 CONFIGS = {"alphazero": alphazero.AlphaZeroConfig, "ppo": ppo.PPOConfig}
+#: ``--quick``: a few seconds of measuring per configuration (compiling takes longer)
+QUICK: dict[str, Any] = dict(num_envs=[64], num_simulations=[4], num_steps=2, repeats=1)
 
 
 # ----------------------------------------------------------------------------- timing
@@ -621,7 +624,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
         help="compiles run side by side (default: one per CPU)",
     )
     ap.add_argument("--out", default="runs/profile")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"{QUICK['num_envs'][0]} games, {QUICK['num_simulations'][0]} simulations, "
+        f"{QUICK['num_steps']} plies per update, {QUICK['repeats']} repeat",
+    )
     args, extra = ap.parse_known_args(argv)
+    if args.quick:  # the quick values, where the command line gives none
+        ap.set_defaults(**QUICK)
+        args, extra = ap.parse_known_args(argv)
     overrides = parse_overrides(extra)
     for name in ("num_envs", "repeats", "max_replay", "compile_workers"):
         values = getattr(args, name)

@@ -368,8 +368,8 @@ def test_profile_selfplay_tiny(tmp_path):
     and not much more (bias, activations and masking add a few per unit)."""
     prof = script("profile_selfplay")
     out = tmp_path / "profile"
-    argv = ["--games", "tic_tac_toe", "--num-envs", "4", "--num-simulations", "2"]
-    argv += ["--num-steps", "2", "--repeats", "1", "--net.hidden=8", "--replay-size=64"]
+    argv = ["--games", "tic_tac_toe", "--num-envs", "4", "--num-simulations", "2", "--quick"]
+    argv += ["--net.hidden=8", "--replay-size=64"]  # --quick: 2 plies per update, 1 repeat
     argv += ["--out", str(out)]
     rows = prof.main(argv + ["--peak-tflops", "1", "--compile-workers", "2"])
     assert [(r["algo"], r["num_envs"], r["num_simulations"]) for r in rows] == [
@@ -395,6 +395,7 @@ def test_profile_selfplay_tiny(tmp_path):
     md = (out / "profile.md").read_text()
     assert "| tic_tac_toe | alphazero | 4 | 2 |" in md and "| tic_tac_toe | ppo | 4 | - |" in md
     assert az["replay_size"] == 64 and pp["replay_size"] == 0  # an AlphaZero field only
+    assert az["num_steps"] == pp["num_steps"] == 2
     with pytest.raises(ValueError, match="--num-envs must be at least 1"):
         prof.main(["--num-envs", "0", "--out", str(tmp_path / "bad")])
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['no-such'\]"):
