@@ -5,11 +5,13 @@
     python experiments/profile_selfplay.py --num-envs 128 512 --num-simulations 8   # small
     python experiments/profile_selfplay.py --quick --games reversi6 --algos alphazero
     python experiments/profile_selfplay.py --games reversi8 --algos alphazero \\
-        --num-envs 4096 16384 65536 --num-simulations 32 --repeats 2   # on a GPU
+        --num-envs 4096 16384 65536 --num-simulations 32 --num-steps 2 --repeats 2   # GPU
 
 Each piece is its own jitted function on the shapes of one update, compiled ahead of the clock
 (``lower().compile()``), run once to warm up, then timed ``--repeats`` times after
-``block_until_ready``; the median is kept. Per AlphaZero update of B games and T plies with
+``block_until_ready``; the median is kept. Every piece of every configuration is traced first,
+then all are compiled side by side (``--compile-workers``; XLA compiles without holding
+Python's lock), then timed one after another. Per AlphaZero update of B games and T plies with
 S simulations (the algorithm's own functions, not copies of them):
 
     update         the whole jitted update (rollout of T searched plies, targets, replay, learning)
@@ -32,8 +34,8 @@ are the cross-checks of the first two differences. PPO: ``rollout`` (T sampled p
 partner's replies) per ply, ``learner``; shares network = T network, env = T env_step.
 
 FLOPs come from XLA's cost analysis of loop-free pieces (XLA counts a loop body once, so the
-whole update's own count, ``xla_update_flops`` in the JSON, misses every iteration after the
-first): update FLOPs = T x the network piece's + the learner's one-minibatch step x its steps.
+whole update's own count, ``xla_flops["update"]`` in the JSON, misses every iteration after
+the first): update FLOPs = T x the network piece's + the learner's one-minibatch step x its steps.
 Achieved FLOP/s = those / the update's time, as a fraction of ``--peak-tflops`` (default: the
 best of a few float32 matmuls measured here on CPU; 67 on a GPU, an H200's float32 peak; its bf16
 tensor-core peak, 990, is in the JSON beside it).
@@ -42,8 +44,8 @@ Settings per game (:data:`GAME_SETTINGS`): the preset of ``experiments/gpu_sessi
 GPU stage (reversi8: MLP 512x3 on mobility features, 32 simulations), its replay rows and its
 minibatch size kept as the number of games grows (as gpu_session.sh scales them): one gradient
 step per minibatch of the preset's size, replay ``rows x num_envs`` positions (at most
-``--max-replay``). PPO runs its game preset (partners included). ``--field=value`` overrides
-any config field of both.
+``--max-replay``). PPO runs its game preset (partners included). ``--field=value`` sets a
+config field of whichever algorithm has it.
 
 Writes ``<out>/profile.json`` (every timing, FLOP count and setting) and ``<out>/profile.md``
 (the tables printed).
