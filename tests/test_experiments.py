@@ -360,3 +360,44 @@ def test_pgx_peer_updates_and_scores_its_games():
     for side in ("first", "second"):
         rates = [res[f"{w}_{side}"] for w in ("win", "draw", "loss")]
         assert abs(sum(rates) - 1.0) < 1e-6 and res[f"draw_{side}"] < 0.5
+
+
+def test_profile_selfplay_tiny(tmp_path):
+    """Every piece of an AlphaZero and a PPO update is compiled, timed and shared out; the
+    network piece's FLOPs (XLA's count) are at least the MLP's multiply-adds counted by hand
+    and not much more (bias, activations and masking add a few per unit)."""
+    prof = script("profile_selfplay")
+    out = tmp_path / "profile"
+    argv = ["--games", "tic_tac_toe", "--num-envs", "4", "--num-simulations", "2", "--quick"]
+    argv += ["--net.hidden=8", "--replay-size=64"]  # --quick: 2 plies per update, 1 repeat
+    argv += ["--out", str(out)]
+    rows = prof.main(argv + ["--peak-tflops", "1", "--compile-workers", "2"])
+    assert [(r["algo"], r["num_envs"], r["num_simulations"]) for r in rows] == [
+        ("alphazero", 4, 2),
+        ("ppo", 4, None),
+    ]
+    az, pp = rows
+    assert set(az["seconds"]) == {"update", *prof.PIECES} - {"rollout"}
+    assert set(pp["seconds"]) == {"update", "rollout", "network", "env_step", "learner"}
+    assert all(v > 0 for r in rows for v in r["seconds"].values())
+    assert set(az["share"]) == {"network", "env", "bookkeeping", "replay", "learner", "other"}
+    assert sum(az["share"].values()) == pytest.approx(1.0)
+    env = jaxgames.make("tic_tac_toe")
+    d, h, a = int(np.prod(env.observation_shape)), 8, env.num_actions
+    macs = d * h + 2 * h * h + h * (a + 1)  # 3 hidden layers, policy and value heads
+    for r, rows_per_ply in ((az, 4 * (2 + 1)), (pp, 4)):
+        assert r["net"] == {"hidden": 8, "layers": 3} and r["features"] == "observation"
+        flops = r["xla_flops"]["network"]
+        assert 2 * macs * rows_per_ply <= flops <= 1.5 * 2 * macs * rows_per_ply, (r["algo"], flops)
+        assert r["update_flops"] > 2 * flops  # two plies of forward passes plus the learner
+    saved = json.loads((out / "profile.json").read_text())
+    assert len(saved["rows"]) == 2 and saved["peak_flops"] == 1e12
+    md = (out / "profile.md").read_text()
+    assert "| tic_tac_toe | alphazero | 4 | 2 |" in md and "| tic_tac_toe | ppo | 4 | - |" in md
+    assert az["replay_size"] == 64 and pp["replay_size"] == 0  # an AlphaZero field only
+    assert az["num_steps"] == pp["num_steps"] == 2
+    with pytest.raises(ValueError, match="--num-envs must be at least 1"):
+        prof.main(["--num-envs", "0", "--out", str(tmp_path / "bad")])
+    with pytest.raises(ValueError, match=r"unknown config field\(s\) \['no-such'\]"):
+        prof.main(["--no-such=1", "--out", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
