@@ -1,81 +1,66 @@
 #!/usr/bin/env bash
-# One short session on a GPU machine (no network there, its own jax): what the repo's numbers
-# for a GPU come from (docs/results.md: the H200 part of "Throughput", the H200 stages of the
-# shipped agents, the "More GPU plies" line under "Training methods that did not pay"). Each step
-# has its own time limit and the script goes on past a failed step, so one call gives whatever
-# it can.
+# Every GPU measurement of the repo in one command that fits one device call (no network there,
+# its own jax): where self-play's time goes, environment throughput, and an AlphaZero run that
+# starts fresh, from an agent, or resumes a run directory brought along. Each stage has its own
+# time limit and the script goes on past a failed one, so one call gives whatever it can.
 #
-#   bash experiments/gpu_session.sh <out-dir> [train-seconds] [starting-agent] [run-name] [steps]
-#                                   [game] [key=value ...]
+#   bash experiments/gpu_session.sh <out-dir> [stages] [key=value ...]
 #
-# steps: which of the three below to run (default "123"; "1" trains only). The run is written
-# to runs/<run-name> (default gpu8) and comes back as <out>/<run-name>.tar.gz. game: reversi8
-# (default), reversi6 (the 1024x3 network on mobility features: start from a widened agent),
-# reversi6-resnet (a 6-block, 64-channel ResNet on the same features: start it from none, a
-# fresh network) or animal_shogi (reversi:8, reversi:6 and reversi:6:resnet are the same);
-# key=value settings after it replace the game's, e.g.
-# `bash experiments/gpu_session.sh $OUT 400 pretrained:animal_shogi gpu_shogi 1 animal_shogi
-# anneal_lr=true total_steps=36000000` anneals over the ~36M plies that 400 s give. The commands
-# behind each shipped stage are in docs/results.md, beside its numbers.
+# stages: comma-separated, run in the order given (default profile,throughput,train)
+#   profile     experiments/profile_selfplay.py: per AlphaZero update, the time of the search's
+#               network calls, its env steps, mctx's bookkeeping, replay and learner, at batch
+#               sizes up to 65536 -> <out>/profile/
+#   profile_bf16  the same with bfloat16 matmuls -> <out>/profile_bf16/
+#   throughput  random play at batch sizes up to 2^20 -> <out>/throughput/
+#   train       AlphaZero through experiments/learning_curves.py (one seed, greedy network
+#               scored against held-out opponents after every chunk) -> <out>/<run>.tar.gz: the
+#               curves, the run's config and metrics and the agent exported from it (the
+#               checkpoint, with its replay buffer, stays in runs/<run>: a warm machine resumes
+#               it when the same command runs again)
+#   tests       the AlphaZero, search, network and symmetry tests on the GPU
+# key=value: envs="1024 ..." (profile's batch sizes), batches="65536 ..." (throughput's);
+#   for train: game=reversi8|reversi6|animal_shogi, seconds=150 (training budget),
+#   start=none|pretrained:<name>|<run dir> (default none: a fresh network), run=<name> (default
+#   gpu_<game>), chunk=<plies per evaluation and checkpoint>, total_steps=<plies the learning
+#   rate anneals over>, opponents="greedy engine:2 ..."; any other key is a config field
+#   (num_envs=16384, net.dtype=bfloat16, ...) replacing the game's settings below.
 #
 # Run one session at a time on a GPU: two trainings at once run at a fraction of their rates
 # alone (docs/results.md, "Throughput").
-#
-# 1. AlphaZero on the GPU: the starting agent (default pretrained:reversi8; a run directory,
-#    saved on any device, works too) trained on with the settings of the game's last CPU stage
-#    (reversi 8x8: 32 simulations; reversi 6x6: 16, twice its CPU stage's; animal shogi: 16)
-#    and 32x the games at once (num_envs 4096; replay and minibatch count scaled with it, so
-#    each gradient step is still 512 positions and there are as many per ply as on the CPU),
-#    through experiments/learning_curves.py (one seed); <out>/<run-name>.tar.gz holds the
-#    curves, the run's config and metrics and the agent exported from it (parameters and card;
-#    the checkpoint, with its replay buffer, stays there)
-# 2. the AlphaZero, search and symmetry tests on the GPU
-# 3. environment throughput, jaxgames beside pgx, at GPU batch sizes
 set -u
-out=${1:?usage: gpu_session.sh <out-dir> [train-seconds] [starting-agent] [run-name] [steps] [game] [key=value ...]}
-train_s=${2:-300}
-start=${3:-pretrained:reversi8}
-run=${4:-gpu8}
-steps=${5:-123}
-game=${6:-reversi8}
-board=$game  # the game learning_curves.py plays
-# each game's CPU stage settings, 32x the games at once (replay and minibatch count scaled
-# with them: each gradient step is still 512 positions, as many per ply as on the CPU)
-case $game in
-reversi8|reversi:8)
-    board=reversi8
-    settings=(--net.hidden=512 --features=mobility --num-simulations=32 --learning-rate=0.0001
-              --replay-size=262144)
-    label=reversi8_alphazero name=reversi8 opponent=greedy eval_games=64 chunk=262144 ;;
-reversi6|reversi:6)
-    board=reversi6
-    settings=(--net.hidden=1024 --features=mobility --num-simulations=16 --learning-rate=0.0003
-              --replay-size=262144)
-    label=reversi6_alphazero name=reversi6 opponent=greedy eval_games=64 chunk=1048576 ;;
-reversi6-resnet|reversi:6:resnet)  # a convolutional tower: more compute per parameter
-    board=reversi6
-    settings=(--network=resnet --net.blocks=6 --net.channels=64 --features=mobility
-              --num-simulations=16 --learning-rate=0.0003 --replay-size=262144)
-    label=reversi6_alphazero name=reversi6 opponent=greedy eval_games=64 chunk=1048576 ;;
-animal_shogi)
-    settings=(--net.hidden=512 --net.layers=6 --features=observation --num-simulations=16
-              --learning-rate=0.0002 --replay-size=1048576)
-    label=animal_shogi_alphazero name=animal_shogi opponent=engine:2 eval_games=32 chunk=1048576 ;;
-*) echo "gpu_session.sh: unknown game '$game' (reversi8, reversi6, reversi6-resnet or animal_shogi)" >&2
-   exit 2 ;;
-esac
-# what follows the game: key=value settings that replace the above (anneal_lr=true, say);
-# total_steps=N sets the run's length, over which the learning rate anneals
-total_steps=60000000 extra=()
-for kv in "${@:7}"; do
+out=${1:?usage: gpu_session.sh <out-dir> [stages] [key=value ...]}
+stages=${2:-profile,throughput,train}
+game=reversi8 seconds=150 start=none run="" chunk="" total_steps=200000000 opponents="" extra=()
+envs="4096 16384 65536" batches="65536 262144 1048576"
+for kv in "${@:3}"; do
     case $kv in
-    total_steps=*) total_steps=${kv#total_steps=} ;;
-    *=*) extra+=("--$kv") ;;
+    game=*|seconds=*|start=*|run=*|chunk=*|total_steps=*|opponents=*|envs=*|batches=*)
+        declare "${kv%%=*}=${kv#*=}" ;;
+    *=*) key=${kv%%=*}; extra+=("--${key//_/-}=${kv#*=}") ;;
     *) echo "gpu_session.sh: '$kv' is not key=value" >&2; exit 2 ;;
     esac
 done
-# one chunk (an evaluation and a checkpoint with the replay buffer) per ~10 s of H200 training:
-# chunks of a fixed number of plies, however long the run; short chunks spend the time saving
+# each game's large-batch settings: 16384 games at once, 16 plies each per update; replay
+# holds two updates of play; 128 minibatches x 4 epochs = 512 gradient steps per update of
+# 2048 positions each, the learning rate doubled for the 4x batch (square-root scaling for
+# Adam, Malladi et al. 2022) (docs/gpu.md)
+case $game in
+reversi8)
+    net=(--net.hidden=512 --features=mobility --learning-rate=0.002)
+    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
+reversi6)
+    net=(--net.hidden=512 --features=mobility --learning-rate=0.002)
+    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
+animal_shogi)
+    net=(--net.hidden=512 --net.layers=6 --features=attacks --learning-rate=0.001)
+    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
+*) echo "gpu_session.sh: unknown game '$game' (reversi8, reversi6 or animal_shogi)" >&2
+   exit 2 ;;
+esac
+net+=(--num-minibatches=128 --anneal-lr=false)
+settings=("${net[@]}" --num-simulations=16 --num-envs=16384 --replay-size=524288)
+run=${run:-gpu_$game}
+chunk=${chunk:-4194304}  # 16 updates of 16384 games: an evaluation and a checkpoint each
 evals=$(( (total_steps + chunk - 1) / chunk ))
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1  # this checkout's jaxgames
@@ -86,33 +71,45 @@ print("devices", jax.devices(), "jax", jax.__version__, "flax", flax.__version__
 EOF
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
-if [[ $steps == *1* ]]; then
-echo "== 1. $game AlphaZero on the GPU (${train_s} s of training)"
-budget=$(python3 -c "print($train_s / 60)")
-# the budget is checked after each chunk (~10 s here):
-# the timeout leaves time for one chunk past it, the compile and the export below
-timeout $((train_s + 130)) python3 experiments/learning_curves.py --games "$board" \
-    --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
-    --total-steps "$total_steps" --opponents "$opponent" --eval-games "$eval_games" \
-    --out "runs/$run" "${settings[@]}" --anneal-lr=false --num-envs=4096 \
-    --num-minibatches=128 --init-from="${start#none}" "${extra[@]}"
-# the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
-# state are ~100x larger); the card's training facts are read here, where the run is
-python3 -m jaxgames.cli export "runs/$run/$label/seed0" "runs/${run}_export" \
-    --name "$name" --force
-tar czf "$out/$run.tar.gz" "runs/$run/$label"/*.* "runs/${run}_export" \
-    "runs/$run/$label"/seed0/*.* 2>/dev/null
-fi
-
-if [[ $steps == *2* ]]; then
-echo "== 2. tests on the GPU"
-# four test processes share the GPU: none may take most of its memory up front
-XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 100 python3 -m pytest -q -n 4 -p no:cacheprovider \
-    tests/test_alphazero.py tests/test_search.py tests/test_symmetries.py 2>&1 | tail -15
-fi
-
-if [[ $steps == *3* ]]; then
-echo "== 3. environment throughput"
-timeout 100 python3 experiments/benchmark_throughput.py --games reversi8 animal_shogi \
-    tic_tac_toe --batch-sizes 4096 65536 --steps 200 --out "$out/throughput" 2>&1 | tail -20
-fi
+for stage in ${stages//,/ }; do
+case $stage in
+profile)
+    echo "== profile: where self-play's time goes (the train stage's settings)"
+    timeout 200 python3 experiments/profile_selfplay.py --games "$game" --algos alphazero \
+        --num-envs $envs --num-simulations 32 --num-steps 2 --repeats 2 "${net[@]}" \
+        --out "$out/profile" "${extra[@]}" ;;
+profile_bf16)
+    echo "== profile: the same with bfloat16 matmuls"
+    timeout 200 python3 experiments/profile_selfplay.py --games "$game" --algos alphazero \
+        --num-envs $envs --num-simulations 32 --num-steps 2 --repeats 2 "${net[@]}" \
+        --net.dtype=bfloat16 \
+        --out "$out/profile_bf16" "${extra[@]}" ;;
+throughput)
+    echo "== throughput: random play"
+    timeout 40 python3 experiments/benchmark_throughput.py --games reversi8 animal_shogi \
+        --batch-sizes $batches --steps 100 --repeats 2 --no-plot --no-pgx \
+        --out "$out/throughput" ;;
+train)
+    echo "== train: $game AlphaZero, ${seconds} s, from ${start}"
+    budget=$(python3 -c "print($seconds / 60)")
+    # the budget is checked after each chunk: the timeout leaves time for one chunk past it,
+    # the compilation, the evaluations and the export below
+    timeout $((seconds + 170)) python3 experiments/learning_curves.py --games "$game" \
+        --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
+        --total-steps "$total_steps" --opponents $opponents --eval-games 64 \
+        --out "runs/$run" "${settings[@]}" --init-from="${start#none}" "${extra[@]}"
+    # the parameters alone, with their model card (the checkpoint's replay buffer and optimiser
+    # state are ~100x larger); the card's training facts are read here, where the run is
+    python3 -m jaxgames.cli export "runs/$run/${game}_alphazero/seed0" "runs/${run}_export" \
+        --name "$game" --force
+    tar czf "$out/$run.tar.gz" "runs/$run"/*.* "runs/$run/${game}_alphazero"/*.* \
+        "runs/$run/${game}_alphazero"/seed0/*.* "runs/${run}_export" 2>/dev/null ;;
+tests)
+    echo "== tests on the GPU"
+    # four test processes share the GPU: none may take most of its memory up front
+    XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 100 python3 -m pytest -q -n 4 \
+        -p no:cacheprovider tests/test_alphazero.py tests/test_search.py \
+        tests/test_networks.py tests/test_symmetries.py 2>&1 | tail -15 ;;
+*) echo "gpu_session.sh: unknown stage '$stage' (profile, throughput, train, tests)" >&2 ;;
+esac
+done

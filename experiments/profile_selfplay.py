@@ -33,7 +33,9 @@ are the cross-checks of the first two differences. PPO: ``rollout`` (T sampled p
 ``network`` on B observations and ``env_step`` (the training games' step: auto-reset and any
 partner's replies) per ply, ``learner``; shares network = T network, env = T env_step.
 
-FLOPs come from XLA's cost analysis of loop-free pieces (XLA counts a loop body once, so the
+FLOPs come from XLA's cost analysis of loop-free pieces as lowered, before optimisation (the same
+count on every backend: compiled for a GPU, matmuls are cuBLAS calls the analysis leaves out;
+XLA counts a loop body once, so the
 whole update's own count, ``xla_flops["update"]`` in the JSON, misses every iteration after
 the first): update FLOPs = T x the network piece's + the learner's one-minibatch step x its steps.
 Achieved FLOP/s = those / the update's time, as a fraction of ``--peak-tflops`` (default: the
@@ -122,9 +124,11 @@ class Piece:
     seconds: float = float("nan")
 
 
-def xla_flops(compiled: Any) -> float:
-    """The ``flops`` of XLA's cost analysis of a compiled function (0 if not reported)."""
-    cost = compiled.cost_analysis()
+def xla_flops(lowered: Any) -> float:
+    """The ``flops`` of XLA's cost analysis of a lowered function (0 if not reported): the
+    program before XLA's optimisations, the same count on every backend (compiled for a GPU,
+    the matmuls become cuBLAS calls that the analysis leaves out)."""
+    cost = lowered.cost_analysis()
     if isinstance(cost, (list, tuple)):
         cost = cost[0] if cost else {}
     return float((cost or {}).get("flops", 0.0))
@@ -144,7 +148,7 @@ def compile_piece(piece: Piece) -> None:
     piece.compiled = fn.compile()
     piece.compile_s = time.perf_counter() - t0
     piece.make_args = args.compile()
-    piece.flops = xla_flops(piece.compiled)
+    piece.flops = xla_flops(fn)
     piece.lowered = None
 
 
