@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from jaxgames.cli.options import check_output_file, write_json_file
+from jaxgames.cli.options import add_force_argument, check_output_file, write_json_file
 from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
 from jaxgames.evaluation.reports import default_opening_plies
@@ -16,7 +16,7 @@ from jaxgames.specs import make_opponent
 
 def _accuracy(args: argparse.Namespace) -> int:
     if args.json:
-        check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json", args.force)
     env = make("animal_shogi")
     try:
         table = solver.load_table()
@@ -50,4 +50,5 @@ def add_command(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="openings and the games' random numbers")
     p.add_argument("--json", help="also write the result to this JSON file")
+    add_force_argument(p, "--json file")
     p.set_defaults(func=_accuracy)
