@@ -115,9 +115,8 @@ def reversi_oracle(size: int, empties: int) -> Oracle:
             "phase": np.zeros(m, int),
         }
         for i in range(m):
-            words = positions[i].astype(np.uint64)
-            p = sum(int(x) << (32 * j) for j, x in enumerate(words[:w]))
-            o = sum(int(x) << (32 * j) for j, x in enumerate(words[w : 2 * w]))
+            words = positions[i]
+            p, o = reversi_solver.join_words(words[:w]), reversi_solver.join_words(words[w:-1])
             left = cells - bin(p | o).count("1")
             if left > empties or int(actions[i]) == cells:
                 continue
@@ -244,6 +243,8 @@ def move_accuracy(
     :data:`DEFAULT_EMPTIES` of the size). ``starts``: a batched state of the openings instead
     (``games``, ``opening_plies`` unused)."""
     if env.name == "animal_shogi":
+        if empties is not None:
+            raise ValueError("empties is for reversi: animal shogi judges every move")
         oracle = animal_shogi_oracle(solver.load_table() if table is None else table)
     elif env.name == "reversi":
         if env.size not in DEFAULT_EMPTIES:
