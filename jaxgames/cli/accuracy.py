@@ -62,7 +62,7 @@ def add_command(subparsers) -> None:
         description="Play A against B from distinct random openings (both colours) and judge "
         "every move of A with the solved animal-shogi table, or on reversi every placement "
         "from --empties empty squares with the exact solver: the share that keeps the "
-        "position's value, blunders per game, per colour and game phase, with 95%% intervals "
+        "position's value, blunders per game, per colour and game phase, with 95% intervals "
         "(and on reversi the disc margin lost per move).",
     )
     p.add_argument("a", help="player A: an opponent spec or a run directory")
