@@ -80,3 +80,70 @@ def test_perfect_player_keeps_the_margin():
             assert margins[int(actions[i])] == max(margins.values())
             checked += 1
     assert checked >= games // 2
+
+
+def _position_row(size: int, p: int, o: int, passed: bool = False) -> np.ndarray:
+    words = -(-size * size // 32)
+    split = lambda b: [(b >> (32 * i)) & 0xFFFFFFFF for i in range(words)]  # noqa: E731
+    return np.asarray(split(p) + split(o) + [int(passed)], np.uint32)
+
+
+@pytest.mark.parametrize("size, most, count", [(4, 8, 40), (6, 6, 8)])
+def test_reversi_accuracy_oracle_matches_plain_negamax(size, most, count):
+    """The accuracy oracle's verdict on a random placement (value class before and after,
+    disc margin lost) equals the reference negamax's; positions with more empties than the
+    oracle's limit and passes are left unjudged."""
+    from jaxgames.evaluation.accuracy import reversi_oracle
+
+    rng, limit = random.Random(size + 10), most - 1
+    rows, actions, want = [], [], []
+    while len(rows) < count:
+        g = random_position(size, rng.randint(2, most), rng)
+        if g is None or g.legal_actions() == [size * size]:
+            continue
+        best = ref_solve(g, {}, [False])
+        a = rng.choice(g.legal_actions())
+        h = g.copy()
+        h.play(a)
+        mine = -ref_solve(h, {}, [False])
+        rows.append(_position_row(size, *_bits(g)))
+        actions.append(a)
+        judged = g.count(0) <= limit
+        want.append((judged, np.sign(best), np.sign(mine), best - mine))
+    got = reversi_oracle(size, limit).judge(np.stack(rows), np.asarray(actions), np.zeros(count))
+    assert any(w[0] for w in want) and not all(w[0] for w in want)
+    for i, (judged, before, after, lost) in enumerate(want):
+        assert bool(got["judged"][i]) == judged
+        if judged:
+            assert (got["before"][i], got["after"][i], got["lost"][i]) == (before, after, lost)
+    passing = reversi_oracle(size, limit).judge(rows[0][None], np.asarray([size * size]), [0])
+    assert not passing["judged"][0]
+
+
+def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
+    """On 4x4 from 8 empties the perfect player keeps every value and loses no discs; a
+    random player loses discs on average; the per-colour counts add up; the command line
+    prints the disc margin and rejects bad reversi options in one line."""
+    from jaxgames import cli
+    from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
+
+    env = jaxgames.make("reversi", size=4)
+    perfect = reversi_solver.perfect_policy(env, 8)
+    rand = lambda key, state: random_action(key, state.legal_action_mask)  # noqa: E731
+    kw = dict(games=6, opening_plies=2, empties=8)
+    good = move_accuracy(perfect, rand, env, **kw)
+    assert good["overall"]["moves"] > 0 and good["overall"]["share"] == 1.0
+    assert good["overall"]["blunders"] == 0 and good["overall"]["margin_lost"]["mean"] == 0.0
+    bad = move_accuracy(rand, perfect, env, seed=1, **kw)
+    assert bad["overall"]["margin_lost"]["mean"] > 0
+    assert bad["as_first"]["moves"] + bad["as_second"]["moves"] == bad["overall"]["moves"]
+    assert "discs lost per move" in format_accuracy(bad)
+    args = ["accuracy", "random", "--game", "reversi", "--size", "4", "--empties", "6"]
+    assert cli.main(args + ["--against", "random", "--games", "2"]) == 0
+    assert "discs lost per move" in capsys.readouterr().out
+    assert cli.main(args) == 2
+    assert "--against is needed" in capsys.readouterr().err
+    assert cli.main(["accuracy", "random", "--game", "reversi", "--size", "5"]) == 2
+    assert "--size must be 4, 6 or 8" in capsys.readouterr().err
+    assert cli.main(args[:2] + ["--empties", "3"]) == 2
+    assert "--empties and --size are for --game reversi" in capsys.readouterr().err

@@ -1,6 +1,8 @@
-"""``jaxgames accuracy A --against B``: the share of A's animal-shogi moves that keep the
-position's game-theoretic value, per colour and game phase, with the blunders per game
-(:mod:`jaxgames.evaluation.accuracy`; needs the table of ``jaxgames solve animal_shogi``)."""
+"""``jaxgames accuracy A --against B``: the share of A's moves that keep the position's
+game-theoretic value, per colour and game phase, with the blunders per game
+(:mod:`jaxgames.evaluation.accuracy`). Animal shogi: needs the table of ``jaxgames solve
+animal_shogi``; reversi (``--game reversi --size S --empties E``): the exact solver judges A's
+moves from E empty squares and also gives the disc margin lost per move."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import argparse
 
 from jaxgames.cli.options import add_force_argument, check_output_file, write_json_file
 from jaxgames.evaluation import animal_shogi_solver as solver
-from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
+from jaxgames.evaluation.accuracy import DEFAULT_EMPTIES, format_accuracy, move_accuracy
 from jaxgames.evaluation.reports import default_opening_plies
 from jaxgames.games import make
 from jaxgames.specs import make_opponent
@@ -17,16 +19,35 @@ from jaxgames.specs import make_opponent
 def _accuracy(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file(args.json, "--json", args.force)
-    env = make("animal_shogi")
-    try:
-        table = solver.load_table()
-    except solver.TableMissing as e:
-        raise ValueError(str(e)) from None
-    a, b = make_opponent(args.a, env), make_opponent(args.against, env)
+    table, empties = None, None
+    if args.game == "animal_shogi":
+        if args.size is not None or args.empties is not None:
+            raise ValueError("--empties and --size are for --game reversi")
+        env = make("animal_shogi")
+        against = "perfect" if args.against is None else args.against
+        try:
+            table = solver.load_table()
+        except solver.TableMissing as e:
+            raise ValueError(str(e)) from None
+    else:
+        size = 8 if args.size is None else args.size
+        if size not in DEFAULT_EMPTIES:
+            raise ValueError(f"--size must be 4, 6 or 8 (the exact solver's boards), not {size}")
+        empties = DEFAULT_EMPTIES[size] if args.empties is None else args.empties
+        if not 1 <= empties <= size * size - 4:
+            raise ValueError(f"--empties must be from 1 to {size * size - 4}, got {empties}")
+        if args.against is None:
+            raise ValueError("--against is needed on reversi (an opponent spec, e.g. engine:2)")
+        env, against = make("reversi", size=size), args.against
+    a, b = make_opponent(args.a, env), make_opponent(against, env)
     plies = default_opening_plies(env) if args.opening_plies is None else args.opening_plies
-    out = move_accuracy(a, b, env, table, games=args.games, opening_plies=plies, seed=args.seed)
-    out.update(a=args.a, against=args.against, opening_plies=plies)
-    print(f"A = {args.a} against {args.against}, {plies} random opening plies, seed {args.seed}")
+    out = move_accuracy(
+        a, b, env, table, games=args.games, opening_plies=plies, seed=args.seed, empties=empties
+    )
+    out.update(a=args.a, against=against, opening_plies=plies, game=args.game)
+    if empties is not None:
+        out.update(size=env.size, empties=empties)
+    print(f"A = {args.a} against {against}, {plies} random opening plies, seed {args.seed}")
     print(format_accuracy(out))
     if args.json:
         write_json_file(args.json, out, "--json")
@@ -37,13 +58,29 @@ def add_command(subparsers) -> None:
     """Register ``accuracy`` on the ``jaxgames`` command line."""
     p = subparsers.add_parser(
         "accuracy",
-        help="animal shogi: how often a player's moves keep the solved value",
+        help="how often a player's moves keep the solved value (animal shogi, reversi endings)",
         description="Play A against B from distinct random openings (both colours) and judge "
-        "every move of A with the solved table: the share that keeps the position's value, "
-        "blunders per game, per colour and game phase, with 95%% intervals.",
+        "every move of A with the solved animal-shogi table, or on reversi every placement "
+        "from --empties empty squares with the exact solver: the share that keeps the "
+        "position's value, blunders per game, per colour and game phase, with 95% intervals "
+        "(and on reversi the disc margin lost per move).",
     )
     p.add_argument("a", help="player A: an opponent spec or a run directory")
-    p.add_argument("--against", default="perfect", help="player B (default: perfect)")
+    p.add_argument("--against", default=None, help="player B (default: perfect on animal shogi)")
+    p.add_argument(
+        "--game",
+        choices=("animal_shogi", "reversi"),
+        default="animal_shogi",
+        help="the game (default animal_shogi)",
+    )
+    p.add_argument("--size", type=int, default=None, help="reversi board size (default 8)")
+    p.add_argument(
+        "--empties",
+        type=int,
+        default=None,
+        help="reversi: judge moves from this many empty squares or fewer "
+        f"(default {DEFAULT_EMPTIES[8]} on 8x8, {DEFAULT_EMPTIES[6]} on 6x6)",
+    )
     p.add_argument("--games", type=int, default=50, help="openings, each played twice (default 50)")
     p.add_argument(
         "--opening-plies", type=int, default=None, help="random plies (default: the ladder's)"

@@ -66,13 +66,14 @@ def solve_position(
     return value.value, int(nodes)
 
 
+def join_words(words) -> int:
+    """A bitboard stored as words of 32 bits (uint32[W], lowest first) as a Python int."""
+    return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, np.uint64)))
+
+
 def state_bits(state) -> tuple[int, int]:
     """A reversi state's (mover, opponent) bitboards as Python ints (words of 32 bits)."""
-
-    def join(words) -> int:
-        return sum(int(w) << (32 * i) for i, w in enumerate(np.asarray(words, np.uint64)))
-
-    return join(state.mover), join(state.opponent)
+    return join_words(state.mover), join_words(state.opponent)
 
 
 def move_margins(size: int, mover: int, opponent: int, passed: bool = False) -> dict[int, int]:
@@ -127,8 +128,7 @@ def perfect_policy(env: Env, max_empties: int, before: Policy | None = None) -> 
         words = mover.reshape(len(flat), -1), opponent.reshape(len(flat), -1)
         scores = np.full(flat.shape, -(2**20), np.int32)
         for i in range(len(flat)):
-            p = sum(int(w) << (32 * j) for j, w in enumerate(words[0][i]))
-            o = sum(int(w) << (32 * j) for j, w in enumerate(words[1][i]))
+            p, o = join_words(words[0][i]), join_words(words[1][i])
             if cells - bin(p | o).count("1") > max_empties or not flat[i].any():
                 continue
             for action, margin in move_margins(size, p, o, bool(passed.reshape(-1)[i])).items():
