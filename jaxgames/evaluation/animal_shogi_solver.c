@@ -32,6 +32,14 @@ typedef struct {
   uint8_t h[6];
 } Pos;
 
+/* one position as 18 bytes (12 squares, then 6 hand counts) from Python */
+static Pos from_bytes(const uint8_t *pos) {
+  Pos p;
+  memcpy(p.b, pos, 12);
+  memcpy(p.h, pos + 12, 6);
+  return p;
+}
+
 enum { EMPTY, LION, GIRAFFE, ELEPHANT, CHICK, HEN };
 /* result codes: 0 unresolved (a draw at the end), else (distance << 2) | WIN or LOSS */
 enum { WIN = 1, LOSS = 2 };
@@ -421,8 +429,7 @@ int64_t as_solve(const uint8_t *roots, int n_roots, int log2_slots, int verbose,
   Pos p;
   int fresh;
   for (int i = 0; i < n_roots && !err; i++) {
-    memcpy(p.b, roots + 18 * i, 12);
-    memcpy(p.h, roots + 18 * i + 12, 6);
+    p = from_bytes(roots + 18 * i);
     u64 slot = insert(canon(&p), &fresh);
     if (fresh && push(&queue, (uint32_t)slot)) err = -1;
   }
@@ -527,9 +534,7 @@ uint16_t *as_results(void) { return RES; }
 
 /* one position (18 bytes) -> its canonical key */
 u64 as_key(const uint8_t *pos) {
-  Pos p;
-  memcpy(p.b, pos, 12);
-  memcpy(p.h, pos + 12, 6);
+  Pos p = from_bytes(pos);
   return canon(&p);
 }
 
@@ -537,16 +542,12 @@ u64 as_key(const uint8_t *pos) {
    predecessors (out: 512) of one position; their number */
 int as_children(const uint8_t *pos, u64 *out) {
   init_geometry();
-  Pos p;
-  memcpy(p.b, pos, 12);
-  memcpy(p.h, pos + 12, 6);
+  Pos p = from_bytes(pos);
   return unique_u64(out, children(&p, out));
 }
 
 int as_parents(const uint8_t *pos, u64 *out) {
   init_geometry();
-  Pos p;
-  memcpy(p.b, pos, 12);
-  memcpy(p.h, pos + 12, 6);
+  Pos p = from_bytes(pos);
   return unique_u64(out, parents(&p, out));
 }
