@@ -43,7 +43,7 @@ done
 # each game's large-batch settings: 16384 games at once, 16 plies each per update; replay
 # holds two updates of play; 128 minibatches x 4 epochs = 512 gradient steps per update of
 # 2048 positions each, the learning rate doubled for the 4x batch (square-root scaling for
-# Adam, Malladi et al. 2022) (docs/gpu.md)
+# Adam, Malladi et al. 2022) (docs/profile.md)
 case $game in
 reversi8)
     net=(--net.hidden=512 --features=mobility --learning-rate=0.002)
