@@ -166,8 +166,10 @@ class NBoardProcess:
 
     @property
     def name(self) -> str:
+        """The command line, cut in the middle when long: its start names the interpreter,
+        its end the engine and its options."""
         text = shlex.join(self.argv)
-        return text if len(text) <= 80 else text[:77] + "..."
+        return text if len(text) <= 80 else text[:30] + "..." + text[-47:]
 
     def fail(self, why: str) -> ExternalPlayerError:
         return ExternalPlayerError(f"nboard engine {self.name!r} {why}")
