@@ -27,6 +27,13 @@ Writes ``<out>/<label>/`` (label ``<game>_<algo>[_<variant>]``): ``experiment.js
 ``curves.csv`` (per point, seed and opponent: W/D/L per colour), ``elo.csv``, ``summary.json``,
 ``learning_curves.png/.pdf`` and ``seed<s>/``; ``<out>/<game>_elo.png/.pdf``, ``summary.md``
 (one row per run of ``<out>``: the ablation table, and the milestones) and ``index.json``.
+
+``--accuracy N``: at every point each seed's greedy policy also plays N openings (both colours)
+against ``--accuracy-against`` (default: the strongest opponent) and every move it makes
+where the oracle applies is judged against perfect play
+(:func:`jaxgames.evaluation.accuracy.move_accuracy`: the solved table on animal shogi, which
+``jaxgames solve animal_shogi`` caches; the exact solver from ``--accuracy-empties`` on
+reversi): ``accuracy.csv`` and an accuracy panel beside the Elo figure.
 """
 
 from __future__ import annotations
@@ -44,7 +51,9 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.cli import report_errors
-from jaxgames.specs import make_opponent, parse_spec
+from jaxgames.evaluation import accuracy as acc
+from jaxgames.evaluation import animal_shogi_solver
+from jaxgames.specs import make_opponent, parse_spec, playable_rungs
 from jaxgames.training import experiment as ex
 from jaxgames.training.driver import run_training
 from jaxgames.training.init_from import initial_params
@@ -87,6 +96,7 @@ def curve_opponents(env, partners=()) -> list[str]:
         return spec.kind not in RUNG_LIMITS or spec.args[0] <= RUNG_LIMITS[spec.kind]
 
     rungs = [r for r in (ladder.specs if ladder else []) if r != "random" and cheap(r)]
+    rungs = playable_rungs(rungs, env)[0]  # perfect on animal shogi: once its table is cached
     return ["random"] + [r for r in rungs if r not in partners]
 
 
@@ -140,6 +150,47 @@ def plot_curves(rows, title: str, stem: str, game: str) -> list[str]:
     return ex.save_figure(fig, stem)
 
 
+def accuracy_judge(env, a, opponents):
+    """``judge(agent, params, chunk) -> row``: one seed's move accuracy at a point
+    (``--accuracy``), or ``None`` when off; the table is checked before anything is written."""
+    if not a.accuracy:
+        return None
+    if env.name not in ("animal_shogi", "reversi"):
+        raise ValueError(f"--accuracy needs animal_shogi or reversi, not {env.name}")
+    table = None
+    if env.name == "animal_shogi":
+        if a.accuracy_empties is not None:
+            raise ValueError("--accuracy-empties is for reversi: animal shogi judges every move")
+        try:
+            table = animal_shogi_solver.load_table()
+        except animal_shogi_solver.TableMissing as e:
+            raise ValueError(f"--accuracy: {e}") from None
+    against = a.accuracy_against or opponents[-1]
+    opponent = make_opponent(against, env)
+
+    def judge(agent, params, chunk: int) -> dict:
+        policy = agent.policy(params, greedy=True)
+        out = acc.move_accuracy(
+            policy,
+            opponent,
+            env,
+            table,
+            games=a.accuracy,
+            opening_plies=opening_plies(env),
+            seed=chunk,
+            empties=a.accuracy_empties,
+        )["overall"]
+        per_game = out["blunders_per_game"]
+        share = float("nan") if out["share"] is None else out["share"]  # no move judged
+        row = dict(against=against, moves=out["moves"], share=share, lo=out["lo"])
+        row.update(hi=out["hi"], blunders=out["blunders"], blunders_per_game=per_game["mean"])
+        if "margin_lost" in out:
+            row["margin_lost"] = out["margin_lost"]["mean"]
+        return row
+
+    return judge
+
+
 def run_one(key: str, algo: str, a, echo=print) -> dict:
     """Train and evaluate one (game, algorithm, variant) into ``<out>/<label>/``; its summary."""
     cfg = make_config(key, algo, a)
@@ -147,6 +198,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     env, seeds, out = cfg.make_env(), list(range(a.seed, a.seed + a.seeds)), f"{a.out}/{label}"
     opponents = a.opponents or curve_opponents(env, cfg.partners)
     plies = opening_plies(env) if a.opening_plies is None else a.opening_plies
+    judge = accuracy_judge(env, a, opponents)
     overrides = " ".join(f"--{k}={v}" for k, v in a.overrides.items()) or "-"
     info = dict(game=key, algorithm=algo, variant=a.variant, overrides=overrides, seeds=seeds)
     info.update(opponents=opponents, eval_games=a.eval_games, opening_plies=plies)
@@ -160,6 +212,8 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
         )
     old = ex.read_csv(f"{out}/curves.csv") if os.path.exists(f"{out}/curves.csv") else []
     rows = {(r["chunk"], r["seed"], r["opponent"]): r for r in old}  # a resumed run's points
+    old = ex.read_csv(f"{out}/accuracy.csv") if os.path.exists(f"{out}/accuracy.csv") else []
+    acc_rows = {(r["chunk"], r["seed"]): r for r in old}
     clock = {"train": 0.0, "eval": 0.0}
 
     def on_chunk(k, state, records):
@@ -170,6 +224,10 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
         results = {o: play(params, keys) for o, play in evaluate.items()}
         for r in ex.result_rows(k, seeds, results):
             rows[(str(k), str(r["seed"]), r["opponent"])] = r
+        if judge is not None:
+            for i, s in enumerate(seeds):
+                row = judge(algorithm.agent, jax.tree.map(lambda x: x[i], params), k)
+                acc_rows[(str(k), str(s))] = dict(chunk=k, seed=s, **row)
         clock["eval"] += time.perf_counter() - t0
         scores = ", ".join(f"{o} {np.mean([r.score for r in rs]):.2f}" for o, rs in results.items())
         echo(f"  [{label}] chunk {k}/{algorithm.num_chunks}: score {scores}")
@@ -186,6 +244,12 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     elos = ex.ladder_ratings(rows, ladder) if ladder is not None else []
     ex.write_csv(f"{out}/curves.csv", rows)
     ex.write_csv(f"{out}/elo.csv", elos)
+    acc_rows = sorted(acc_rows.values(), key=lambda r: (int(r["chunk"]), int(r["seed"])))
+    for r in acc_rows:
+        k = int(r["chunk"])
+        r.update(env_steps=k * algorithm.steps_per_chunk, train_seconds=round(seconds[k], 3))
+    if acc_rows:
+        ex.write_csv(f"{out}/accuracy.csv", acc_rows)
     last = max(int(r["chunk"]) for r in rows)
     final, reached = {}, {}
     for o in opponents:
@@ -201,6 +265,8 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     summary = dict(info, label=label, partners=dict(cfg.partners), final=final, milestones=reached)
     summary.update(env_steps_per_seed=last * algorithm.steps_per_chunk, eval_seconds=clock["eval"])
     summary.update(train_seconds=float(seconds[last]), final_elo=last_elo and ex.band(last_elo))
+    last_acc = [[float(r["share"])] for r in acc_rows if int(r["chunk"]) == last and r["share"]]
+    summary.update(final_accuracy=last_acc and ex.band(last_acc))
     summary["run_dirs"] = [f"{out}/seed{s}" for s in seeds]
     ex.write_json(f"{out}/summary.json", summary)
     if not a.no_plot:
@@ -211,16 +277,29 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
 
 def plot_elo(out: str, game: str, runs: list[dict]) -> list[str]:
     """``<out>/<game>_elo.png/.pdf``: every run's ladder Elo against env steps and wall clock
-    (seed mean, 95% band), the ladder's engine rungs as references."""
-    fig, axes = ex.pyplot().subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    (seed mean, 95% band), the ladder's engine rungs as references; where runs measured it
+    (``--accuracy``), their move accuracy against env steps beside."""
+    accuracy = [s for s in runs if os.path.exists(f"{s['dir']}/accuracy.csv")]
+    panels = 3 if accuracy else 2
+    fig, axes = ex.pyplot().subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
+    axes = axes[0]
+    axes[1].sharey(axes[0])
     for s in runs:
         steps, secs, elo = ex.curve_arrays(ex.read_csv(f"{s['dir']}/elo.csv"), None, "elo")
         for ax, x in zip(axes, (steps, secs)):
             ex.plot_band(ax, x, elo, f"{s['label']} ({elo.shape[0]} seeds)")
     for spec, e in ex.game_ladder(ex.make_variant(game)).elos.items():
-        for ax in axes if spec.startswith("engine:") else ():
+        for ax in axes[:2] if spec.startswith("engine:") else ():
             ax.axhline(e, ls="--", lw=0.7, color="gray")
             ax.text(1.0, e, spec, transform=ax.get_yaxis_transform(), fontsize=7, ha="right")
+    for s in accuracy:
+        rows = ex.read_csv(f"{s['dir']}/accuracy.csv")
+        steps, _, share = ex.curve_arrays(rows, None, "share")
+        ex.plot_band(axes[2], steps, share, f"{s['label']} vs {rows[0]['against']}")
+    if accuracy:
+        axes[2].set_xlabel("env steps per seed")
+        axes[2].set_ylabel("moves that keep the game-theoretic value")
+        axes[2].legend(fontsize=8)
     axes[0].set_xlabel("env steps per seed")
     axes[1].set_xlabel("training wall clock (s, all seeds at once)")
     axes[0].set_ylabel("Elo on the ladder (random = 0)")
@@ -247,9 +326,9 @@ def write_index(out: str) -> str:
                 runs.append({**json.load(f), "dir": os.path.join(out, name)})
     opps = list(dict.fromkeys(o for s in runs for o in s["final"]))
     lines = [
-        "| game | algorithm | variant | seeds | env steps per seed | training | Elo | "
+        "| game | algorithm | variant | seeds | env steps per seed | training | Elo | accuracy | "
         + "".join(f"vs {o}: win (loss) | " for o in opps).rstrip(),
-        "|---|---|---|---|---|---|---|" + "---|" * len(opps),
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(opps),
     ]
     for s in runs:
         f = s["final"]
@@ -262,7 +341,9 @@ def write_index(out: str) -> str:
         lines.append(
             f"| {s['game']} | {s['algorithm']} | {s['variant'] or '-'} `{s['overrides']}` | "
             f"{len(s['seeds'])} | {s['env_steps_per_seed']:,} | {s['train_seconds'] / 60:.1f} "
-            f"min | {cell(s['final_elo'], '.0f')} | " + " | ".join(cells) + " |"
+            f"min | {cell(s['final_elo'], '.0f')} | {cell(s.get('final_accuracy'))} | "
+            + " | ".join(cells)
+            + " |"
         )
     lines += ["", "| run | milestone: score | reached at | best |", "|---|---|---|---|"]
     for s in runs:
@@ -288,6 +369,15 @@ def parse_args(argv=None):
     p.add_argument("--opponents", nargs="+", help="default: random and the cheap held-out rungs")
     p.add_argument("--opening-plies", type=int, default=None, help="default: the ladder's")
     p.add_argument("--budget-minutes", type=float, default=15.0, help="training cap (0: none)")
+    p.add_argument(
+        "--accuracy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="openings per point for the move accuracy vs perfect play (0: off)",
+    )
+    p.add_argument("--accuracy-against", help="the accuracy games' opponent (default: strongest)")
+    p.add_argument("--accuracy-empties", type=int, help="reversi: judged from E empty squares")
     p.add_argument("--variant", default="", help="a name for the overrides (folder suffix)")
     p.add_argument("--out", default="runs/learning_curves")
     p.add_argument("--quick", action="store_true", help="quick presets, 4 points x 64 games")
@@ -298,8 +388,10 @@ def parse_args(argv=None):
     a.games = a.games or (QUICK_GAMES if a.quick else ex.variant_keys())
     if a.quick:
         a.evals, a.eval_games = min(a.evals, 4), min(a.eval_games, 64)
-    if a.seeds < 1 or a.eval_games < 1 or (a.opening_plies or 0) < 0:
-        p.error("--seeds and --eval-games must be at least 1, --opening-plies at least 0")
+    if a.seeds < 1 or a.eval_games < 1 or (a.opening_plies or 0) < 0 or a.accuracy < 0:
+        p.error(
+            "--seeds and --eval-games must be at least 1, --opening-plies and --accuracy at least 0"
+        )
     return a
 
 

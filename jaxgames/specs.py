@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from jaxgames.agents.search import SearchConfig, SearchPolicy
 from jaxgames.baselines import value_iteration
@@ -238,6 +238,24 @@ def check_spec(text: str, env: Env) -> str:
     spec = parse_spec(text)
     _check_for_game(spec, env)
     return str(spec)
+
+
+def missing_data(text: str, env: Env) -> str | None:
+    """Why the player ``text`` cannot play ``env`` on this machine although the spec is valid
+    (``perfect`` on animal shogi before ``jaxgames solve animal_shogi`` cached the table),
+    else ``None``: a ladder skips such a rung, saying why."""
+    if parse_spec(text).kind == "perfect" and env.name == "animal_shogi":
+        try:
+            animal_shogi_solver.load_table()
+        except animal_shogi_solver.TableMissing as e:
+            return str(e)
+    return None
+
+
+def playable_rungs(rungs: Sequence[str], env: Env) -> tuple[list[str], dict[str, str]]:
+    """``(the rungs that can play here, {skipped rung: why})``: see :func:`missing_data`."""
+    why = {r: missing_data(r, env) for r in rungs}
+    return [r for r in rungs if why[r] is None], {r: w for r, w in why.items() if w is not None}
 
 
 def _check_for_game(spec: Spec, env: Env) -> None:

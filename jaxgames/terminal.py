@@ -5,12 +5,15 @@ never a traceback; end of input or Ctrl-C ends the session cleanly.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import sys
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 import jax
+import numpy as np
 
 from jaxgames import records, render
 from jaxgames.core import is_over
@@ -30,6 +33,9 @@ commands:
                file, or one saved earlier in this session
   help         this text
   quit         leave (also Ctrl-D)"""
+
+#: the most moves a hint lists (the most probable first)
+HINT_MOVES = 8
 
 COLORS = {"first": 0, "black": 0, "x": 0, "sente": 0, "second": 1, "white": 1, "o": 1, "gote": 1}
 
@@ -65,6 +71,175 @@ def _read_line(stdin: TextIO | None, out: TextIO, prompt: str) -> str:
     return line.rstrip("\n")
 
 
+# ---------------------------------------------------------------------------- the game line
+@dataclasses.dataclass(frozen=True)
+class Player:
+    """An opponent spec's jitted calls: ``act(seed, counter, state)``, ``probs(state)`` and
+    ``value(state)`` (``None`` where the policy has none)."""
+
+    act: Callable[..., Any]
+    probs: Callable[..., Any] | None
+    value: Callable[..., Any] | None
+
+
+@functools.lru_cache(maxsize=16)
+def player(spec: str, env: Any) -> Player:
+    """The jitted calls of ``spec`` on ``env``, compiled once per process (a new game against
+    the same agent reuses them)."""
+    policy = make_opponent(spec, env)
+    probs, value = getattr(policy, "probs", None), getattr(policy, "value", None)
+    return Player(
+        keyed(policy),
+        jax.jit(probs) if callable(probs) else None,
+        jax.jit(value) if callable(value) else None,
+    )
+
+
+class GameLine:
+    """The moves of one game between a human (player id ``human``) and ``agent`` (an opponent
+    spec; ``"human"``: two humans), with the agent's moves, hints and undo: what the terminal
+    and the browser board share. ``hint``: the spec asked for hints (default: the agent).
+    Every agent call draws its key from ``(seed, counter)``, so a session replays exactly."""
+
+    def __init__(
+        self,
+        env: Any,
+        agent: str = "random",
+        human: int = 0,
+        *,
+        hint: str | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.env = env
+        self.names = render.side_names(env)
+        self.two_humans = agent == "human"
+        self.agent = None if self.two_humans else agent
+        self.human = human
+        self.hint_spec = hint or self.agent
+        self._agent = None if self.agent is None else player(self.agent, env)
+        self._hint = None if self.hint_spec is None else player(self.hint_spec, env)
+        self._init, self._step = records.jitted(env)
+        self.seed, self.calls = seed, 0
+        self.thought: float | None = None  # seconds of the agent's last move
+        self.start_text: str | None = None
+        self.states: list[Any] = []
+        self.moves: list[str] = []
+        self.by_human: list[bool] = []
+
+    def reset(self, start: Any = None, moves: Sequence[str] = ()) -> None:
+        """A new game from ``start`` (default ``env.init``) after ``moves`` (notation)."""
+        self.start_text = None if start is None else self.env.to_text(start)
+        self.states = [jax.device_get(self._init(self.seed) if start is None else start)]
+        self.moves, self.by_human = [], []
+        for mv in moves:
+            self.push(self.action(mv), self.is_human(self.to_move))
+
+    # ------------------------------------------------------------ position
+    @property
+    def state(self) -> Any:
+        return self.states[-1]
+
+    @property
+    def to_move(self) -> int:
+        return int(self.state.current_player)
+
+    @property
+    def over(self) -> bool:
+        return is_over(self.state)
+
+    def is_human(self, player: int) -> bool:
+        return self.two_humans or player == self.human
+
+    def players(self) -> tuple[str, str]:
+        """Who plays player 0 and player 1: ``"human"`` or the agent spec."""
+        first, second = ("human" if self.is_human(p) else str(self.agent) for p in (0, 1))
+        return first, second
+
+    def action(self, text: str) -> int:
+        """The legal action of the move ``text``; ``ValueError`` naming the legal moves."""
+        if self.over:
+            raise ValueError(f"the game is over ({records.result_of(self.state)})")
+        action = int(self.env.text_to_action(self.state, str(text)))
+        if not bool(self.state.legal_action_mask[action]):
+            legal = " ".join(render.legal_moves(self.state, self.env))
+            raise ValueError(f"illegal move {text!r}; legal: {legal}")
+        return action
+
+    def push(self, action: int, human: bool) -> None:
+        self.moves.append(self.env.action_to_text(self.state, action))
+        self.by_human.append(human)
+        self.states.append(jax.device_get(self._step(self.state, action)))
+
+    # ------------------------------------------------------------ moves
+    def agent_move(self) -> str:
+        """The agent plays one move: its notation, or ``illegal:N`` for an illegal choice,
+        which is played as such and ends the game with the agent's loss. ``ValueError`` when it
+        is not the agent's turn."""
+        if self.over or self.is_human(self.to_move):
+            raise ValueError("it is not the agent's turn")
+        self.calls += 1
+        t0 = time.perf_counter()
+        action = int(self._agent.act(self.seed, self.calls, self.state))
+        self.thought = time.perf_counter() - t0
+        if 0 <= action < self.env.num_actions and bool(self.state.legal_action_mask[action]):
+            self.push(action, False)
+        else:
+            self.states.append(jax.device_get(self._step(self.state, action)))
+            self.moves.append(f"illegal:{action}")
+            self.by_human.append(False)
+        return self.moves[-1]
+
+    def undo(self) -> list[str]:
+        """Take back the human's last move and the agent's replies after it (two humans: one
+        move); the moves taken back, in play order. ``ValueError`` when there is none."""
+        if not any(self.by_human):
+            raise ValueError("nothing to undo")
+        taken = []
+        while self.moves:
+            self.states.pop()
+            taken.append(self.moves.pop())
+            if self.by_human.pop():
+                break
+        return taken[::-1]
+
+    def hint(self, top: int = HINT_MOVES) -> dict[str, Any]:
+        """The hint spec's move here, its ``top`` most probable moves (where the policy has
+        move probabilities) and its value for the side to move (where it has one)."""
+        if self._hint is None:
+            raise ValueError("no agent to ask for a hint (choose an agent, or start with --hint)")
+        if self.over:
+            raise ValueError("the game is over")
+        self.calls += 1
+        action = int(self._hint.act(self.seed, self.calls, self.state))
+        out: dict[str, Any] = {
+            "spec": self.hint_spec,
+            "move": self.env.action_to_text(self.state, action),
+            "side": self.names[self.to_move],
+            "probs": None,
+            "value": None,
+        }
+        if self._hint.probs is not None:
+            p = np.asarray(self._hint.probs(self.state), np.float64)
+            best = [int(a) for a in np.argsort(-p, kind="stable")[:top] if p[a] > 0]
+            out["probs"] = [
+                {"move": self.env.action_to_text(self.state, a), "p": float(p[a])} for a in best
+            ]
+        if self._hint.value is not None:
+            out["value"] = float(self._hint.value(self.state))
+        return out
+
+    def record(self) -> records.GameRecord:
+        """The game so far as a record (``jaxgames replay`` reads it)."""
+        return records.new_record(
+            self.env,
+            self.moves,
+            self.players(),
+            final_state=self.state,
+            start=self.start_text,
+            seed=str(self.seed),
+        )
+
+
 # ---------------------------------------------------------------------------- tally
 class Tally:
     """Results of the finished games of a session, by colour and by human/agent."""
@@ -97,10 +272,11 @@ class Tally:
 
 
 # ---------------------------------------------------------------------------- the game
-class TerminalGame:
+class TerminalGame(GameLine):
     """A session of games between a human (player id ``human``) and an agent (an opponent
-    spec, or ``"human"`` for two humans); ``hint``: the policy asked by ``hint`` (default: the
-    agent); stdin ``None``: ``input()``; ``legal`` / ``numbers``: the toggles' start."""
+    spec, or ``"human"`` for two humans) at a terminal; ``hint``: the spec asked for hints
+    (default: the agent); stdin ``None``: ``input()``; ``legal`` / ``numbers``: the toggles'
+    start."""
 
     def __init__(
         self,
@@ -115,30 +291,12 @@ class TerminalGame:
         legal: bool = False,
         numbers: bool = False,
     ) -> None:
-        self.env = env
+        super().__init__(env, agent, human, hint=hint, seed=seed)
         self.saved: set[str] = set()  # files this session saved (saved again without asking)
-        self.names = render.side_names(env)
-        self.two_humans = agent == "human"
-        self.agent_name = None if self.two_humans else agent
-        self.human = human
-        self.agent = None if self.two_humans else make_opponent(agent, env)
-        hint_policy = make_opponent(hint, env) if hint else self.agent
-        self.hint_name = hint or self.agent_name
-        # jitted entry points making their keys from (seed, counter): nothing runs op by op
-        self._act = None if self.agent is None else keyed(self.agent)
-        self._hint = self._act if hint is None else keyed(hint_policy)
-        value = getattr(hint_policy, "value", None)
-        self._value = jax.jit(value) if callable(value) else None
-        self._step = records.jitted(env)[1]
-        self._init = keyed(lambda key, _: env.init(key))
-        self.seed, self.calls = seed, 0
         self.stdin, self.out = stdin, stdout or sys.stdout
         self.legal, self.numbers = legal, numbers
         self.flip = False if self.two_humans else render.default_flip(env, human)
         self.tally = Tally()
-        self.states: list[Any] = []
-        self.moves: list[str] = []
-        self.by_human: list[bool] = []
         self.counted = False
 
     # ------------------------------------------------------------ i/o
@@ -149,44 +307,21 @@ class TerminalGame:
     def ask(self, prompt: str) -> str:
         return _read_line(self.stdin, self.out, prompt)
 
-    # ------------------------------------------------------------ state
-    @property
-    def state(self) -> Any:
-        return self.states[-1]
-
-    def is_human(self, player: int) -> bool:
-        return self.two_humans or player == self.human
-
-    def players(self) -> tuple[str, str]:
-        """Who plays player 0 and player 1: ``"human"`` or the agent spec."""
-        first, second = ("human" if self.is_human(p) else str(self.agent_name) for p in (0, 1))
-        return first, second
-
-    def _next(self) -> tuple[int, int]:
-        self.calls += 1
-        return self.seed, self.calls
-
-    def new_game(self, start: Any = None) -> None:
-        self.states = [jax.device_get(self._init(*self._next(), None) if start is None else start)]
-        self.moves, self.by_human, self.counted = [], [], False
-
-    def push(self, action: int, human: bool) -> None:
-        self.moves.append(self.env.action_to_text(self.state, action))
-        self.by_human.append(human)
-        self.states.append(jax.device_get(self._step(self.state, action)))
+    def new_game(self, start: Any = None, moves: Sequence[str] = ()) -> None:
+        self.reset(start, moves)
+        self.counted = False
 
     def show(self) -> None:
-        human = self.is_human(int(self.state.current_player))  # legal marks only for a human's turn
+        human = self.is_human(self.to_move)  # legal marks only for a human's turn
         shown = dict(legal=self.legal and human, numbers=self.numbers, flip=self.flip)
         self.say(render.text(self.state, self.env, history=self.moves, **shown))
-        if not is_over(self.state) and human:
+        if not self.over and human:
             only = render.legal_moves(self.state, self.env)
             if len(only) == 1:  # e.g. a forced pass in reversi
                 self.say(f"only legal move: {only[0]}")
 
     def prompt(self) -> str:
-        side = self.names[int(self.state.current_player)]
-        return f"{len(self.moves) + 1}. {side}> "
+        return f"{len(self.moves) + 1}. {self.names[self.to_move]}> "
 
     # ------------------------------------------------------------ session
     def run(self, start: Any = None, moves: list[str] | None = None) -> int:
@@ -196,11 +331,7 @@ class TerminalGame:
             self.say(self.banner())
             first = True
             while True:
-                self.new_game(start if first else None)
-                if first and moves:
-                    for mv in moves:
-                        human = self.is_human(int(self.state.current_player))
-                        self.push(int(self.env.text_to_action(self.state, mv)), human)
+                self.new_game(*((start, moves or ()) if first else ()))
                 first = False
                 answer = self.play_one()
                 if answer == "quit":
@@ -222,7 +353,7 @@ class TerminalGame:
             who = "two humans"
         else:
             who = (
-                f"you play {self.names[self.human]}, agent {self.agent_name} plays "
+                f"you play {self.names[self.human]}, agent {self.agent} plays "
                 f"{self.names[1 - self.human]}"
             )
         return f"{self.env!r}: {who}. Type 'help' for commands."
@@ -231,14 +362,13 @@ class TerminalGame:
         """One game; returns ``"new"``, ``"swap"`` or ``"quit"``."""
         self.show()
         while True:
-            if is_over(self.state):
+            if self.over:
                 answer = self.game_over()
                 if answer:
                     return answer
                 continue
-            player = int(self.state.current_player)
-            if not self.is_human(player):
-                self.agent_move()
+            if not self.is_human(self.to_move):
+                self.agent_plays()
                 self.show()
                 continue
             line = self.ask(self.prompt()).strip()
@@ -252,11 +382,11 @@ class TerminalGame:
             winner = records.winner_of(result)
             self.tally.add(winner, None if self.two_humans else self.human)
             self.counted = True
-            who = " (you)" if winner == self.human else f" (agent {self.agent_name})"
+            who = " (you)" if winner == self.human else f" (agent {self.agent})"
             who = "" if self.two_humans else who
             what = "a draw" if winner == -1 else f"{self.names[winner]} wins{who}"
             self.say(f"game over: {what}, {result}")
-            self.say(self.tally.summary(self.names, self.agent_name))
+            self.say(self.tally.summary(self.names, self.agent))
         line = self.ask(
             "new game? y = yes, s = swap colours, n = quit (or undo, save FILE)> "
         ).strip()
@@ -286,9 +416,9 @@ class TerminalGame:
             if word in ("help", "?", "h"):
                 self.say(HELP.format(example=self.example_move()))
             elif word in ("undo", "u"):
-                self.undo()
+                self.take_back()
             elif word == "hint":
-                self.hint()
+                self.show_hint()
             elif word == "legal":
                 self.legal = not self.legal
                 self.say(f"legal-move marks {'on' if self.legal else 'off'}")
@@ -313,77 +443,59 @@ class TerminalGame:
         return None
 
     def example_move(self) -> str:
-        if is_over(self.state):
+        if self.over:
             return "a1"
         legal = self.env.legal_actions(self.state)
         return self.env.action_to_text(self.state, legal[0]) if legal else "a1"
 
     def human_move(self, text: str) -> None:
-        if is_over(self.state):
+        if self.over:
             self.say("the game is over")
             return
         try:
-            action = int(self.env.text_to_action(self.state, text))
+            action = self.action(text)
         except ValueError as e:
             msg = one_line(e)
-            if text.isalpha() and len(text) >= 3 and text.lower() != "pass":
-                self.say(f"unknown command {text!r} (and not a move: {msg}); type 'help'")
-            else:
-                self.say(msg)
-            return
-        if not bool(self.state.legal_action_mask[action]):
-            self.say(
-                f"illegal move {text!r}; legal: "
-                f"{' '.join(render.legal_moves(self.state, self.env))}"
-            )
+            word = text.isalpha() and len(text) >= 3 and text.lower() != "pass"
+            if word and not msg.startswith("illegal move"):
+                msg = f"unknown command {text!r} (and not a move: {msg}); type 'help'"
+            self.say(msg)
             return
         self.push(action, True)
         self.show()
 
-    def agent_move(self) -> None:
-        t0 = time.perf_counter()
-        action = int(self._act(*self._next(), self.state))
-        dt = time.perf_counter() - t0
-        side = self.names[int(self.state.current_player)]
-        if not (0 <= action < self.env.num_actions and bool(self.state.legal_action_mask[action])):
-            self.say(f"agent {self.agent_name} chose an illegal action {action}; it loses the game")
-            self.states.append(jax.device_get(self._step(self.state, action)))
-            self.moves.append(f"illegal:{action}")
-            self.by_human.append(False)
-            return
-        self.push(action, False)
-        self.say(f"agent {self.agent_name} ({side}) plays {self.moves[-1]}  ({dt:.2f}s)")
+    def agent_plays(self) -> None:
+        side = self.names[self.to_move]
+        move = self.agent_move()
+        if move.startswith("illegal:"):
+            action = move.partition(":")[2]
+            self.say(f"agent {self.agent} chose an illegal action {action}; it loses the game")
+        else:
+            self.say(f"agent {self.agent} ({side}) plays {move}  ({self.thought:.2f}s)")
 
-    def undo(self) -> None:
-        if not any(self.by_human):
-            self.say("nothing to undo")
+    def take_back(self) -> None:
+        try:
+            taken = self.undo()
+        except ValueError as e:  # nothing to undo
+            self.say(str(e))
             return
         if self.counted:
             self.tally.pop()
             self.counted = False
-        taken = []
-        while self.moves:  # pop agent replies, then the human move before them
-            self.states.pop()
-            human = self.by_human.pop()
-            taken.append(self.moves.pop())
-            if human:
-                break
-        self.say(f"took back: {' '.join(reversed(taken))}")
+        self.say(f"took back: {' '.join(taken)}")
         self.show()
 
-    def hint(self) -> None:
+    def show_hint(self) -> None:
         if self._hint is None:
             self.say("no agent to ask for a hint (start with --agent SPEC or --hint SPEC)")
             return
-        if is_over(self.state):
+        if self.over:
             self.say("the game is over")
             return
-        action = int(self._hint(*self._next(), self.state))
-        move = self.env.action_to_text(self.state, action)
-        side = self.names[int(self.state.current_player)]
-        msg = f"hint ({self.hint_name}): {move}"
-        if self._value is not None:
-            msg += f", value {float(self._value(self.state)):+.2f} for {side}"
+        hint = self.hint()
+        msg = f"hint ({self.hint_spec}): {hint['move']}"
+        if hint["value"] is not None:
+            msg += f", value {hint['value']:+.2f} for {hint['side']}"
         self.say(msg)
 
     def save(self, path: str) -> None:
@@ -393,10 +505,7 @@ class TerminalGame:
         real = os.path.realpath(path)
         hint = "choose another name (a file saved in this session may be saved again)"
         check_output_path(path, "save", force=real in self.saved, overwrite_hint=hint)
-        record = records.new_record(
-            self.env, self.moves, self.players(), final_state=self.state, seed=str(self.seed)
-        )
-        records.save(path, record)
+        records.save(path, self.record())
         self.saved.add(real)
         self.say(f"saved {len(self.moves)} moves to {path}")
 

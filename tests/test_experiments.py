@@ -151,6 +151,35 @@ def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys
             assert banned not in text, (name, banned)
 
 
+def test_learning_curves_accuracy(tmp_path, monkeypatch, capsys):
+    """``--accuracy``: at every point each seed's moves are judged against perfect play (the
+    exact solver on reversi 4x4), written beside the curves and drawn beside the Elo; on
+    animal shogi without the solved table the run is refused in one line before it writes."""
+    from jaxgames.cli import report_errors
+    from jaxgames.evaluation import animal_shogi_solver
+
+    lc = script("learning_curves")
+    out = str(tmp_path / "acc")
+    argv = ["--games", "reversi4", "--algos", "ppo", "--seeds", "2", "--total-steps", "2000"]
+    argv += ["--evals", "2", "--eval-games", "4", "--num-envs=16", "--net.hidden=8"]
+    argv += ["--opponents", "random", "greedy", "--accuracy", "3", "--accuracy-empties", "8"]
+    (summary,) = lc.main(argv + ["--out", out])
+    rows = ex.read_csv(os.path.join(out, "reversi4_ppo", "accuracy.csv"))
+    curves = ex.read_csv(os.path.join(out, "reversi4_ppo", "curves.csv"))
+    assert {(r["chunk"], r["seed"]) for r in rows} == {(r["chunk"], r["seed"]) for r in curves}
+    for r in rows:
+        assert r["against"] == "greedy" and int(r["moves"]) > 0
+        assert 0.0 <= float(r["lo"]) <= float(r["share"]) <= float(r["hi"]) <= 1.0
+        assert 0 <= int(r["blunders"]) <= int(r["moves"]) and float(r["margin_lost"]) >= 0
+    assert 0.0 <= summary["final_accuracy"]["mean"] <= 1.0
+    assert os.path.exists(os.path.join(out, "reversi4_elo.png"))
+    monkeypatch.setenv(animal_shogi_solver.ENV_VAR, str(tmp_path / "no_table"))
+    bad = ["--games", "animal_shogi", "--algos", "ppo", "--quick", "--accuracy", "2"]
+    assert report_errors(lambda: lc.main(bad + ["--out", str(tmp_path / "as")])) == 2
+    assert "run 'jaxgames solve animal_shogi' first" in capsys.readouterr().err
+    assert not (tmp_path / "as").exists()
+
+
 # ----------------------------------------------------------------------------- scripts
 def test_quickstart_tiny(tmp_path):
     quickstart = script("quickstart")

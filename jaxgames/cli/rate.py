@@ -23,7 +23,7 @@ from jaxgames.cli.options import (
 from jaxgames.evaluation.ladder import game_key, load_ladder
 from jaxgames.evaluation.rating import rate_policy
 from jaxgames.runs import read_run_config
-from jaxgames.specs import agent_run, make_opponent
+from jaxgames.specs import agent_run, make_opponent, playable_rungs
 from jaxgames.validation import check_int, check_seed
 
 
@@ -59,6 +59,9 @@ def _rate(args: argparse.Namespace) -> int:
         rungs, skipped = held_out_rungs(args.spec, rungs)
     if skipped:
         print(f"not played (training partners of {args.spec}): {', '.join(skipped)}")
+    rungs, missing = playable_rungs(rungs, env)
+    for rung, why in missing.items():
+        print(f"not played: {rung} ({why})")
     if not rungs:
         raise ValueError("no rung left to play (all are training partners of this agent)")
     policy = make_opponent(args.spec, env)
@@ -67,7 +70,11 @@ def _rate(args: argparse.Namespace) -> int:
     report = rate_policy(policy, env, ladder, make_rung, args.games_per_rung, key, **named)
     print(report)
     if args.json:
-        write_json_file(args.json, {**report.to_json(), "skipped_partners": skipped}, "--json")
+        write_json_file(
+            args.json,
+            {**report.to_json(), "skipped_partners": skipped, "skipped_missing": missing},
+            "--json",
+        )
         print(f"wrote {args.json}")
     return 0
 

@@ -86,7 +86,9 @@ class BoardServer(http.server.ThreadingHTTPServer):
         game = str(body.get("game", old.env.name))
         options = body.get("options", dict(old.env.config) if game == old.env.name else {})
         env = game_env(game, options)
-        agent = agent_spec(str(body.get("agent", old.agent)), _int(body.get("simulations", 0)))
+        agent = agent_spec(
+            str(body.get("agent", old.agent or "human")), _int(body.get("simulations", 0))
+        )
         human = color_id(body.get("color", "first"))
         return WebGame(env, agent, human, hint=self.hint, seed=old.seed)
 
@@ -152,7 +154,7 @@ def _opponent(record: records.GameRecord, old: WebGame, env: Any) -> tuple[str, 
             except ValueError:
                 continue
             return agent, human
-    return (old.agent if old.env is env else "random"), old.human
+    return ((old.agent or "human") if old.env is env else "random"), old.human
 
 
 def _int(value: Any) -> int:
