@@ -89,9 +89,8 @@ def test_rollout_targets_are_legal_distributions(key):
 def test_learns_tic_tac_toe_from_its_own_search(ttt, run_bound):
     """100k plies with 16 simulations (the preset: a quarter of the games against random,
     outcome value targets, root noise): the network alone (greedy, no search) goes from worse
-    than random to winning most games against random as X (seeds 0-2: 98.5-99.5%, losing 0-1.5%
-    of all games). The full preset (0.5M plies) never loses to the perfect player
-    (docs/results.md); that is a benchmark, not a unit test."""
+    than random to winning most games against random as X. Play against the perfect player
+    after the full preset is a benchmark (docs/results.md), not a unit test."""
     cfg = presets.default_config(
         "alphazero", "tic_tac_toe", quick=True, eval_games=0, num_envs=32, total_steps=100_000
     )

@@ -375,10 +375,10 @@ def test_random_games_match_reference(max_steps, n_games, seed):
 
 
 @pytest.mark.slow
-def test_thousands_of_random_games_match_reference(run_bound):
+def test_a_thousand_random_games_match_reference(run_bound):
     env = jaxgames.make("animal_shogi")
     total = {}
-    for seed in range(4):  # 2000 games, ~110k plies
+    for seed in range(2):  # 1000 games, ~55k plies
         stats = check_against_reference(rollout(env, 500, 100 + seed, 256), 256)
         total = {k: total.get(k, 0) + v for k, v in stats.items()}
     assert total["draw"] > 0, total

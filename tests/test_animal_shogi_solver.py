@@ -222,8 +222,14 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
     assert "run 'jaxgames solve animal_shogi' first" in capsys.readouterr().err
     assert cli.main(["solve", "animal_shogi", "--check", "-1"]) == 2
     assert "--check must be >= 0" in capsys.readouterr().err
+    # a ladder's perfect rung is skipped, saying why, until the table is there
+    assert specs.playable_rungs(["random", "perfect"], env)[0] == ["random"]
+    rate = ["rate", "random", "--game", "animal_shogi", "--rungs", "random,perfect"]
+    assert cli.main(rate + ["--games-per-rung", "2"]) == 0
+    assert "not played: perfect (the solved animal-shogi table is not in" in capsys.readouterr().out
     solver.solve(ROOTS[:1], log2_slots=12).save(str(tmp_path))
     assert specs.check_spec("perfect", env) == "perfect"
+    assert specs.playable_rungs(["random", "perfect"], env) == (["random", "perfect"], {})
     assert callable(specs.make_opponent("perfect", env))
     monkeypatch.setenv(solver.ENV_VAR, "0")
     with pytest.raises(ValueError, match="is off"):

@@ -277,6 +277,7 @@ def test_reference_articles_tiny(tmp_path):
     argv = ["--quick", "--parts", "tabular_q", "shogi_winner_imitation", "--ttt-games", "1500"]
     argv += ["--shogi-games", "64", "--vs-init-games", "8", "--eval-games", "4"]
     argv += ["--opponents", "random", "--net.hidden=8", "--out", str(tmp_path / "ra")]
+    argv += ["--eval_games=0", "--eval_vs_init_games=0"]  # no evaluation inside training
     rows = script("reference_articles").main(argv)
     assert {r["experiment"] for r in rows} == {
         "tabular Q, tic-tac-toe",
