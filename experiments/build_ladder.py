@@ -71,7 +71,8 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "animal_shogi": (
         "animal_shogi",
         {},
-        ENGINE_RUNGS,
+        # perfect play (the solved table, jaxgames solve animal_shogi) tops it: --extend perfect
+        ENGINE_RUNGS + ["perfect"],
         50,
         4,  # 2 random plies reach only 13 distinct positions
     ),
