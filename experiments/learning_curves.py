@@ -33,7 +33,8 @@ against ``--accuracy-against`` (default: the strongest opponent) and every move 
 where the oracle applies is judged against perfect play
 (:func:`jaxgames.evaluation.accuracy.move_accuracy`: the solved table on animal shogi, which
 ``jaxgames solve animal_shogi`` caches; the exact solver from ``--accuracy-empties`` on
-reversi): ``accuracy.csv`` and an accuracy panel beside the Elo figure.
+reversi; value iteration on tic-tac-toe): ``accuracy.csv`` and an accuracy panel beside the
+Elo figure.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ import numpy as np
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
+from jaxgames.baselines.value_iteration import tic_tac_toe_oracle
 from jaxgames.cli import report_errors
 from jaxgames.evaluation import accuracy as acc
 from jaxgames.evaluation import animal_shogi_solver
@@ -155,9 +157,9 @@ def accuracy_judge(env, a, opponents):
     (``--accuracy``), or ``None`` when off; the table is checked before anything is written."""
     if not a.accuracy:
         return None
-    if env.name not in ("animal_shogi", "reversi"):
-        raise ValueError(f"--accuracy needs animal_shogi or reversi, not {env.name}")
-    table = None
+    table, oracle = None, None
+    if env.name == "tic_tac_toe":
+        oracle = tic_tac_toe_oracle()
     if env.name == "animal_shogi":
         if a.accuracy_empties is not None:
             raise ValueError("--accuracy-empties is for reversi: animal shogi judges every move")
@@ -179,10 +181,13 @@ def accuracy_judge(env, a, opponents):
             opening_plies=opening_plies(env),
             seed=chunk,
             empties=a.accuracy_empties,
-        )["overall"]
+            oracle=oracle,
+        )
+        distinct, out = out["distinct_games"], out["overall"]
         per_game = out["blunders_per_game"]
         share = float("nan") if out["share"] is None else out["share"]  # no move judged
-        row = dict(against=against, moves=out["moves"], share=share, lo=out["lo"])
+        row = dict(against=against, distinct_games=distinct, moves=out["moves"], share=share)
+        row.update(lo=out["lo"])
         row.update(hi=out["hi"], blunders=out["blunders"], blunders_per_game=per_game["mean"])
         if "margin_lost" in out:
             row["margin_lost"] = out["margin_lost"]["mean"]

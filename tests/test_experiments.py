@@ -169,6 +169,7 @@ def test_learning_curves_accuracy(tmp_path, monkeypatch, capsys):
     assert {(r["chunk"], r["seed"]) for r in rows} == {(r["chunk"], r["seed"]) for r in curves}
     for r in rows:
         assert r["against"] == "greedy" and int(r["moves"]) > 0
+        assert 1 <= int(r["distinct_games"]) <= 6
         assert 0.0 <= float(r["lo"]) <= float(r["share"]) <= float(r["hi"]) <= 1.0
         assert 0 <= int(r["blunders"]) <= int(r["moves"]) and float(r["margin_lost"]) >= 0
     assert 0.0 <= summary["final_accuracy"]["mean"] <= 1.0

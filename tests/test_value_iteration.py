@@ -59,3 +59,53 @@ def test_cpp_article_variant():
     assert vt.value("XX.OO.... X") == pytest.approx(1.0)
     with pytest.raises(ValueError, match="gamma"):
         value_iteration(gamma=1.5)
+
+
+def test_tic_tac_toe_oracle_judges_moves(capsys):
+    """Value iteration as the move-accuracy oracle: the perfect player keeps the value with
+    every move; random play blunders, each blunder a move whose brute-force minimax value for
+    the mover is below the position's; the report counts its distinct games."""
+    import jax
+
+    from jaxgames import cli
+    from jaxgames.baselines.value_iteration import perfect_policy, tic_tac_toe_oracle
+    from jaxgames.core import random_action
+    from jaxgames.evaluation.accuracy import move_accuracy, play_recorded
+    from jaxgames.games import make
+
+    env, oracle = make("tic_tac_toe"), tic_tac_toe_oracle()
+    rand = lambda key, state: random_action(key, state.legal_action_mask)  # noqa: E731
+    good = move_accuracy(perfect_policy(), rand, env, games=8, opening_plies=2, oracle=oracle)
+    assert good["overall"]["share"] == 1.0 and good["overall"]["blunders"] == 0
+    assert 1 <= good["distinct_games"] <= good["games"] == 16
+    starts = jax.tree.map(lambda x: x[None], env.init(jax.random.PRNGKey(0)))
+    rec = play_recorded(rand, perfect_policy(), env, starts, jax.random.PRNGKey(3), 9,
+                        oracle.positions_of)  # fmt: skip
+    v = oracle.judge(rec["positions"], rec["actions"].astype(np.int64), rec["ply"])
+
+    def negamax(board, mover):  # the mover's value by brute force: 1 win, 0 draw, -1 loss
+        if _winner(board) is not None:
+            return -1
+        moves = [i for i in range(9) if board[i] == -1]
+        return max((-negamax(board[:i] + (mover,) + board[i + 1 :], 1 - mover) for i in moves),
+                   default=0)  # fmt: skip
+
+    from jaxgames.baselines.value_iteration import decode
+
+    for code, a, before, after in zip(rec["positions"][:, 0], rec["actions"], v["before"],
+                                      v["after"]):  # fmt: skip
+        board = tuple(int(x) for x in np.asarray(decode(np.int32(code))))
+        mover = sum(x != -1 for x in board) % 2
+        assert before == negamax(board, mover)
+        child = board[:a] + (mover,) + board[a + 1 :]
+        assert after == (1 if _winner(child) is not None else -negamax(child, 1 - mover))
+    assert cli.main(["accuracy", "random", "--game", "tic_tac_toe", "--games", "4"]) == 0
+    assert "8 games (4 openings x 2 colours, " in capsys.readouterr().out
+
+
+def _winner(board):
+    lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+    for a, b, c in lines:
+        if board[a] != -1 and board[a] == board[b] == board[c]:
+            return board[a]
+    return None

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import random_action
+from jaxgames.evaluation.accuracy import Oracle
 from jaxgames.games import make
 from jaxgames.games import tic_tac_toe as ttt
 
@@ -218,3 +219,32 @@ def perfect_policy(table: jax.Array | None = None):
         return random_action(key, best)
 
     return policy
+
+
+#: tic-tac-toe phases by the ply of the move: (name, lo, hi), lo <= ply < hi
+TIC_TAC_TOE_PHASES = (("plies 0-2", 0, 3), ("plies 3-5", 3, 6), ("plies 6-8", 6, 9))
+
+
+def tic_tac_toe_oracle(table: jax.Array | None = None) -> Oracle:
+    """Value iteration as the move-accuracy oracle (:mod:`jaxgames.evaluation.accuracy`): the
+    mover's Q of every move (``table``: :meth:`ValueTable.mover_q_table`, default the zero-sum
+    one) gives the value before a move (the best legal Q) and after it; every move judged."""
+    q = np.asarray(_perfect_table() if table is None else table)
+
+    def judge(positions, actions, ply):
+        rows = q[positions[:, 0]]
+        legal = np.isfinite(rows)
+        best = np.where(legal, rows, -np.inf).max(-1) if len(rows) else np.zeros(0)
+        after = rows[np.arange(len(actions)), actions]
+        return {
+            "judged": np.ones(len(actions), bool),
+            "before": np.sign(np.round(best)).astype(np.int8),
+            "after": np.sign(np.round(after)).astype(np.int8),
+            "phase": ply,
+        }
+
+    return Oracle(
+        positions_of=lambda s: board_code(s.board)[None],
+        judge=judge,
+        phases=TIC_TAC_TOE_PHASES,
+    )

@@ -2,12 +2,14 @@
 game-theoretic value, per colour and game phase, with the blunders per game
 (:mod:`jaxgames.evaluation.accuracy`). Animal shogi: needs the table of ``jaxgames solve
 animal_shogi``; reversi (``--game reversi --size S --empties E``): the exact solver judges A's
-moves from E empty squares and also gives the disc margin lost per move."""
+moves from E empty squares and also gives the disc margin lost per move; tic-tac-toe: value
+iteration judges every move."""
 
 from __future__ import annotations
 
 import argparse
 
+from jaxgames.baselines.value_iteration import tic_tac_toe_oracle
 from jaxgames.cli.options import add_force_argument, check_output_file, write_json_file
 from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.evaluation.accuracy import DEFAULT_EMPTIES, format_accuracy, move_accuracy
@@ -19,10 +21,13 @@ from jaxgames.specs import make_opponent
 def _accuracy(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file(args.json, "--json", args.force)
-    table, empties = None, None
-    if args.game == "animal_shogi":
-        if args.size is not None or args.empties is not None:
-            raise ValueError("--empties and --size are for --game reversi")
+    table, empties, oracle = None, None, None
+    if args.game != "reversi" and (args.size is not None or args.empties is not None):
+        raise ValueError("--empties and --size are for --game reversi")
+    if args.game == "tic_tac_toe":
+        env, oracle = make("tic_tac_toe"), tic_tac_toe_oracle()
+        against = "perfect" if args.against is None else args.against
+    elif args.game == "animal_shogi":
         env = make("animal_shogi")
         against = "perfect" if args.against is None else args.against
         try:
@@ -42,7 +47,15 @@ def _accuracy(args: argparse.Namespace) -> int:
     a, b = make_opponent(args.a, env), make_opponent(against, env)
     plies = default_opening_plies(env) if args.opening_plies is None else args.opening_plies
     out = move_accuracy(
-        a, b, env, table, games=args.games, opening_plies=plies, seed=args.seed, empties=empties
+        a,
+        b,
+        env,
+        table,
+        games=args.games,
+        opening_plies=plies,
+        seed=args.seed,
+        empties=empties,
+        oracle=oracle,
     )
     out.update(a=args.a, against=against, opening_plies=plies, game=args.game)
     if empties is not None:
@@ -58,18 +71,20 @@ def add_command(subparsers) -> None:
     """Register ``accuracy`` on the ``jaxgames`` command line."""
     p = subparsers.add_parser(
         "accuracy",
-        help="how often a player's moves keep the solved value (animal shogi, reversi endings)",
+        help="how often a player's moves keep the solved value (animal shogi, reversi endings, "
+        "tic-tac-toe)",
         description="Play A against B from distinct random openings (both colours) and judge "
-        "every move of A with the solved animal-shogi table, or on reversi every placement "
-        "from --empties empty squares with the exact solver: the share that keeps the "
+        "every move of A with the solved animal-shogi table, on reversi every placement "
+        "from --empties empty squares with the exact solver, on tic-tac-toe every move with "
+        "value iteration: the share that keeps the "
         "position's value, blunders per game, per colour and game phase, with 95% intervals "
         "(and on reversi the disc margin lost per move).",
     )
     p.add_argument("a", help="player A: an opponent spec or a run directory")
-    p.add_argument("--against", default=None, help="player B (default: perfect on animal shogi)")
+    p.add_argument("--against", default=None, help="player B (default: perfect; needed on reversi)")
     p.add_argument(
         "--game",
-        choices=("animal_shogi", "reversi"),
+        choices=("animal_shogi", "reversi", "tic_tac_toe"),
         default="animal_shogi",
         help="the game (default animal_shogi)",
     )

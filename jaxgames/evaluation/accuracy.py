@@ -1,7 +1,8 @@
 """Move accuracy against perfect play: how often a player's moves keep the game-theoretic
 value of the position, judged by an oracle: the solved animal-shogi table
 (:mod:`jaxgames.evaluation.animal_shogi_solver`) or, on reversi, the exact solver
-(:mod:`jaxgames.evaluation.reversi_solver`) from a number of empty squares.
+(:mod:`jaxgames.evaluation.reversi_solver`) from a number of empty squares, or any
+:class:`Oracle` (tic-tac-toe: value iteration's, in :mod:`jaxgames.baselines.value_iteration`).
 
     out = move_accuracy(policy_a, policy_b, env, table, games=100)       # animal shogi
     out = move_accuracy(policy_a, policy_b, env, games=20, empties=14)   # reversi
@@ -234,6 +235,7 @@ def move_accuracy(
     max_plies: int | None = None,
     starts=None,
     empties: int | None = None,
+    oracle: Oracle | None = None,
 ) -> dict[str, Any]:
     """A's move accuracy against B (module docstring): plain Python values, ``overall``,
     ``as_first``, ``as_second`` and ``phases`` (each: moves, share kept with ``lo``/``hi``,
@@ -241,8 +243,11 @@ def move_accuracy(
     disc margin lost per move). Animal shogi: judged by ``table`` (default: the cached one);
     reversi: by the exact solver from ``empties`` empty squares (default
     :data:`DEFAULT_EMPTIES` of the size). ``starts``: a batched state of the openings instead
-    (``games``, ``opening_plies`` unused)."""
-    if env.name == "animal_shogi":
+    (``games``, ``opening_plies`` unused). ``oracle``: any other :class:`Oracle` (tic-tac-toe:
+    :func:`jaxgames.baselines.value_iteration.tic_tac_toe_oracle`)."""
+    if oracle is not None:
+        pass
+    elif env.name == "animal_shogi":
         if empties is not None:
             raise ValueError("empties is for reversi: animal shogi judges every move")
         oracle = animal_shogi_oracle(solver.load_table() if table is None else table)
@@ -251,7 +256,10 @@ def move_accuracy(
             raise ValueError(f"the reversi solver takes sizes 4, 6 or 8, not {env.size}")
         oracle = reversi_oracle(env.size, DEFAULT_EMPTIES[env.size] if empties is None else empties)
     else:
-        raise ValueError(f"move accuracy needs animal_shogi or reversi, not {env.name}")
+        raise ValueError(
+            f"move accuracy needs animal_shogi, reversi or an oracle for {env.name} (tic-tac-toe:"
+            " value_iteration.tic_tac_toe_oracle())"
+        )
     check_int("games", games)
     check_int("opening_plies", opening_plies, minimum=0)
     check_seed("seed", seed)
@@ -272,6 +280,7 @@ def move_accuracy(
     a_of_move = rec["a_player"][game]
     all_games = np.arange(len(rec["a_player"]))
     out: dict[str, Any] = {"games": int(len(all_games)), "openings": games, "seed": seed}
+    out["distinct_games"] = distinct_games(rec)
     out["judged"] = oracle.note
     out["unjudged"] = int((~j).sum())
     out["overall"] = _summary(before, after, game, all_games, lost)
@@ -290,6 +299,18 @@ def move_accuracy(
     return out
 
 
+def distinct_games(rec: dict[str, np.ndarray]) -> int:
+    """How many of :func:`play_recorded`'s games differ: in A's colour, or in a position A
+    moved from or a move A made (from the start, only the players' random tie-breaks vary
+    the games)."""
+    pos, act, game = rec["positions"], rec["actions"], rec["game"]
+    seen = {
+        (int(a), pos[game == g].tobytes(), act[game == g].tobytes())
+        for g, a in enumerate(rec["a_player"])
+    }
+    return len(seen)
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -297,7 +318,8 @@ def _pct(x: float | None) -> str:
 def format_accuracy(out: dict[str, Any]) -> str:
     """Text lines of :func:`move_accuracy`'s result."""
     lines = [
-        f"{out['games']} games ({out['openings']} openings x 2 colours): A won {out['a_won']}, "
+        f"{out['games']} games ({out['openings']} openings x 2 colours, "
+        f"{out['distinct_games']} distinct): A won {out['a_won']}, "
         f"lost {out['a_lost']}; judged: {out['judged']} ({out['unjudged']} other moves of A)"
     ]
     rows = [("overall", out["overall"]), ("as first", out["as_first"])]
