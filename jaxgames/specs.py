@@ -287,6 +287,12 @@ def _check_for_game(spec: Spec, env: Env) -> None:
         _check_agent_game(f"run {spec.path!r}", spec.path, env)
     else:
         games = _BUILTINS[spec.kind].games
+        if spec.kind == "perfect" and env.name == "reversi":
+            raise ValueError(
+                "perfect play on reversi from the start is beyond the exact solver (docs/"
+                "perfect_play.md); use solve:E:<player>: perfect play from E <= "
+                f"{MAX_SOLVE_EMPTIES} empty squares"
+            )
         if games is not None and env.name not in games:
             raise ValueError(
                 f"the {spec.kind!r} opponent exists only for {', '.join(games)}, not {env.name!r}"

@@ -274,3 +274,65 @@ def test_full_table_when_cached():
     value, plies = table.lookup(solver.START[None])
     assert (int(value[0]), int(plies[0])) == (-1, 76)
     assert solver.check_consistency(table, 2000, seed=1)["failures"] == []
+
+
+#: (row, column) steps of each piece in its mover's frame, row 0 the far rank: lion,
+#: giraffe, elephant, chick, hen (codes 1..5)
+_STEPS = {
+    1: [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)],
+    2: [(-1, 0), (0, -1), (0, 1), (1, 0)],
+    3: [(-1, -1), (-1, 1), (1, -1), (1, 1)],
+    4: [(-1, 0)],
+    5: [(-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, 0)],
+}
+
+
+def _official_successors(pos: np.ndarray) -> list[np.ndarray]:
+    """The positions after every move under the official rules, each in the next mover's
+    frame (board turned by 180 degrees, colours and hands swapped): any move of a piece or a
+    drop; a lion capture ends the game and a try (the opponent's lion on the mover's near
+    rank) has ended it, so neither leaves a position."""
+    board, hand = [int(x) for x in pos[:12]], [int(x) for x in pos[12:]]
+    if 6 in board[9:12]:
+        return []
+    after = []
+    for s, k in enumerate(board):
+        for dr, dc in _STEPS.get(k, []):
+            r, c = s // 3 + dr, s % 3 + dc
+            t = 3 * r + c
+            if not (0 <= r < 4 and 0 <= c < 3) or 1 <= board[t] <= 5 or board[t] == 6:
+                continue
+            b, h = list(board), list(hand)
+            if b[t] >= 7:  # a giraffe, elephant, chick or hen goes to the hand (a hen as a chick)
+                h[min(b[t] - 7, 2)] += 1
+            b[s], b[t] = 0, 5 if (k == 4 and r == 0) else k
+            after.append((b, h))
+    for i in range(3):
+        for t in range(12):
+            if hand[i] and board[t] == 0:
+                b, h = list(board), list(hand)
+                b[t], h[i] = i + 2, h[i] - 1
+                after.append((b, h))
+    turn = lambda c: 0 if c == 0 else (c + 5 if c <= 5 else c - 5)  # noqa: E731
+    return [np.array([turn(c) for c in b[::-1]] + h[3:] + h[:3], np.uint8) for b, h in after]
+
+
+def test_official_rules_count_matches_a_python_enumeration():
+    """``count_reachable(official=True)`` (the C enumeration under the official rules, which
+    Tanaka's published count follows) reaches, from reduced endgames, exactly the positions a
+    plain Python enumeration of the official moves reaches; jaxgames' rules reach a subset."""
+    for root in ROOTS:
+        seen = {int(solver.canonical_keys(root[None])[0])}
+        frontier = [root]
+        while frontier:
+            kids = [k for p in frontier for k in _official_successors(p)]
+            if not kids:
+                break
+            keys = solver.canonical_keys(np.stack(kids))
+            frontier = [k for k, key in zip(kids, keys.tolist()) if key not in seen]
+            seen.update(keys.tolist())
+            frontier = list({int(solver.canonical_keys(k[None])[0]): k for k in frontier}.values())
+        got = solver.count_reachable(root[None], official=True, log2_slots=14)
+        assert got["positions"] == len(seen)
+        ours = solver.count_reachable(root[None], log2_slots=14)["positions"]
+        assert len(solver.solve(root[None], log2_slots=14)) == ours < len(seen)

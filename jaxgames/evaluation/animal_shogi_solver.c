@@ -230,6 +230,42 @@ static int children(const Pos *p, u64 *out) {
   return n;
 }
 
+/* the rules children() plays: 0 jaxgames', 1 the official rules (Tanaka 2009's count), under
+   which any move is legal (a lion may be moved into attack or left there), capturing a lion
+   ends the game, and a try stands unless the lion is captured at once (which ends the game
+   too): positions after a game-ending capture are not positions, so a try has no successor */
+static int RULES;
+
+void as_set_rules(int rules) { RULES = rules; }
+
+static int children_official(const Pos *p, u64 *out) {
+  int n = 0;
+  if (tried(p)) return 0;
+  Turned base = turned(p);
+  for (int s = 0; s < 12; s++) {
+    int k = p->b[s];
+    if (k < 1 || k > 5) continue;
+    for (int d = 0; d < 8; d++) {
+      int t = (MOVEMASK[k] >> d & 1) ? TO[d][s] : -1;
+      if (t < 0 || (p->b[t] >= 1 && p->b[t] <= 5) || p->b[t] == LION + 5) continue;
+      Turned key = base;
+      change(&key, s, k, EMPTY);
+      change(&key, t, p->b[t], (k == CHICK && t < 3) ? HEN : k);
+      if (p->b[t] >= 6) change_hand(&key, p->b[t] - 5 >= CHICK ? 2 : p->b[t] - 5 - 2, 1);
+      out[n++] = least(key);
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    for (int t = 0; t < 12 && p->h[i]; t++) {
+      if (p->b[t]) continue;
+      Turned key = base;
+      change(&key, t, EMPTY, i + 2);
+      change_hand(&key, i, -1);
+      out[n++] = least(key);
+    }
+  return n;
+}
+
 /* canonical keys of every position (in its own mover's frame) with a move to p: un-drops,
    un-moves with or without an un-capture, un-promotions; a superset of the legal
    predecessors (membership in the table filters it); out needs room for 512 */
@@ -437,7 +473,7 @@ int64_t as_solve(const uint8_t *roots, int n_roots, int log2_slots, int verbose,
   for (u64 qi = 0; qi < queue.n && !err; qi++) {
     u64 slot = queue.a[qi];
     decode(KEY[slot], &p);
-    int n = unique_u64(buf, children(&p, buf));
+    int n = unique_u64(buf, RULES ? children_official(&p, buf) : children(&p, buf));
     CNT[slot] = (uint8_t)n;
     if (n == 0) {
       RES[slot] = LOSS;
@@ -459,6 +495,7 @@ int64_t as_solve(const uint8_t *roots, int n_roots, int log2_slots, int verbose,
   double t1 = now();
   if (VERBOSE && !err)
     fprintf(stderr, "forward done: %llu positions, %.0f s\n", (unsigned long long)NPOS, t1 - t0);
+  if (RULES) level.n = 0; /* the official rules: the reachable positions only, not solved */
   /* backward, one distance at a time */
   int64_t wins = 0, losses = (int64_t)level.n, longest = 0, levels = 0;
   for (int d = 0; level.n && !err; d++) {

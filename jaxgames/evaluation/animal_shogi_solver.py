@@ -86,6 +86,7 @@ def _library(path: str):
     lib.as_results.restype = ctypes.POINTER(ctypes.c_uint16)
     lib.as_key.restype = ctypes.c_uint64
     lib.as_key.argtypes = [u8p]
+    lib.as_set_rules.argtypes = [ctypes.c_int]
     for name in ("as_children", "as_parents"):
         getattr(lib, name).restype = ctypes.c_int
         getattr(lib, name).argtypes = [u8p, u64p]
@@ -240,6 +241,23 @@ def solve(
     info = dict(zip(_STATS, map(int, stats)))
     info["seconds"] = round(time.perf_counter() - t0, 1)
     return SolvedTable(keys, results, info)
+
+
+def count_reachable(
+    roots: np.ndarray | None = None, *, official: bool = False, log2_slots: int | None = None
+) -> dict[str, int]:
+    """Positions reachable from ``roots`` (default the start), enumerated and not solved:
+    ``{"positions": mover's frame, mirror folded; "unfolded": mirror images apart}``.
+    ``official``: under the official rules instead of jaxgames' (any move legal, a lion
+    capture ends the game; the C source's ``RULES``), the convention of Tanaka (2009)'s
+    count of the positions reachable from the start."""
+    lib = library()
+    lib.as_set_rules(int(official))
+    try:
+        table = solve(roots, log2_slots=log2_slots)
+    finally:
+        lib.as_set_rules(0)
+    return {"positions": len(table), "unfolded": table.unfolded_count()}
 
 
 def table_paths(folder: str | None = None) -> tuple[str, str, str] | None:
