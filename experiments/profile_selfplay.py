@@ -51,6 +51,10 @@ config field of whichever algorithm has it.
 
 Writes ``<out>/profile.json`` (every timing, FLOP count and setting) and ``<out>/profile.md``
 (the tables printed).
+
+``--against-commit REV`` (before/after): the same profile of the package as of git commit REV
+too, this script run in a subprocess on a temporary worktree of REV (written to
+``<out>/commit_<REV>/``), after this one's: a last table puts both updates' plies/s side by side.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Callable
 
@@ -592,6 +599,72 @@ def tables(rows: list[dict], peak: float) -> str:
 
 
 # ----------------------------------------------------------------------------- main
+def profile_commit(rev: str, argv: list[str], out: str) -> list[dict]:
+    """This script's rows for the package as of git commit ``rev`` (``argv`` without
+    ``--against-commit`` and ``--out``): a temporary worktree of ``rev``, this script run in
+    a subprocess with that tree's package first on the path, its output in
+    ``<out>/commit_<rev>/``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = subprocess.run(
+        ["git", "-C", root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode:
+        raise ValueError(f"--against-commit: {rev!r} is not a commit of the repository at {root}")
+    sub_out = os.path.abspath(
+        os.path.join(out, "commit_" + "".join(c if c.isalnum() else "_" for c in rev))
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = os.path.join(tmp, "tree")
+        subprocess.run(
+            ["git", "-C", root, "worktree", "add", "--detach", "-q", tree, rev], check=True
+        )
+        try:
+            env = dict(
+                os.environ, PYTHONPATH=os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")])
+            )
+            cmd = [sys.executable, os.path.abspath(__file__), *argv, "--out", sub_out]
+            subprocess.run(cmd, check=True, env=env, cwd=tmp)
+        finally:
+            subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree], check=False)
+    with open(os.path.join(sub_out, "profile.json")) as f:
+        return json.load(f)["rows"]
+
+
+def compare_table(rows: list[dict], other: list[dict], rev: str) -> str:
+    """The updates' plies/s here and at ``rev``, configuration by configuration."""
+    ident = lambda r: (r["game"], r["algo"], r["num_envs"], r["num_simulations"])  # noqa: E731
+    theirs = {ident(r): r for r in other}
+    lines = [
+        f"| game | algo | games | sims | plies/s at {rev} | plies/s here | here / {rev} |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        o = theirs.get(ident(r))
+        before = f"{o['plies_per_s']:,.0f}" if o else "-"
+        ratio = f"{r['plies_per_s'] / o['plies_per_s']:.2f}" if o else "-"
+        sims = "-" if r["num_simulations"] is None else r["num_simulations"]
+        lines.append(
+            f"| {r['game']} | {r['algo']} | {r['num_envs']} | {sims} | {before} | "
+            f"{r['plies_per_s']:,.0f} | {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def _without(argv: list[str], *options: str) -> list[str]:
+    """``argv`` without ``options`` and their values (``--o V`` or ``--o=V``)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in options:
+            skip = True
+        elif not any(arg.startswith(o + "=") for o in options):
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     """Profile every game x algorithm x num_envs (x simulations); returns the rows."""
     ap = argparse.ArgumentParser(
@@ -631,6 +704,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
         help="compiles run side by side (default: one per CPU)",
     )
     ap.add_argument("--out", default="runs/profile")
+    ap.add_argument(
+        "--against-commit",
+        metavar="REV",
+        help="also profile the package as of this git commit and compare (before/after)",
+    )
     ap.add_argument(
         "--quick",
         action="store_true",
@@ -714,6 +792,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
             flush=True,
         )
     md = tables(rows, peak)
+    if args.against_commit:
+        given = list(sys.argv[1:] if argv is None else argv)
+        other = profile_commit(
+            args.against_commit, _without(given, "--against-commit", "--out"), args.out
+        )
+        md += "\n\n" + compare_table(rows, other, args.against_commit)
     print("\n" + md)
     meta = dict(
         backend=backend,

@@ -432,3 +432,19 @@ def test_profile_selfplay_tiny(tmp_path):
     with pytest.raises(ValueError, match=r"unknown config field\(s\) \['no-such'\]"):
         prof.main(["--no-such=1", "--out", str(tmp_path / "bad")])
     assert not (tmp_path / "bad").exists()
+
+
+def test_profile_against_commit_pieces(tmp_path):
+    """``--against-commit``: the other run gets the same arguments less ``--against-commit``
+    and ``--out``; the comparison pairs configurations; a name that is no commit is a
+    one-line error before anything runs."""
+    prof = script("profile_selfplay")
+    argv = ["--games", "reversi6", "--against-commit=HEAD~1", "--out", "x", "--quick"]
+    assert prof._without(argv, "--against-commit", "--out") == ["--games", "reversi6", "--quick"]
+    row = dict(game="reversi6", algo="alphazero", num_envs=8, num_simulations=4, plies_per_s=300)
+    other = [dict(row, plies_per_s=200.0), dict(row, num_envs=16)]
+    table = prof.compare_table([row, dict(row, algo="ppo", num_simulations=None)], other, "abc")
+    assert "| reversi6 | alphazero | 8 | 4 | 200 | 300 | 1.50 |" in table
+    assert "| reversi6 | ppo | 8 | - | - | 300 | - |" in table
+    with pytest.raises(ValueError, match="'no-such-rev' is not a commit"):
+        prof.profile_commit("no-such-rev", [], str(tmp_path))
