@@ -230,17 +230,32 @@ static int children(const Pos *p, u64 *out) {
   return n;
 }
 
-/* the rules children() plays: 0 jaxgames', 1 the official rules (Tanaka 2009's count), under
-   which any move is legal (a lion may be moved into attack or left there), capturing a lion
-   ends the game, and a try stands unless the lion is captured at once (which ends the game
-   too): positions after a game-ending capture are not positions, so a try has no successor */
+/* the rules the forward enumeration plays: 0 jaxgames' (children()); 1 the official rules,
+   under which any move is legal (a lion may be moved into attack or left there), capturing a
+   lion ends the game, and a try stands unless the lion is captured at once (which ends the
+   game too): positions after a game-ending capture are not positions, so a try has no
+   successor; 2 as 1, and a position whose mover can capture the opponent's lion is over (the
+   capture wins: its other moves are not followed) */
 static int RULES;
 
 void as_set_rules(int rules) { RULES = rules; }
 
+/* the mover can capture the opponent's lion */
+static int lion_en_prise(const Pos *p) {
+  for (int s = 0; s < 12; s++) {
+    int k = p->b[s];
+    if (k < 1 || k > 5) continue;
+    for (int d = 0; d < 8; d++) {
+      int t = (MOVEMASK[k] >> d & 1) ? TO[d][s] : -1;
+      if (t >= 0 && p->b[t] == LION + 5) return 1;
+    }
+  }
+  return 0;
+}
+
 static int children_official(const Pos *p, u64 *out) {
   int n = 0;
-  if (tried(p)) return 0;
+  if (tried(p) || (RULES == 2 && lion_en_prise(p))) return 0;
   Turned base = turned(p);
   for (int s = 0; s < 12; s++) {
     int k = p->b[s];
@@ -495,7 +510,7 @@ int64_t as_solve(const uint8_t *roots, int n_roots, int log2_slots, int verbose,
   double t1 = now();
   if (VERBOSE && !err)
     fprintf(stderr, "forward done: %llu positions, %.0f s\n", (unsigned long long)NPOS, t1 - t0);
-  if (RULES) level.n = 0; /* the official rules: the reachable positions only, not solved */
+  if (RULES) level.n = 0; /* other rules: the reachable positions only, not solved */
   /* backward, one distance at a time */
   int64_t wins = 0, losses = (int64_t)level.n, longest = 0, levels = 0;
   for (int d = 0; level.n && !err; d++) {

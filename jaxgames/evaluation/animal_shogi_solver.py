@@ -243,16 +243,23 @@ def solve(
     return SolvedTable(keys, results, info)
 
 
+#: the rules :func:`count_reachable` can enumerate (the C source's ``RULES``)
+COUNT_RULES = {"jaxgames": 0, "official": 1, "official-capture-ends": 2}
+
+
 def count_reachable(
-    roots: np.ndarray | None = None, *, official: bool = False, log2_slots: int | None = None
+    roots: np.ndarray | None = None, *, rules: str = "jaxgames", log2_slots: int | None = None
 ) -> dict[str, int]:
     """Positions reachable from ``roots`` (default the start), enumerated and not solved:
     ``{"positions": mover's frame, mirror folded; "unfolded": mirror images apart}``.
-    ``official``: under the official rules instead of jaxgames' (any move legal, a lion
-    capture ends the game; the C source's ``RULES``), the convention of Tanaka (2009)'s
-    count of the positions reachable from the start."""
+    ``rules``: jaxgames'; ``"official"`` (any move legal, a lion capture ends the game, a
+    capture may be declined); ``"official-capture-ends"`` (as official, and a position whose
+    mover can capture the opponent's lion is over: the convention of a count of the positions
+    of games played to a result, as Tanaka (2009)'s)."""
+    if rules not in COUNT_RULES:
+        raise ValueError(f"rules must be one of {', '.join(COUNT_RULES)}, not {rules!r}")
     lib = library()
-    lib.as_set_rules(int(official))
+    lib.as_set_rules(COUNT_RULES[rules])
     try:
         table = solve(roots, log2_slots=log2_slots)
     finally:
