@@ -175,6 +175,28 @@ static inline void change_hand(Turned *k, int slot, int dh) {
 
 static inline u64 least(Turned k) { return k.r < k.m ? k.r : k.m; }
 
+/* the canonical key after the mover's piece k moves from s to t, capturing cap (a captured
+   piece goes to the hand, a hen as a chick) and promoting a chick on the far rank */
+static u64 after_move(Turned key, int s, int k, int t, int cap) {
+  change(&key, s, k, EMPTY);
+  change(&key, t, cap, (k == CHICK && t < 3) ? HEN : k);
+  if (cap >= 6) change_hand(&key, cap - 5 >= CHICK ? 2 : cap - 5 - 2, 1);
+  return least(key);
+}
+
+/* appends the canonical keys after every drop from the mover's hand to out[n..]; the new n */
+static int drops(const Pos *p, Turned base, u64 *out, int n) {
+  for (int i = 0; i < 3; i++)
+    for (int t = 0; t < 12 && p->h[i]; t++) {
+      if (p->b[t]) continue;
+      Turned key = base;
+      change(&key, t, EMPTY, i + 2);
+      change_hand(&key, i, -1);
+      out[n++] = least(key);
+    }
+  return n;
+}
+
 /* canonical keys of the positions after every legal move (repeats kept), or 0 moves when
    the position is already over (a try); out needs room for 128. Legality as
    rules.legal_action_mask: with no sliding pieces a non-lion move keeps the lion safe iff it
@@ -209,25 +231,10 @@ static int children(const Pos *p, u64 *out) {
       if (cap == LION + 5) continue; /* only in positions no legal game reaches */
       if (k == LION ? (att >> t & 1) : (checkers > 1 || (checkers == 1 && t != checker)))
         continue;
-      Turned key = base;
-      change(&key, s, k, EMPTY);
-      change(&key, t, cap, (k == CHICK && t < 3) ? HEN : k);
-      if (cap >= 6) change_hand(&key, cap - 5 >= CHICK ? 2 : cap - 5 - 2, 1);
-      out[n++] = least(key);
+      out[n++] = after_move(base, s, k, t, cap);
     }
   }
-  if (checkers) return n;
-  for (int i = 0; i < 3; i++) {
-    if (!p->h[i]) continue;
-    for (int t = 0; t < 12; t++) {
-      if (p->b[t]) continue;
-      Turned key = base;
-      change(&key, t, EMPTY, i + 2);
-      change_hand(&key, i, -1);
-      out[n++] = least(key);
-    }
-  }
-  return n;
+  return checkers ? n : drops(p, base, out, n);
 }
 
 /* the rules the forward enumeration plays: 0 jaxgames' (children()); 1 the official rules,
@@ -263,22 +270,10 @@ static int children_official(const Pos *p, u64 *out) {
     for (int d = 0; d < 8; d++) {
       int t = (MOVEMASK[k] >> d & 1) ? TO[d][s] : -1;
       if (t < 0 || (p->b[t] >= 1 && p->b[t] <= 5) || p->b[t] == LION + 5) continue;
-      Turned key = base;
-      change(&key, s, k, EMPTY);
-      change(&key, t, p->b[t], (k == CHICK && t < 3) ? HEN : k);
-      if (p->b[t] >= 6) change_hand(&key, p->b[t] - 5 >= CHICK ? 2 : p->b[t] - 5 - 2, 1);
-      out[n++] = least(key);
+      out[n++] = after_move(base, s, k, t, p->b[t]);
     }
   }
-  for (int i = 0; i < 3; i++)
-    for (int t = 0; t < 12 && p->h[i]; t++) {
-      if (p->b[t]) continue;
-      Turned key = base;
-      change(&key, t, EMPTY, i + 2);
-      change_hand(&key, i, -1);
-      out[n++] = least(key);
-    }
-  return n;
+  return drops(p, base, out, n);
 }
 
 /* canonical keys of every position (in its own mover's frame) with a move to p: un-drops,
