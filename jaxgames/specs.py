@@ -289,9 +289,9 @@ def _check_for_game(spec: Spec, env: Env) -> None:
         games = _BUILTINS[spec.kind].games
         if spec.kind == "perfect" and env.name == "reversi":
             raise ValueError(
-                "perfect play on reversi from the start is beyond the exact solver (docs/"
-                "perfect_play.md); use solve:E:<player>: perfect play from E <= "
-                f"{MAX_SOLVE_EMPTIES} empty squares"
+                "the 'perfect' opponent exists for tic_tac_toe and animal_shogi; on reversi "
+                "perfect play from the start is beyond the exact solver (docs/perfect_play.md): "
+                f"use solve:E:<player>, perfect play from E <= {MAX_SOLVE_EMPTIES} empty squares"
             )
         if games is not None and env.name not in games:
             raise ValueError(

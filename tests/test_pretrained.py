@@ -273,7 +273,7 @@ def test_solve_spec_wraps_any_player(ttt, capsys, tmp_path):
         ("solve:21:random", r6, "at most 20"),
         ("solve:10", r6, "use 'solve:E:<player>'"),
         ("solve:4:random", ttt, "exists only for reversi"),
-        ("perfect", r6, "beyond the exact solver.*use solve:E:<player>"),
+        ("perfect", r6, "tic_tac_toe and animal_shogi.*beyond the exact solver.*solve:E:"),
         ("solve:4:pretrained:tic_tac_toe", r6, "was trained on"),
     ]:
         with pytest.raises(ValueError, match=match):
