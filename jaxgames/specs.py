@@ -244,7 +244,11 @@ def missing_data(text: str, env: Env) -> str | None:
     """Why the player ``text`` cannot play ``env`` on this machine although the spec is valid
     (``perfect`` on animal shogi before ``jaxgames solve animal_shogi`` cached the table),
     else ``None``: a ladder skips such a rung, saying why."""
-    if parse_spec(text).kind == "perfect" and env.name == "animal_shogi":
+    return _missing_data(parse_spec(text), env)
+
+
+def _missing_data(spec: Spec, env: Env) -> str | None:
+    if spec.kind == "perfect" and env.name == "animal_shogi":
         try:
             animal_shogi_solver.load_table()
         except animal_shogi_solver.TableMissing as e:
@@ -302,11 +306,9 @@ def _check_for_game(spec: Spec, env: Env) -> None:
                 f"engine:D:E (an exact endgame from E empty squares) exists only for reversi; "
                 f"use engine:{spec.args[0]} for {env.name}"
             )
-        if spec.kind == "perfect" and env.name == "animal_shogi":
-            try:
-                animal_shogi_solver.load_table()
-            except animal_shogi_solver.TableMissing as e:
-                raise ValueError(f"perfect on animal_shogi: {e}") from None
+        missing = _missing_data(spec, env)
+        if missing is not None:
+            raise ValueError(f"perfect on animal_shogi: {missing}")
         if spec.kind == "minimax" and env.num_actions ** spec.args[0] > MAX_MINIMAX_LEAVES:
             raise ValueError(
                 f"minimax:{spec.args[0]} on {env.name} would expand "
@@ -360,12 +362,11 @@ def make_opponent(text: str, env: Env) -> Policy:
     if spec.kind == "solve":
         return with_exact_endgame(env, make_opponent(str(spec.inner), env), spec.args[0])
     key = (str(spec), env.name, tuple(sorted(env.config.items())))
-    if spec.kind == "nboard":  # one engine process per spec and board
-        if key not in _BUILT:
-            _BUILT[key] = nboard_policy(spec.name, env)
-        return _BUILT[key]
     if key not in _BUILT:
-        _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
+        if spec.kind == "nboard":  # one engine process per spec and board
+            _BUILT[key] = nboard_policy(spec.name, env)
+        else:
+            _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
     return _BUILT[key]
 
 

@@ -72,6 +72,11 @@ def _read_line(stdin: TextIO | None, out: TextIO, prompt: str) -> str:
 
 
 # ---------------------------------------------------------------------------- the game line
+class IllegalMove(ValueError):
+    """A move in the game's notation that is not legal here (its message names the legal
+    moves)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Player:
     """An opponent spec's jitted calls: ``act(seed, counter, state)``, ``probs(state)`` and
@@ -156,13 +161,14 @@ class GameLine:
         return first, second
 
     def action(self, text: str) -> int:
-        """The legal action of the move ``text``; ``ValueError`` naming the legal moves."""
+        """The legal action of the move ``text``; ``ValueError`` for text that is no move,
+        :class:`IllegalMove` naming the legal moves for an illegal one."""
         if self.over:
             raise ValueError(f"the game is over ({records.result_of(self.state)})")
         action = int(self.env.text_to_action(self.state, str(text)))
         if not bool(self.state.legal_action_mask[action]):
             legal = " ".join(render.legal_moves(self.state, self.env))
-            raise ValueError(f"illegal move {text!r}; legal: {legal}")
+            raise IllegalMove(f"illegal move {text!r}; legal: {legal}")
         return action
 
     def push(self, action: int, human: bool) -> None:
@@ -204,7 +210,8 @@ class GameLine:
 
     def hint(self, top: int = HINT_MOVES) -> dict[str, Any]:
         """The hint spec's move here, its ``top`` most probable moves (where the policy has
-        move probabilities) and its value for the side to move (where it has one)."""
+        move probabilities; ``top=0``: not asked for) and its value for the side to move (where
+        it has one)."""
         if self._hint is None:
             raise ValueError("no agent to ask for a hint (choose an agent, or start with --hint)")
         if self.over:
@@ -218,7 +225,7 @@ class GameLine:
             "probs": None,
             "value": None,
         }
-        if self._hint.probs is not None:
+        if top and self._hint.probs is not None:
             p = np.asarray(self._hint.probs(self.state), np.float64)
             best = [int(a) for a in np.argsort(-p, kind="stable")[:top] if p[a] > 0]
             out["probs"] = [
@@ -454,10 +461,12 @@ class TerminalGame(GameLine):
             return
         try:
             action = self.action(text)
+        except IllegalMove as e:
+            self.say(one_line(e))
+            return
         except ValueError as e:
             msg = one_line(e)
-            word = text.isalpha() and len(text) >= 3 and text.lower() != "pass"
-            if word and not msg.startswith("illegal move"):
+            if text.isalpha() and len(text) >= 3 and text.lower() != "pass":
                 msg = f"unknown command {text!r} (and not a move: {msg}); type 'help'"
             self.say(msg)
             return
@@ -492,7 +501,7 @@ class TerminalGame(GameLine):
         if self.over:
             self.say("the game is over")
             return
-        hint = self.hint()
+        hint = self.hint(top=0)  # the move and the value: no move probabilities
         msg = f"hint ({self.hint_spec}): {hint['move']}"
         if hint["value"] is not None:
             msg += f", value {hint['value']:+.2f} for {hint['side']}"

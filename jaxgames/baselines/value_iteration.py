@@ -228,14 +228,13 @@ TIC_TAC_TOE_PHASES = (("plies 0-2", 0, 3), ("plies 3-5", 3, 6), ("plies 6-8", 6,
 def tic_tac_toe_oracle(table: jax.Array | None = None) -> Oracle:
     """Value iteration as the move-accuracy oracle (:mod:`jaxgames.evaluation.accuracy`): the
     mover's Q of every move (``table``: :meth:`ValueTable.mover_q_table`, default the zero-sum
-    one) gives the value before a move (the best legal Q) and after it; every move judged."""
+    one) gives the value before a move (the best legal Q: illegal moves' are -inf) and after
+    it; every move judged."""
     q = np.asarray(_perfect_table() if table is None else table)
 
     def judge(positions, actions, ply):
         rows = q[positions[:, 0]]
-        legal = np.isfinite(rows)
-        best = np.where(legal, rows, -np.inf).max(-1) if len(rows) else np.zeros(0)
-        after = rows[np.arange(len(actions)), actions]
+        best, after = rows.max(-1), rows[np.arange(len(actions)), actions]
         return {
             "judged": np.ones(len(actions), bool),
             "before": np.sign(np.round(best)).astype(np.int8),
