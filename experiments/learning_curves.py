@@ -186,9 +186,16 @@ def accuracy_judge(env, a, opponents):
         distinct, out = out["distinct_games"], out["overall"]
         per_game = out["blunders_per_game"]
         share = float("nan") if out["share"] is None else out["share"]  # no move judged
-        row = dict(against=against, distinct_games=distinct, moves=out["moves"], share=share)
-        row.update(lo=out["lo"])
-        row.update(hi=out["hi"], blunders=out["blunders"], blunders_per_game=per_game["mean"])
+        row = dict(
+            against=against,
+            distinct_games=distinct,
+            moves=out["moves"],
+            share=share,
+            lo=out["lo"],
+            hi=out["hi"],
+            blunders=out["blunders"],
+            blunders_per_game=per_game["mean"],
+        )
         if "margin_lost" in out:
             row["margin_lost"] = out["margin_lost"]["mean"]
         return row
