@@ -19,11 +19,11 @@
 #               it when the same command runs again)
 #   tests       the AlphaZero, search, network and symmetry tests on the GPU
 # key=value: envs="1024 ..." (profile's batch sizes), batches="65536 ..." (throughput's);
-#   for train: game=reversi8|reversi6|animal_shogi, seconds=150 (training budget),
+#   for train: game=reversi8|reversi6|animal_shogi, games=16384 (at once), seconds=150 (budget),
 #   start=none|pretrained:<name>|<run dir> (default none: a fresh network), run=<name> (default
 #   gpu_<game>), chunk=<plies per evaluation and checkpoint>, total_steps=<plies the learning
 #   rate anneals over>, opponents="greedy engine:2 ..."; any other key is a config field
-#   (num_envs=16384, net.dtype=bfloat16, ...) replacing the game's settings below.
+#   (net.dtype=bfloat16, learning_rate=0.001, ...) winning over the settings below.
 #
 # Run one session at a time on a GPU: two trainings at once run at a fraction of their rates
 # alone (docs/results.md, "Throughput").
@@ -31,36 +31,35 @@ set -u
 out=${1:?usage: gpu_session.sh <out-dir> [stages] [key=value ...]}
 stages=${2:-profile,throughput,train}
 game=reversi8 seconds=150 start=none run="" chunk="" total_steps=200000000 opponents="" extra=()
+games=16384
 envs="4096 16384 65536" batches="65536 262144 1048576"
 for kv in "${@:3}"; do
     case $kv in
-    game=*|seconds=*|start=*|run=*|chunk=*|total_steps=*|opponents=*|envs=*|batches=*)
+    game=*|games=*|seconds=*|start=*|run=*|chunk=*|total_steps=*|opponents=*|envs=*|batches=*)
         declare "${kv%%=*}=${kv#*=}" ;;
     *=*) key=${kv%%=*}; extra+=("--${key//_/-}=${kv#*=}") ;;
     *) echo "gpu_session.sh: '$kv' is not key=value" >&2; exit 2 ;;
     esac
 done
-# each game's large-batch settings: 16384 games at once, 16 plies each per update; replay
-# holds two updates of play; 128 minibatches x 4 epochs = 512 gradient steps per update of
-# 2048 positions each, the learning rate doubled for the 4x batch (square-root scaling for
-# Adam, Malladi et al. 2022) (docs/profile.md)
+# each game's GPU network; the preset scaled to games=16384 at once by the library's rule
+# (TrainConfig.scaled_to: the replay ring keeps its plies of every game, minibatches grow to
+# 2048 positions with more of them per update, the learning rate with the square root of the
+# minibatch's growth, Malladi et al. 2022; docs/presets.md#more-games-at-once), 16 simulations,
+# the learning rate held
 case $game in
-reversi8)
-    net=(--net.hidden=512 --features=mobility --learning-rate=0.002)
-    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
-reversi6)
-    net=(--net.hidden=512 --features=mobility --learning-rate=0.002)
+reversi8|reversi6)
+    net=(--net.hidden=512 --features=mobility)
     opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
 animal_shogi)
-    net=(--net.hidden=512 --net.layers=6 --features=attacks --learning-rate=0.001)
+    net=(--net.hidden=512 --net.layers=6 --features=attacks)
     opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
 *) echo "gpu_session.sh: unknown game '$game' (reversi8, reversi6 or animal_shogi)" >&2
    exit 2 ;;
 esac
-net+=(--num-minibatches=128 --anneal-lr=false)
-settings=("${net[@]}" --num-simulations=16 --num-envs=16384 --replay-size=524288)
+net+=(--anneal-lr=false)
+settings=("${net[@]}" --num-simulations=16 --scale-envs="$games")
 run=${run:-gpu_$game}
-chunk=${chunk:-4194304}  # 16 updates of 16384 games: an evaluation and a checkpoint each
+chunk=${chunk:-$((games * 256))}  # 16 updates of 16 plies: an evaluation and a checkpoint each
 evals=$(( (total_steps + chunk - 1) / chunk ))
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1  # this checkout's jaxgames

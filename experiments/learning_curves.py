@@ -114,7 +114,7 @@ def make_config(key: str, algo: str, a):
     about ``--evals`` chunks; an ``init_from`` agent checked before anything is written."""
     game, options = ex.parse_variant(key)
     full = not (a.quick or a.total_steps)
-    cfg = default_config(algo, game, options, quick=a.quick)
+    cfg = default_config(algo, game, options, quick=a.quick, scale_envs=a.scale_envs)
     cfg = cfg.override({**(FULL_OVERRIDES.get((key, algo), {}) if full else {}), **a.overrides})
     steps = a.total_steps or (FULL_STEPS.get((key, algo)) if full else None)
     cfg = cfg.override({"total_steps": steps} if steps else {})
@@ -211,7 +211,8 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     opponents = a.opponents or curve_opponents(env, cfg.partners)
     plies = opening_plies(env) if a.opening_plies is None else a.opening_plies
     judge = accuracy_judge(env, a, opponents)
-    overrides = " ".join(f"--{k}={v}" for k, v in a.overrides.items()) or "-"
+    scale = {"scale-envs": a.scale_envs} if a.scale_envs else {}
+    overrides = " ".join(f"--{k}={v}" for k, v in {**scale, **a.overrides}.items()) or "-"
     info = dict(game=key, algorithm=algo, variant=a.variant, overrides=overrides, seeds=seeds)
     info.update(opponents=opponents, eval_games=a.eval_games, opening_plies=plies)
     ex.prepare_out(out, {**info, "config": cfg.to_dict()}, "experiment.json")
@@ -390,6 +391,9 @@ def parse_args(argv=None):
     )
     p.add_argument("--accuracy-against", help="the accuracy games' opponent (default: strongest)")
     p.add_argument("--accuracy-empties", type=int, help="reversi: judged from E empty squares")
+    p.add_argument(
+        "--scale-envs", type=int, metavar="N", help="N games at once by the batch-scaling rule"
+    )
     p.add_argument("--variant", default="", help="a name for the overrides (folder suffix)")
     p.add_argument("--out", default="runs/learning_curves")
     p.add_argument("--quick", action="store_true", help="quick presets, 4 points x 64 games")

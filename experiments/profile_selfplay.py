@@ -43,11 +43,11 @@ best of a few float32 matmuls measured here on CPU; 67 on a GPU, an H200's float
 tensor-core peak, 990, is in the JSON beside it).
 
 Settings per game (:data:`GAME_SETTINGS`): the preset of ``experiments/gpu_session.sh``'s
-GPU stage (reversi8: MLP 512x3 on mobility features, 32 simulations), its replay rows and its
-minibatch size kept as the number of games grows (as gpu_session.sh scales them): one gradient
-step per minibatch of the preset's size, replay ``rows x num_envs`` positions (at most
-``--max-replay``). PPO runs its game preset (partners included). ``--field=value`` sets a
-config field of whichever algorithm has it.
+GPU stage (reversi8: MLP 512x3 on mobility features, 32 simulations), scaled to each number of
+games by the rule gpu_session.sh trains with (``TrainConfig.scaled_to``: the replay ring keeps
+its plies per game, at most ``--max-replay`` positions; minibatches grow to 2048 positions;
+docs/presets.md#more-games-at-once). PPO runs its game preset (partners included), scaled the
+same way. ``--field=value`` sets a config field of whichever algorithm has it.
 
 Writes ``<out>/profile.json`` (every timing, FLOP count and setting) and ``<out>/profile.md``
 (the tables printed).
@@ -76,7 +76,7 @@ import jax.numpy as jnp
 
 from jaxgames.agents import alphazero, ppo
 from jaxgames.agents.common import batch_observation
-from jaxgames.agents.config import parse_overrides
+from jaxgames.agents.config import parse_overrides, scaled_minibatch
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.replay import make_trajectory_buffer
 from jaxgames.agents.rollout_learning import make_setup, optimise
@@ -86,19 +86,11 @@ from jaxgames.specs import make_partners
 from jaxgames.training import experiment as ex
 
 #: game variant -> AlphaZero settings over its preset (gpu_session.sh's GPU stage of the game)
-#: and the replay rows (positions per game) kept as num_envs grows
-GAME_SETTINGS: dict[str, tuple[dict[str, Any], int]] = {
-    "reversi8": (
-        dict(net={"hidden": 512, "layers": 3}, features="mobility", num_simulations=32),
-        64,
-    ),
-    "reversi6": (
-        dict(net={"hidden": 1024, "layers": 3}, features="mobility", num_simulations=16),
-        64,
-    ),
-    "animal_shogi": (
-        dict(net={"hidden": 512, "layers": 6}, features="observation", num_simulations=16),
-        256,
+GAME_SETTINGS: dict[str, dict[str, Any]] = {
+    "reversi8": dict(net={"hidden": 512, "layers": 3}, features="mobility", num_simulations=32),
+    "reversi6": dict(net={"hidden": 1024, "layers": 3}, features="mobility", num_simulations=16),
+    "animal_shogi": dict(
+        net={"hidden": 512, "layers": 6}, features="observation", num_simulations=16
     ),
 }
 #: peak TFLOP/s of a GPU (an H200): float32 (no tensor cores) and bf16 dense tensor cores
@@ -202,20 +194,6 @@ def cpu_peak_flops(n: int = 2048, repeats: int = 5) -> float:
 
 
 # ----------------------------------------------------------------------------- configs
-def minibatches_for(num_envs: int, num_steps: int, minibatch: int) -> int:
-    """Minibatches of about ``minibatch`` positions that divide ``num_envs * num_steps``."""
-    total = num_envs * num_steps
-    n = max(1, total // max(minibatch, 1))
-    while total % n:
-        n -= 1
-    return n
-
-
-def preset_minibatch(config: Any) -> int:
-    """Positions per gradient step of a preset config."""
-    return config.num_envs * config.num_steps // config.num_minibatches
-
-
 def make_config(
     algo: str,
     game: str,
@@ -225,24 +203,23 @@ def make_config(
     max_replay: int,
     overrides: dict[str, str],
 ) -> Any:
-    """The config profiled: the game's settings over its preset, then ``num_envs``, the
-    simulations, the minibatch count and replay size scaled with the games, then
-    ``overrides`` (those of its fields: the others are the other algorithm's)."""
+    """The config profiled: the game's settings over its preset, scaled to ``num_envs`` games
+    by the library's rule (``TrainConfig.scaled_to``: replay, minibatches, learning rate), then
+    the simulations and plies per update (the minibatch's size kept), then ``overrides``
+    (those of its fields: the others are the other algorithm's)."""
     name, options = ex.parse_variant(game)
-    preset = default_config(algo, name, options)
-    settings, rows = GAME_SETTINGS.get(game, ({}, 0)) if algo == "alphazero" else ({}, 0)
-    config = preset.override(settings)
-    changes: dict[str, Any] = {"num_envs": num_envs, "updates_per_chunk": 1}
+    settings = GAME_SETTINGS.get(game, {}) if algo == "alphazero" else {}
+    config = default_config(algo, name, options).override(settings).scaled_to(num_envs)
+    changes: dict[str, Any] = {"updates_per_chunk": 1}
     if num_steps is not None:
+        minibatch = config.batch_size // config.num_minibatches
         changes["num_steps"] = num_steps
+        changes["num_minibatches"] = scaled_minibatch(num_envs * num_steps, minibatch, 1, 0)
     if algo == "alphazero":
         if num_simulations is not None:
             changes["num_simulations"] = num_simulations
-        rows = rows or max(config.replay_size // config.num_envs, 0)
-        if rows:
-            changes["replay_size"] = min(rows * num_envs, max_replay)
-    steps = changes.get("num_steps", config.num_steps)
-    changes["num_minibatches"] = minibatches_for(num_envs, steps, preset_minibatch(preset))
+        if config.replay_size:
+            changes["replay_size"] = min(config.replay_size, max_replay)
     types = config.field_types()
     mine = {k: v for k, v in overrides.items() if k.replace("-", "_").partition(".")[0] in types}
     config = config.override(changes).override(mine)

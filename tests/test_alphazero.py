@@ -1,7 +1,9 @@
 """Gumbel AlphaZero: the loss against hand-computed values, search targets that are legal
 distributions, the replay buffer of search targets (written in order, wrapping, sampled only
 where written, augmented by symmetries of the rules), bit-exact resume with the buffer,
-learning tic-tac-toe from its own search, config errors."""
+learning tic-tac-toe from its own search, config errors, the batch-scaling rule."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -295,3 +297,46 @@ def test_retired_fields_load_at_their_old_defaults_only():
         ppo.PPOConfig.from_dict({**TINY_PPO.to_dict(), "reanalyse_rows": 0})
     with pytest.raises(ValueError, match="unknown config field 'reanalyse_rows'"):
         cfg.override({"reanalyse_rows": 0})  # a new config cannot set one
+
+
+@pytest.mark.parametrize("num_envs", [64, 256, 96, 4])
+def test_scaled_to_keeps_the_learning_per_ply(num_envs):
+    """scaled_to: each ply is still sampled update_epochs times, the replay ring spans the same
+    plies of every game, the minibatch grows with the games up to the cap (divides the
+    rollout), the learning rate with the square root of the minibatch's growth."""
+    base = tiny_config(replay_size=64, learning_rate=1e-3)  # 8 plies of 8 games
+    cfg = base.scaled_to(num_envs, max_minibatch=64)
+    old_mb = base.batch_size // base.num_minibatches
+    mb = cfg.batch_size // cfg.num_minibatches
+    assert cfg.num_envs == num_envs and cfg.batch_size % cfg.num_minibatches == 0
+    assert cfg.num_minibatches * mb * cfg.update_epochs == cfg.batch_size * base.update_epochs
+    assert mb == min(old_mb * num_envs // 8, 64)
+    assert cfg.learning_rate == pytest.approx(1e-3 * (mb / old_mb) ** 0.5, rel=1e-5)
+    assert cfg.replay_rows == base.replay_rows and cfg.replay_size == 8 * num_envs
+    for name in ("num_steps", "update_epochs", "num_simulations", "total_steps", "net"):
+        assert getattr(cfg, name) == getattr(base, name)
+    # and back, below the cap (past it the minibatch grew less than the games)
+    back = base.scaled_to(16).scaled_to(8)
+    assert back.learning_rate == pytest.approx(base.learning_rate, rel=1e-5)
+    assert dataclasses.replace(back, learning_rate=base.learning_rate) == base
+
+
+def test_a_scaled_config_trains_on_the_cpu(key):
+    """The large-batch settings at a small size: 32 games, minibatches capped at 16 (more
+    optimiser steps per update), one chunk on the CPU with finite losses."""
+    cfg = tiny_config(replay_size=64).scaled_to(32, max_minibatch=16)
+    assert cfg.num_minibatches == 8
+    algo = alphazero.make_algorithm(cfg)
+    state, metrics = jax.jit(algo.chunk)(algo.init(key))
+    assert int(state.update) == cfg.updates_per_chunk
+    assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
+
+
+def test_scaling_is_refused_in_one_line_where_no_rule_is_known():
+    with pytest.raises(ValueError, match="DQNConfig has no batch-scaling rule"):
+        presets.default_config("dqn", "reversi", scale_envs=1024)
+    with pytest.raises(ValueError, match="num_envs"):
+        tiny_config().scaled_to(0)
+    # the preset, then the scaling, then overrides: an override wins over the rule
+    cfg = presets.default_config("alphazero", "reversi", scale_envs=1024, learning_rate=1e-4)
+    assert cfg.learning_rate == 1e-4 and cfg.num_minibatches == 8 and cfg.replay_size == 65536

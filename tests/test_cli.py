@@ -49,6 +49,10 @@ def test_bad_values_and_unknown_fields(tmp_path, capsys):
     assert "unknown config field 'bogus'" in capsys.readouterr().err
     assert cli.main(base + ["--game", "chess"]) == 2
     assert "game='chess'" in capsys.readouterr().err
+    assert cli.main(base + ["--scale-envs", "0"]) == 2
+    assert "invalid num_envs=0" in capsys.readouterr().err
+    assert cli.main(["train", "dqn", "--runs-dir", str(tmp_path), "--scale-envs", "512"]) == 2
+    assert "DQNConfig has no batch-scaling rule" in capsys.readouterr().err
     assert not os.listdir(tmp_path)
 
 

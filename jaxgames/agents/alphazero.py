@@ -88,6 +88,13 @@ class AlphaZeroConfig(RolloutConfig):
         check_int("replay_size", self.replay_size, minimum=0)
         check_bool("augment", self.augment)
 
+    def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
+        """The rollout's rule, and a replay ring of the same plies of every game."""
+        fields = super().scaled_fields(num_envs, max_minibatch)
+        if self.replay_size:
+            fields["replay_size"] = self.replay_rows * num_envs
+        return fields
+
     @property
     def search(self) -> SearchConfig:
         """The search of every training ply (the fields of :class:`SearchConfig`)."""

@@ -159,6 +159,28 @@ class TrainConfig:
                     "counts; train for fewer steps (or fewer optimiser steps per update)",
                 )
 
+    # ---------------------------------------------------------------- batch scaling
+    def scaled_to(self, num_envs: int, *, max_minibatch: int = 2048):
+        """This config with ``num_envs`` games at once and the same learning per ply.
+
+        The rule (each algorithm states its own in :meth:`scaled_fields`): every buffer that
+        holds plies of every game grows with the games, so it spans the same plies of each
+        game; each ply is sampled as often as before; the minibatch grows with the games up to
+        ``max_minibatch`` (then the optimiser takes more steps per update) and the learning
+        rate follows the square root of the minibatch's growth, the scaling rule for Adam
+        (Malladi et al. 2022, "On the SDEs and scaling rules for adaptive gradient
+        algorithms"). ``ValueError`` naming the first bad value."""
+        check_int("num_envs", num_envs, maximum=MAX_NUM_ENVS)
+        check_int("max_minibatch", max_minibatch)
+        return dataclasses.replace(self, **self.scaled_fields(num_envs, max_minibatch))
+
+    def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
+        """The fields :meth:`scaled_to` changes: each algorithm that has a rule defines it."""
+        raise ValueError(
+            f"{type(self).__name__} has no batch-scaling rule (ppo and alphazero have one); "
+            "set num_envs and its batch-sized fields yourself"
+        )
+
     # ---------------------------------------------------------------- schedule
     @property
     def optimizer_steps(self) -> int:
@@ -250,6 +272,17 @@ class TrainConfig:
             else:
                 changes[name] = _coerce(name, types[name], value)
         return dataclasses.replace(self, **changes)
+
+
+def scaled_minibatch(rows: int, minibatch: int, growth: float, max_minibatch: int) -> int:
+    """Minibatches that split ``rows`` positions when the minibatch of ``minibatch`` grows by
+    ``growth`` up to ``max(minibatch, max_minibatch)``: the fewest whose size is within that
+    bound and divides ``rows`` (the count :meth:`TrainConfig.scaled_to` gives)."""
+    target = min(minibatch * growth, max(minibatch, max_minibatch))
+    count = max(1, math.ceil(rows / target - 1e-9))
+    while rows % count:
+        count += 1
+    return count
 
 
 def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int]:

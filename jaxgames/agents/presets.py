@@ -172,16 +172,23 @@ def default_config(
     game_options: Mapping[str, Any] | None = None,
     *,
     quick: bool = False,
+    scale_envs: int | None = None,
     **overrides: Any,
 ) -> Any:
     """The config of ``algorithm`` for ``game``: its preset, then its :data:`QUICK` values
-    (if ``quick``), then ``overrides`` (field=value), each winning over the previous.
+    (if ``quick``), then ``scale_envs`` games at once by the batch-scaling rule
+    (:meth:`~jaxgames.agents.config.TrainConfig.scaled_to`: replay, minibatches and learning
+    rate follow the games), then ``overrides`` (field=value), each winning over the previous.
     ``ValueError`` naming the valid algorithms, or the first bad field."""
     config_class = algorithm_module(algorithm).Config
     options = dict(game_options or {})
     values: dict[str, Any] = dict(PRESETS[algorithm].get(game, {}))
     if quick:
         values.update(QUICK[algorithm])
-    values.update(overrides)
+    if scale_envs is None:
+        values.update(overrides)
     resolved = {k: v(options) if callable(v) else v for k, v in values.items()}
-    return config_class(game=game, game_options=options, **resolved)
+    config = config_class(game=game, game_options=options, **resolved)
+    if scale_envs is None:
+        return config
+    return config.scaled_to(scale_envs).override(overrides)

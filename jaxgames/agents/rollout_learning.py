@@ -26,7 +26,7 @@ from jaxgames.agents.algorithm import (
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, negamax_gae
-from jaxgames.agents.config import TrainConfig
+from jaxgames.agents.config import TrainConfig, scaled_minibatch
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.validation import check_float, check_int, fail
 
@@ -59,6 +59,21 @@ class RolloutConfig(TrainConfig):
             )
         check_float("gae_lambda", self.gae_lambda, 0.0, 1.0)
         check_float("vf_coef", self.vf_coef, 0.0, float("inf"))
+
+    def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
+        """:meth:`TrainConfig.scaled_to` for a rollout: ``update_epochs`` passes stay, so each
+        ply is learned from as often; the minibatch grows with the games up to
+        ``max_minibatch`` (more minibatches past it), the learning rate with its square root."""
+        minibatch = self.batch_size / self.num_minibatches
+        rows = num_envs * self.num_steps
+        count = scaled_minibatch(rows, minibatch, num_envs / self.num_envs, max_minibatch)
+        growth = rows / count / minibatch
+        return {
+            "num_envs": num_envs,
+            "num_minibatches": count,
+            # 6 significant digits: a config that reads as written, and scales back exactly
+            "learning_rate": min(1.0, float(f"{self.learning_rate * growth**0.5:.6g}")),
+        }
 
     @property
     def batch_size(self) -> int:

@@ -64,7 +64,9 @@ def train_config(args: argparse.Namespace) -> Any:
         if getattr(args, name) is not None:
             overrides[name] = getattr(args, name)
     game_options = options.game_options(args)
-    config = default_config(args.algorithm, args.game, game_options, quick=args.quick)
+    config = default_config(
+        args.algorithm, args.game, game_options, quick=args.quick, scale_envs=args.scale_envs
+    )
     return config.override(overrides)
 
 
@@ -152,6 +154,15 @@ def add_command(subparsers) -> None:
             "--runs-dir", default="runs", help="parent directory of runs (default runs/)"
         )
         p.add_argument("--quick", action="store_true", help="short demo preset")
+        p.add_argument(
+            "--scale-envs",
+            type=int,
+            default=None,
+            metavar="N",
+            help="N games at once, the preset's replay, minibatches and learning rate scaled "
+            "with them (ppo, alphazero; docs/presets.md#more-games-at-once); --field=value "
+            "overrides still win",
+        )
         p.add_argument("--no-progress", action="store_true", help="no progress bar")
         p.add_argument(
             "--logger",
