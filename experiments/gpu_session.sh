@@ -17,6 +17,11 @@
 #               curves, the run's config and metrics and the agent exported from it (the
 #               checkpoint, with its replay buffer, stays in runs/<run>: a warm machine resumes
 #               it when the same command runs again)
+#   compare     the ResNet tower (6 blocks x 64 channels) against the train stage's MLP at equal
+#               wall-clock: each trains seconds=... from a fresh network with the same settings
+#               otherwise (the budget is checked after each chunk: a small chunk=... cuts
+#               finer), then `jaxgames match` plays them head to head (200 openings, both
+#               colours) -> <out>/compare.json, <out>/<run>_compare.tar.gz
 #   tests       the AlphaZero, search, network and symmetry tests on the GPU
 # key=value: envs="1024 ..." (profile's batch sizes), batches="65536 ..." (throughput's);
 #   for train: game=reversi8|reversi6|animal_shogi, games=16384 (at once), seconds=150 (budget),
@@ -48,16 +53,17 @@ done
 # the learning rate held
 case $game in
 reversi8|reversi6)
-    net=(--net.hidden=512 --features=mobility)
-    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
+    arch=(--net.hidden=512) features=mobility game_args=(--game reversi --size "${game#reversi}") ;;
 animal_shogi)
-    net=(--net.hidden=512 --net.layers=6 --features=attacks)
-    opponents=${opponents:-"random greedy engine:2 engine:4"} ;;
+    arch=(--net.hidden=512 --net.layers=6) features=attacks game_args=(--game animal_shogi) ;;
 *) echo "gpu_session.sh: unknown game '$game' (reversi8, reversi6 or animal_shogi)" >&2
    exit 2 ;;
 esac
-net+=(--anneal-lr=false)
-settings=("${net[@]}" --num-simulations=16 --scale-envs="$games")
+opponents=${opponents:-"random greedy engine:2 engine:4"}
+net=("${arch[@]}" --features="$features" --anneal-lr=false)
+common=(--features="$features" --anneal-lr=false --num-simulations=16 --scale-envs="$games")
+settings=("${arch[@]}" "${common[@]}")
+resnet=(--network=resnet --net.blocks=6 --net.channels=64 "${common[@]}")
 run=${run:-gpu_$game}
 chunk=${chunk:-$((games * 256))}  # 16 updates of 16 plies: an evaluation and a checkpoint each
 evals=$(( (total_steps + chunk - 1) / chunk ))
@@ -103,12 +109,27 @@ train)
         --name "$game" --force
     tar czf "$out/$run.tar.gz" "runs/$run"/*.* "runs/$run/${game}_alphazero"/*.* \
         "runs/$run/${game}_alphazero"/seed0/*.* "runs/${run}_export" 2>/dev/null ;;
+compare)
+    echo "== compare: ResNet against the MLP, ${seconds} s each from scratch"
+    budget=$(python3 -c "print($seconds / 60)")
+    for variant in mlp resnet; do
+        if [ "$variant" = mlp ]; then arch_args=("${settings[@]}"); else arch_args=("${resnet[@]}"); fi
+        timeout $((seconds + 240)) python3 experiments/learning_curves.py --games "$game" \
+            --algos alphazero --seeds 1 --budget-minutes "$budget" --evals "$evals" \
+            --total-steps "$total_steps" --opponents $opponents --eval-games 64 \
+            --out "runs/${run}_compare" --variant "$variant" "${arch_args[@]}" "${extra[@]}"
+    done
+    timeout 120 python3 -m jaxgames.cli match "runs/${run}_compare/${game}_alphazero_resnet/seed0" \
+        "runs/${run}_compare/${game}_alphazero_mlp/seed0" "${game_args[@]}" --games 200 \
+        --json "$out/compare.json" --force
+    tar czf "$out/${run}_compare.tar.gz" "runs/${run}_compare"/*.* \
+        "runs/${run}_compare"/*/*.* 2>/dev/null ;;
 tests)
     echo "== tests on the GPU"
     # four test processes share the GPU: none may take most of its memory up front
     XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 100 python3 -m pytest -q -n 4 \
         -p no:cacheprovider tests/test_alphazero.py tests/test_search.py \
         tests/test_networks.py tests/test_symmetries.py 2>&1 | tail -15 ;;
-*) echo "gpu_session.sh: unknown stage '$stage' (profile, throughput, train, tests)" >&2 ;;
+*) echo "gpu_session.sh: unknown stage '$stage' (profile, profile_bf16, throughput, train, compare, tests)" >&2 ;;
 esac
 done
