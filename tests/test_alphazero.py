@@ -89,12 +89,12 @@ def test_rollout_targets_are_legal_distributions(key):
 
 
 def test_learns_tic_tac_toe_from_its_own_search(ttt, run_bound):
-    """100k plies with 16 simulations (the preset: a quarter of the games against random,
+    """50k plies with 16 simulations (the preset: a quarter of the games against random,
     outcome value targets, root noise): the network alone (greedy, no search) goes from worse
     than random to winning most games against random as X. Play against the perfect player
     after the full preset is a benchmark (docs/results.md), not a unit test."""
     cfg = presets.default_config(
-        "alphazero", "tic_tac_toe", quick=True, eval_games=0, num_envs=32, total_steps=100_000
+        "alphazero", "tic_tac_toe", quick=True, eval_games=0, num_envs=32, total_steps=50_000
     )
     algo = alphazero.make_algorithm(cfg)
     state, _ = jax.jit(algo.make_train())(jax.random.PRNGKey(0))

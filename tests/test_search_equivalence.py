@@ -4,8 +4,9 @@
 (full-width ``minimax``/``greedy`` stepping every action, alpha-beta building three full
 candidate carries per iteration) and of the former ``agents/games_batch.partner_step`` (a fresh
 game and the partner's opening computed for every game every step). The new code must pick the
-same action for the same key on many random positions of every game, and a fixed-seed PPO
-chunk with the preset partners must give bit-identical parameters.
+same action for the same key on many random positions of every game, and the partner games
+must give bit-identical states, rewards and outcomes: together they make a training chunk with
+the preset's partners bit-identical to the former code's.
 """
 
 import jax
@@ -14,9 +15,10 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames.agents import games_batch, ppo
+from jaxgames.agents import games_batch
 from jaxgames.agents.common import SelfPlayStep
 from jaxgames.agents.games_batch import _fresh_partner_game, _play_partner, make_training_games
+from jaxgames.agents.presets import CLASSIC_PARTNERS
 from jaxgames.core import random_action
 from jaxgames.evaluation.opponents import (
     WIN_SCORE,
@@ -268,14 +270,11 @@ def test_minimax_plays_as_before(game):
 
 
 # ------------------------------------------------------------------ partner games, PPO chunk
-PRESET = {"random": 0.125, "greedy": 0.25, "alphabeta:2": 0.25}
+PRESET = CLASSIC_PARTNERS  # the reversi and animal-shogi PPO and DQN presets' partners
 
 
-def _policies(env, old):
-    if old:
-        greedy, ab2 = _old_greedy_policy(env), _old_alphabeta_policy(env, 2)
-    else:
-        greedy, ab2 = greedy_policy(env), alphabeta_policy(env, 2)
+def _policies(env):
+    greedy, ab2 = greedy_policy(env), alphabeta_policy(env, 2)
     return {"random": jaxgames.core.random_policy, "greedy": greedy, "alphabeta:2": ab2}
 
 
@@ -304,36 +303,9 @@ def test_partner_games_play_as_before(monkeypatch):
     tic-tac-toe, where games end (and restart, half with the partner opening) all the time."""
     env = _env("tic_tac_toe")
     key = jax.random.PRNGKey(5)
-    new = _rollout(env, _policies(env, old=False), key, 100)
+    new = _rollout(env, _policies(env), key, 100)
     monkeypatch.setattr(games_batch, "partner_step", _old_partner_step)
-    old = _rollout(env, _policies(env, old=False), key, 100)
+    old = _rollout(env, _policies(env), key, 100)
     done = np.asarray(old[1].done)[:, 24:]  # the 40 partner games (24 self-play ones first)
     assert done.sum() > 500
     _assert_trees_equal(new, old)
-
-
-def test_ppo_chunk_with_preset_partners_is_bit_identical(monkeypatch):
-    """A fixed-seed PPO chunk on reversi with the preset's partners: the same parameters,
-    optimiser state, games and metrics, bit for bit, as with the former partner code (4x4:
-    the same programs as 6x6, compiled faster, and its short games restart partners often)."""
-    config = ppo.default_config(
-        "reversi",
-        {"size": 4},
-        num_envs=32,
-        num_steps=8,
-        updates_per_chunk=2,
-        net={"hidden": 32, "layers": 1},
-    )
-    assert config.partners == PRESET
-    env = config.make_env()
-
-    def chunk(policies):
-        algo = ppo.make_algorithm(config, policies)
-        return jax.jit(algo.chunk)(algo.init(jax.random.PRNGKey(config.seed)))
-
-    new_state, new_metrics = chunk(_policies(env, old=False))
-    monkeypatch.setattr(games_batch, "partner_step", _old_partner_step)
-    old_state, old_metrics = chunk(_policies(env, old=True))
-    assert float(old_metrics["episodes"]) > 0
-    _assert_trees_equal(new_state, old_state)
-    _assert_trees_equal(new_metrics, old_metrics)
