@@ -60,10 +60,11 @@ animal_shogi)
    exit 2 ;;
 esac
 opponents=${opponents:-"random greedy engine:2 engine:4"}
-net=("${arch[@]}" --features="$features" --anneal-lr=false)
-common=(--features="$features" --anneal-lr=false --num-simulations=16 --scale-envs="$games")
-settings=("${arch[@]}" "${common[@]}")
-resnet=(--network=resnet --net.blocks=6 --net.channels=64 "${common[@]}")
+shared=(--features="$features" --anneal-lr=false)
+net=("${arch[@]}" "${shared[@]}")  # the profile stages'
+train=("${shared[@]}" --num-simulations=16 --scale-envs="$games")
+settings=("${arch[@]}" "${train[@]}")
+resnet=(--network=resnet --net.blocks=6 --net.channels=64 "${train[@]}")
 run=${run:-gpu_$game}
 chunk=${chunk:-$((games * 256))}  # 16 updates of 16 plies: an evaluation and a checkpoint each
 evals=$(( (total_steps + chunk - 1) / chunk ))

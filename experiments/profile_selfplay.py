@@ -76,7 +76,7 @@ import jax.numpy as jnp
 
 from jaxgames.agents import alphazero, ppo
 from jaxgames.agents.common import batch_observation
-from jaxgames.agents.config import parse_overrides, scaled_minibatch
+from jaxgames.agents.config import minibatch_count, parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.replay import make_trajectory_buffer
 from jaxgames.agents.rollout_learning import make_setup, optimise
@@ -214,7 +214,8 @@ def make_config(
     if num_steps is not None:
         minibatch = config.batch_size // config.num_minibatches
         changes["num_steps"] = num_steps
-        changes["num_minibatches"] = scaled_minibatch(num_envs * num_steps, minibatch, 1, 0)
+        rows = num_envs * num_steps
+        changes["num_minibatches"] = minibatch_count(rows, -(-rows // minibatch))
     if algo == "alphazero":
         if num_simulations is not None:
             changes["num_simulations"] = num_simulations

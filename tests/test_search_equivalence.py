@@ -269,7 +269,7 @@ def test_minimax_plays_as_before(game):
     np.testing.assert_array_equal(new, old)
 
 
-# ------------------------------------------------------------------ partner games, PPO chunk
+# ------------------------------------------------------------------ partner games
 PRESET = CLASSIC_PARTNERS  # the reversi and animal-shogi PPO and DQN presets' partners
 
 

@@ -274,12 +274,9 @@ class TrainConfig:
         return dataclasses.replace(self, **changes)
 
 
-def scaled_minibatch(rows: int, minibatch: int, growth: float, max_minibatch: int) -> int:
-    """Minibatches that split ``rows`` positions when the minibatch of ``minibatch`` grows by
-    ``growth`` up to ``max(minibatch, max_minibatch)``: the fewest whose size is within that
-    bound and divides ``rows`` (the count :meth:`TrainConfig.scaled_to` gives)."""
-    target = min(minibatch * growth, max(minibatch, max_minibatch))
-    count = max(1, math.ceil(rows / target - 1e-9))
+def minibatch_count(rows: int, at_least: int) -> int:
+    """The fewest minibatches, at least ``at_least``, that split ``rows`` positions evenly."""
+    count = max(1, at_least)
     while rows % count:
         count += 1
     return count

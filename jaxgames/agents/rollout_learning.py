@@ -26,7 +26,7 @@ from jaxgames.agents.algorithm import (
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, negamax_gae
-from jaxgames.agents.config import TrainConfig, scaled_minibatch
+from jaxgames.agents.config import TrainConfig, minibatch_count
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.validation import check_float, check_int, fail
 
@@ -64,14 +64,16 @@ class RolloutConfig(TrainConfig):
         """:meth:`TrainConfig.scaled_to` for a rollout: ``update_epochs`` passes stay, so each
         ply is learned from as often; the minibatch grows with the games up to
         ``max_minibatch`` (more minibatches past it), the learning rate with its square root."""
-        minibatch = self.batch_size / self.num_minibatches
+        minibatch = self.batch_size // self.num_minibatches
         rows = num_envs * self.num_steps
-        count = scaled_minibatch(rows, minibatch, num_envs / self.num_envs, max_minibatch)
+        # as many minibatches (each grows with the games) unless they would pass the cap
+        cap = max(minibatch, max_minibatch)
+        count = minibatch_count(rows, max(self.num_minibatches, -(-rows // cap)))
         growth = rows / count / minibatch
         return {
             "num_envs": num_envs,
             "num_minibatches": count,
-            # 6 significant digits: a config that reads as written, and scales back exactly
+            # 6 significant digits: a config that reads as written
             "learning_rate": min(1.0, float(f"{self.learning_rate * growth**0.5:.6g}")),
         }
 
