@@ -21,6 +21,12 @@ S simulations (the algorithm's own functions, not copies of them):
     search_bare    zero-cost guide and a no-op env step (the child is the parent): mctx alone
     network        the guide's forward pass, observation features included, on B * (S + 1)
                    states (a search calls it once at the root and once per simulation)
+    network_calls  the same states as the search calls the guide: S + 1 calls of B states,
+                   one after another in a loop on the device; network_calls / network is what
+                   calling in small pieces costs, (search - search_free) / network_calls what
+                   calling from inside mctx's tree costs besides
+    features       the observation features alone (the game's ``input_features``) on the
+                   B * (S + 1) observations; network - features is the network's own layers
     env_step       env.step on B * S states (one per simulation)
     replay         extend the replay ring by the rollout and draw update_epochs minibatch sets
                    (with the symmetry augmentation)
@@ -260,6 +266,11 @@ def tile(tree: Any, times: int) -> Any:
     return jax.tree_util.tree_map(lambda x: jnp.concatenate([x] * times, axis=0), tree)
 
 
+def stack(tree: Any, times: int) -> Any:
+    """Leaves [B, ...] -> [times, B, ...]."""
+    return jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (times, *x.shape)), tree)
+
+
 def legal_actions(key: jax.Array, mask: jax.Array) -> jax.Array:
     """int32[N]: a uniformly random legal action of each row of mask bool[N, A] (0 if none)."""
     noise = jax.random.uniform(key, mask.shape)
@@ -346,6 +357,22 @@ def plan_alphazero(game: str, config: Any, pieces: set[str], share: bool) -> Pla
                 "network",
                 lambda p, x: guide_outputs(agent.policy(p), x),
                 lambda st: (st.params, tile(st.env_state, s + 1)),
+            )
+        )
+    if "network_calls" in pieces:
+
+        def calls(p, states):  # leaves [S + 1, B, ...]: S + 1 calls of B states, in order
+            return jax.lax.map(lambda x: guide_outputs(agent.policy(p), x), states)
+
+        plan.pieces.append(
+            Piece("network_calls", calls, lambda st: (st.params, stack(st.env_state, s + 1)))
+        )
+    if "features" in pieces:
+        plan.pieces.append(
+            Piece(
+                "features",
+                agent.network_input,
+                lambda st: (batch_observation(tile(st.env_state, s + 1)),),
             )
         )
     if "env_step" in pieces:
@@ -525,8 +552,8 @@ def finish_row(plan: Plan, shared: Plan | None) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- tables
 SHARES = ("network", "env", "bookkeeping", "replay", "learner", "other")
-PIECES = ("search", "search_free", "search_bare", "rollout", "network", "env_step", "replay",
-          "learner")  # fmt: skip
+PIECES = ("search", "search_free", "search_bare", "rollout", "network", "network_calls",
+          "features", "env_step", "replay", "learner")  # fmt: skip
 
 
 def flops_cells(row: dict, peak: float) -> list[str]:

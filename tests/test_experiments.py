@@ -415,6 +415,8 @@ def test_profile_selfplay_tiny(tmp_path):
         flops = r["xla_flops"]["network"]
         assert 2 * macs * rows_per_ply <= flops <= 1.5 * 2 * macs * rows_per_ply, (r["algo"], flops)
         assert r["update_flops"] > 2 * flops  # two plies of forward passes plus the learner
+    # the guide called S + 1 times on B states: XLA counts the loop's body once, one call's
+    assert az["xla_flops"]["network_calls"] == pytest.approx(az["xla_flops"]["network"] / 3, 0.1)
     saved = json.loads((out / "profile.json").read_text())
     assert len(saved["rows"]) == 2 and saved["peak_flops"] == 1e12
     md = (out / "profile.md").read_text()
