@@ -333,8 +333,8 @@ def test_a_scaled_config_trains_on_the_cpu(key):
 
 
 def test_scaling_is_refused_in_one_line_where_no_rule_is_known():
-    with pytest.raises(ValueError, match="DQNConfig has no batch-scaling rule"):
-        presets.default_config("dqn", "reversi", scale_envs=1024)
+    with pytest.raises(ValueError, match="WinnerImitationConfig has no batch-scaling rule"):
+        presets.default_config("winner_imitation", "animal_shogi", scale_envs=1024)
     with pytest.raises(ValueError, match="num_envs"):
         tiny_config().scaled_to(0)
     # the preset, then the scaling, then overrides: an override wins over the rule

@@ -51,8 +51,9 @@ def test_bad_values_and_unknown_fields(tmp_path, capsys):
     assert "game='chess'" in capsys.readouterr().err
     assert cli.main(base + ["--scale-envs", "0"]) == 2
     assert "invalid num_envs=0" in capsys.readouterr().err
-    assert cli.main(["train", "dqn", "--runs-dir", str(tmp_path), "--scale-envs", "512"]) == 2
-    assert "DQNConfig has no batch-scaling rule" in capsys.readouterr().err
+    wi = ["train", "winner_imitation", "--game", "animal_shogi", "--runs-dir", str(tmp_path)]
+    assert cli.main(wi + ["--scale-envs", "512"]) == 2
+    assert "WinnerImitationConfig has no batch-scaling rule" in capsys.readouterr().err
     assert not os.listdir(tmp_path)
 
 

@@ -1,6 +1,7 @@
 """DQN: n-step negamax targets (hand-computed), legal-only epsilon-greedy and double-DQN
 selection, epsilon schedule, config errors, driver resume equivalence, CLI + load_policy."""
 
+import dataclasses
 import os
 
 import jax
@@ -194,6 +195,48 @@ def tiny_config():
     return dqn.default_config("tic_tac_toe").override(
         TINY + ["--total-steps=144"]
     )  # 3 chunks of 48 steps
+
+
+@pytest.mark.parametrize("num_envs", [4, 64, 96])
+def test_scaled_to_keeps_the_learning_per_ply(num_envs):
+    """scaled_to: each ply is replayed as often, the ring spans the same plies of every game and
+    fills as far before learning, the target is refreshed after as many new plies, the batch
+    grows with the games up to the cap (then more gradient steps), the learning rate with the
+    square root of the batch's growth."""
+    base = tiny_config()  # 8 games, batches of 16, 1 gradient step, target every 4 steps
+    cfg = base.scaled_to(num_envs, max_minibatch=64)
+    growth = num_envs / base.num_envs
+
+    def replayed_per_ply(c):
+        return c.gradient_steps * c.batch_size / c.steps_per_update
+
+    def plies_between_refreshes(c):
+        return c.target_period / c.gradient_steps * c.steps_per_update
+
+    assert cfg.num_envs == num_envs and cfg.batch_size == min(round(16 * growth), 64)
+    assert replayed_per_ply(cfg) == replayed_per_ply(base)
+    assert plies_between_refreshes(cfg) == plies_between_refreshes(base)
+    assert cfg.buffer_rows == base.buffer_rows and cfg.buffer_size == base.buffer_rows * num_envs
+    assert cfg.learning_starts / num_envs == base.learning_starts / base.num_envs
+    assert cfg.learning_rate == pytest.approx(
+        base.learning_rate * (cfg.batch_size / 16) ** 0.5, rel=1e-5
+    )
+    for name in ("rollout_steps", "n_step", "eps_decay", "eps_unit", "total_steps", "net"):
+        assert getattr(cfg, name) == getattr(base, name)
+    back = base.scaled_to(16).scaled_to(8)  # below the cap, the rule undoes itself
+    assert dataclasses.replace(back, learning_rate=base.learning_rate) == base
+    assert back.learning_rate == pytest.approx(base.learning_rate, rel=1e-5)
+
+
+def test_a_scaled_config_trains_on_the_cpu(key):
+    """32 games with batches capped at 32 (two gradient steps per update): one chunk on the
+    CPU, every gradient step taken, finite losses."""
+    cfg = tiny_config().scaled_to(32, max_minibatch=32)
+    assert (cfg.batch_size, cfg.gradient_steps, cfg.target_period) == (32, 2, 2)
+    algo = dqn.make_algorithm(cfg)
+    state, metrics = jax.jit(algo.chunk)(algo.init(key))
+    assert int(state.grad_steps) > 0 and int(state.grad_steps) % 2 == 0
+    assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
 
 
 @pytest.fixture(scope="module")

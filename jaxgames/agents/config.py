@@ -177,7 +177,8 @@ class TrainConfig:
     def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
         """The fields :meth:`scaled_to` changes: each algorithm that has a rule defines it."""
         raise ValueError(
-            f"{type(self).__name__} has no batch-scaling rule (ppo and alphazero have one); "
+            f"{type(self).__name__} has no batch-scaling rule (ppo, alphazero and dqn have "
+            "one); "
             "set num_envs and its batch-sized fields yourself"
         )
 
@@ -272,6 +273,12 @@ class TrainConfig:
             else:
                 changes[name] = _coerce(name, types[name], value)
         return dataclasses.replace(self, **changes)
+
+
+def sqrt_scaled_rate(learning_rate: float, growth: float) -> float:
+    """``learning_rate`` x sqrt(``growth``) of the minibatch, Adam's scaling rule (Malladi et
+    al. 2022), at most 1 and to 6 significant digits: a config that reads as written."""
+    return min(1.0, float(f"{learning_rate * growth**0.5:.6g}"))
 
 
 def minibatch_count(rows: int, at_least: int) -> int:

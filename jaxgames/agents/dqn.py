@@ -50,7 +50,7 @@ from jaxgames.agents.common import (
     greedy_masked,
     masked_logits,
 )
-from jaxgames.agents.config import TrainConfig
+from jaxgames.agents.config import TrainConfig, sqrt_scaled_rate
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.agents.replay import TrajectoryBuffer, TrajectoryBufferState, make_trajectory_buffer
 from jaxgames.validation import check_bool, check_choice, check_float, check_int
@@ -98,6 +98,28 @@ class DQNConfig(TrainConfig):
         check_float("target_tau", self.target_tau, 0.0, 1.0, low_open=True)
         check_float("huber_delta", self.huber_delta, 0.0, float("inf"), low_open=True)
         check_bool("double_dqn", self.double_dqn)
+
+    def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
+        """:meth:`TrainConfig.scaled_to` for DQN: the replay ring keeps the same plies of
+        every game and fills with as many before learning starts; each ply is replayed as
+        often (the windows per update grow with the games: the batch up to ``max_minibatch``,
+        then more gradient steps); the target network is refreshed after as many new plies;
+        the learning rate follows the square root of the batch's growth. Epsilon decays over
+        games or plies, which the games at once do not change."""
+        growth = num_envs / self.num_envs
+        batch = max(1, min(round(self.batch_size * growth), max(self.batch_size, max_minibatch)))
+        steps = max(1, round(self.gradient_steps * self.batch_size * growth / batch))
+        # gradient steps per ply times the period: the same plies between target refreshes
+        period = max(1, round(self.target_period * steps / (self.gradient_steps * growth)))
+        return {
+            "num_envs": num_envs,
+            "buffer_size": self.buffer_rows * num_envs,
+            "learning_starts": round(self.learning_starts * growth),
+            "batch_size": batch,
+            "gradient_steps": steps,
+            "target_period": period,
+            "learning_rate": sqrt_scaled_rate(self.learning_rate, batch / self.batch_size),
+        }
 
     @property
     def optimizer_steps(self) -> int:

@@ -26,7 +26,7 @@ from jaxgames.agents.algorithm import (
     make_optimizer,
 )
 from jaxgames.agents.common import Agent, batch_observation, negamax_gae
-from jaxgames.agents.config import TrainConfig, minibatch_count
+from jaxgames.agents.config import TrainConfig, minibatch_count, sqrt_scaled_rate
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.validation import check_float, check_int, fail
 
@@ -73,8 +73,7 @@ class RolloutConfig(TrainConfig):
         return {
             "num_envs": num_envs,
             "num_minibatches": count,
-            # 6 significant digits: a config that reads as written
-            "learning_rate": min(1.0, float(f"{self.learning_rate * growth**0.5:.6g}")),
+            "learning_rate": sqrt_scaled_rate(self.learning_rate, growth),
         }
 
     @property
