@@ -254,37 +254,44 @@ MOBILITY_PLANES = (
 )
 
 
-def _moves_from_planes(p: jax.Array, o: jax.Array, empty: jax.Array) -> jax.Array:
-    """bool[..., N, N]: :func:`legal_moves` on planes (empty squares where ``p`` flips ``o``)."""
-    n = p.shape[-1]
-    moves = jnp.zeros_like(p)
-    for dr, dc in DIRECTIONS:
-        run = grid.shift_planes(p, dr, dc) & o
-        for _ in range(n - 3):  # a line holds at most N - 2 opponent discs
-            run = run | (grid.shift_planes(run, dr, dc) & o)
-        moves = moves | (grid.shift_planes(run, dr, dc) & empty)
-    return moves
+def _pack(bits: jax.Array, words: int) -> Words:
+    """bool[..., N*N] -> bitboard (bit b at square b): the inverse of :func:`unpack`."""
+    padded = jnp.zeros((*bits.shape[:-1], 32 * words), jnp.uint32)
+    padded = padded.at[..., : bits.shape[-1]].set(bits.astype(jnp.uint32))
+    # distinct bits: their sum is their OR
+    weighted = padded.reshape(*bits.shape[:-1], words, 32) << jnp.arange(32, dtype=jnp.uint32)
+    return split_words(weighted.sum(axis=-1, dtype=jnp.uint32))
+
+
+@functools.lru_cache(maxsize=None)
+def _geometry(size: int) -> Geometry:
+    return Geometry(size)
 
 
 def mobility_features(obs: jax.Array) -> jax.Array:
     """Input features ``"mobility"``: float32[..., N, N, 2] -> float32[..., N, N, 7], the
     :data:`MOBILITY_PLANES`: what classical othello evaluations weigh most, which an MLP on
-    bare discs would have to find line by line."""
-    p, o = obs[..., 0] > 0.5, obs[..., 1] > 0.5
-    empty = ~(p | o)
-    near_empty = jnp.zeros_like(empty)
-    for dr, dc in DIRECTIONS:
-        near_empty = near_empty | grid.shift_planes(empty, dr, dc)
-    planes = (
+    bare discs would have to find line by line. Computed on bitboards with the rules'
+    :func:`legal_moves`: a few word operations per direction instead of N x N planes."""
+    n = obs.shape[-2]
+    geo, lead = _geometry(n), obs.shape[:-3]
+    planes = obs.reshape(*lead, n * n, 2) > 0.5
+    p, o = _pack(planes[..., 0], geo.words), _pack(planes[..., 1], geo.words)
+    empty = andnot(geo.full, or_(p, o))
+    near_empty = tuple(jnp.zeros_like(x) for x in p)
+    for s, dest in geo.dirs:  # an empty square among the 8 neighbours
+        near_empty = or_(near_empty, and_(shift(empty, s), dest))
+    boards = (
         p,
         o,
         empty,
-        _moves_from_planes(p, o, empty),
-        _moves_from_planes(o, p, empty),
-        p & near_empty,
-        o & near_empty,
+        legal_moves(geo, p, o),
+        legal_moves(geo, o, p),
+        and_(p, near_empty),
+        and_(o, near_empty),
     )
-    return jnp.stack(planes, axis=-1).astype(jnp.float32)
+    out = jnp.stack([unpack(stack_words(b), n * n) for b in boards], axis=-1)
+    return out.reshape(*lead, n, n, len(boards)).astype(jnp.float32)
 
 
 # ----------------------------------------------------------------------- presentation
