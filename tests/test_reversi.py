@@ -474,3 +474,13 @@ def test_pure_functions_accept_a_batch_axis():
         R.legal_moves(geo, R.split_words(jnp.asarray(mover)), R.split_words(jnp.asarray(opp)))
     )
     assert np.array_equal(np.asarray(R.unpack(moves, 36)), traj.legal_action_mask[10, :, :36])
+
+
+@pytest.mark.parametrize("size", [4, 6, 8, 10, 16])
+def test_pack_is_the_inverse_of_unpack(size):
+    from jaxgames.games.bitboard import num_words, pack, pack_mask, stack_words, unpack
+
+    bits = np.random.default_rng(size).random((5, size * size)) < 0.5
+    words = stack_words(pack(jnp.asarray(bits), num_words(size)))
+    np.testing.assert_array_equal(np.asarray(words), np.stack([pack_mask(b) for b in bits]))
+    np.testing.assert_array_equal(np.asarray(unpack(words, size * size)), bits)

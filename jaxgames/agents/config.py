@@ -177,9 +177,8 @@ class TrainConfig:
     def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
         """The fields :meth:`scaled_to` changes: each algorithm that has a rule defines it."""
         raise ValueError(
-            f"{type(self).__name__} has no batch-scaling rule (ppo, alphazero and dqn have "
-            "one); "
-            "set num_envs and its batch-sized fields yourself"
+            f"{type(self).__name__} has no batch-scaling rule (ppo, alphazero and dqn "
+            "have one); set num_envs and its batch-sized fields yourself"
         )
 
     # ---------------------------------------------------------------- schedule

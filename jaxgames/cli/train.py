@@ -160,7 +160,7 @@ def add_command(subparsers) -> None:
             default=None,
             metavar="N",
             help="N games at once, the preset's replay, minibatches and learning rate scaled "
-            "with them (ppo, alphazero; docs/presets.md#more-games-at-once); --field=value "
+            "with them (ppo, alphazero, dqn; docs/presets.md#more-games-at-once); --field=value "
             "overrides still win",
         )
         p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -35,6 +35,15 @@ def unpack(board: jax.Array, cells: int) -> jax.Array:
     return bits.reshape(*board.shape[:-1], -1)[..., :cells].astype(jnp.bool_)
 
 
+def pack(bits: jax.Array, words: int) -> Words:
+    """bool[..., N*N] -> a bitboard of ``words`` words (bit b at square b), the inverse of
+    :func:`unpack`."""
+    padded = jnp.zeros((*bits.shape[:-1], 32 * words), jnp.uint32)
+    padded = padded.at[..., : bits.shape[-1]].set(bits.astype(jnp.uint32))
+    weighted = padded.reshape(*bits.shape[:-1], words, 32) << jnp.arange(32, dtype=jnp.uint32)
+    return split_words(weighted.sum(axis=-1, dtype=jnp.uint32))  # distinct bits: sum = OR
+
+
 def split_words(board: jax.Array) -> Words:
     """uint32[..., W] -> tuple of W uint32[...] words."""
     return tuple(board[..., i] for i in range(board.shape[-1]))

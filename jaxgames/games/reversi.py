@@ -42,6 +42,7 @@ from jaxgames.games.bitboard import (
     materialize,
     num_words,
     or_,
+    pack,
     pack_mask,
     popcount,
     runtime_one,
@@ -254,15 +255,6 @@ MOBILITY_PLANES = (
 )
 
 
-def _pack(bits: jax.Array, words: int) -> Words:
-    """bool[..., N*N] -> bitboard (bit b at square b): the inverse of :func:`unpack`."""
-    padded = jnp.zeros((*bits.shape[:-1], 32 * words), jnp.uint32)
-    padded = padded.at[..., : bits.shape[-1]].set(bits.astype(jnp.uint32))
-    # distinct bits: their sum is their OR
-    weighted = padded.reshape(*bits.shape[:-1], words, 32) << jnp.arange(32, dtype=jnp.uint32)
-    return split_words(weighted.sum(axis=-1, dtype=jnp.uint32))
-
-
 @functools.lru_cache(maxsize=None)
 def _geometry(size: int) -> Geometry:
     return Geometry(size)
@@ -276,7 +268,7 @@ def mobility_features(obs: jax.Array) -> jax.Array:
     n = obs.shape[-2]
     geo, lead = _geometry(n), obs.shape[:-3]
     planes = obs.reshape(*lead, n * n, 2) > 0.5
-    p, o = _pack(planes[..., 0], geo.words), _pack(planes[..., 1], geo.words)
+    p, o = pack(planes[..., 0], geo.words), pack(planes[..., 1], geo.words)
     empty = andnot(geo.full, or_(p, o))
     near_empty = tuple(jnp.zeros_like(x) for x in p)
     for s, dest in geo.dirs:  # an empty square among the 8 neighbours
