@@ -783,6 +783,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
         f"compiled in {compile_s:.0f} s ({args.compile_workers} at a time)",
         flush=True,
     )
+    meta = dict(
+        backend=backend,
+        device=str(jax.devices()[0].device_kind),
+        peak_flops=peak,
+        gpu_peak_tflops=GPU_PEAK_TFLOPS if backend == "gpu" else None,
+        command=" ".join(["python experiments/profile_selfplay.py", *(argv or sys.argv[1:])]),
+        lower_s=lower_s,
+        compile_s=compile_s,
+    )
+
+    def write(rows: list[dict], md: str) -> None:
+        """profile.json and profile.md of the rows so far (a run stopped by a time limit, as
+        on a lent GPU, keeps the configurations it finished)."""
+        meta["seconds"] = time.perf_counter() - t_all
+        ex.write_json(os.path.join(args.out, "profile.json"), {**meta, "rows": rows})
+        with open(os.path.join(args.out, "profile.md"), "w") as f:
+            f.write(f"`{meta['command']}` on {meta['device']} ({backend}), peak "
+                    f"{peak / 1e9:,.1f} GFLOP/s\n\n{md}\n")  # fmt: skip
+
     rows: list[dict] = []
     for plan in plans:
         t0 = time.perf_counter()
@@ -796,6 +815,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f"(timed in {time.perf_counter() - t0:.0f} s)",
             flush=True,
         )
+        write(rows, tables(rows, peak))
     md = tables(rows, peak)
     if args.against_commit:
         given = list(sys.argv[1:] if argv is None else argv)
@@ -804,20 +824,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         )
         md += "\n\n" + compare_table(rows, other, args.against_commit)
     print("\n" + md)
-    meta = dict(
-        backend=backend,
-        device=str(jax.devices()[0].device_kind),
-        peak_flops=peak,
-        gpu_peak_tflops=GPU_PEAK_TFLOPS if backend == "gpu" else None,
-        command=" ".join(["python experiments/profile_selfplay.py", *(argv or sys.argv[1:])]),
-        seconds=time.perf_counter() - t_all,
-        lower_s=lower_s,
-        compile_s=compile_s,
-    )
-    ex.write_json(os.path.join(args.out, "profile.json"), {**meta, "rows": rows})
-    with open(os.path.join(args.out, "profile.md"), "w") as f:
-        f.write(f"`{meta['command']}` on {meta['device']} ({backend}), peak "
-                f"{peak / 1e9:,.1f} GFLOP/s\n\n{md}\n")  # fmt: skip
+    write(rows, md)
     print(f"\nwrote {args.out}/profile.json and profile.md ({meta['seconds']:.0f} s)")
     return rows
 
