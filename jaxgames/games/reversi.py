@@ -282,6 +282,9 @@ def mobility_features(obs: jax.Array) -> jax.Array:
         and_(p, near_empty),
         and_(o, near_empty),
     )
+    # computed once, not fused into each of the N*N bits unpacked from them (docs/scaling.md)
+    one = runtime_one(popcount(p))
+    boards = tuple(materialize(b, one) for b in boards)
     out = jnp.stack([unpack(stack_words(b), n * n) for b in boards], axis=-1)
     return out.reshape(*lead, n, n, len(boards)).astype(jnp.float32)
 
