@@ -255,18 +255,13 @@ MOBILITY_PLANES = (
 )
 
 
-@functools.lru_cache(maxsize=None)
-def _geometry(size: int) -> Geometry:
-    return Geometry(size)
-
-
 def mobility_features(obs: jax.Array) -> jax.Array:
     """Input features ``"mobility"``: float32[..., N, N, 2] -> float32[..., N, N, 7], the
     :data:`MOBILITY_PLANES`: what classical othello evaluations weigh most, which an MLP on
     bare discs would have to find line by line. Computed on bitboards with the rules'
     :func:`legal_moves`: a few word operations per direction instead of N x N planes."""
     n = obs.shape[-2]
-    geo, lead = _geometry(n), obs.shape[:-3]
+    geo, lead = Geometry(n), obs.shape[:-3]  # read at trace time
     planes = obs.reshape(*lead, n * n, 2) > 0.5
     p, o = pack(planes[..., 0], geo.words), pack(planes[..., 1], geo.words)
     empty = andnot(geo.full, or_(p, o))
