@@ -51,11 +51,9 @@ import numpy as np
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.baselines.value_iteration import tic_tac_toe_oracle
 from jaxgames.cli import report_errors
 from jaxgames.evaluation import accuracy as acc
-from jaxgames.evaluation import animal_shogi_solver
-from jaxgames.specs import make_opponent, parse_spec, playable_rungs
+from jaxgames.specs import make_opponent, make_oracle, parse_spec, playable_rungs
 from jaxgames.training import experiment as ex
 from jaxgames.training.driver import run_training
 from jaxgames.training.init_from import initial_params
@@ -157,16 +155,10 @@ def accuracy_judge(env, a, opponents):
     (``--accuracy``), or ``None`` when off; the table is checked before anything is written."""
     if not a.accuracy:
         return None
-    table, oracle = None, None
-    if env.name == "tic_tac_toe":
-        oracle = tic_tac_toe_oracle()
-    if env.name == "animal_shogi":
-        if a.accuracy_empties is not None:
-            raise ValueError("--accuracy-empties is for reversi: animal shogi judges every move")
-        try:
-            table = animal_shogi_solver.load_table()
-        except animal_shogi_solver.TableMissing as e:
-            raise ValueError(f"--accuracy: {e}") from None
+    try:
+        oracle = make_oracle(env, empties=a.accuracy_empties)
+    except ValueError as e:
+        raise ValueError(f"--accuracy: {e}") from None
     against = a.accuracy_against or opponents[-1]
     opponent = make_opponent(against, env)
 
@@ -176,11 +168,9 @@ def accuracy_judge(env, a, opponents):
             policy,
             opponent,
             env,
-            table,
             games=a.accuracy,
             opening_plies=opening_plies(env),
             seed=chunk,
-            empties=a.accuracy_empties,
             oracle=oracle,
         )
         distinct, out = out["distinct_games"], out["overall"]

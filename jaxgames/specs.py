@@ -35,7 +35,7 @@ from typing import Callable, Mapping, Sequence
 from jaxgames.agents.search import SearchConfig, SearchPolicy
 from jaxgames.baselines import value_iteration
 from jaxgames.core import Env, Policy, random_policy
-from jaxgames.evaluation import animal_shogi_solver, opponents
+from jaxgames.evaluation import accuracy, animal_shogi_solver, opponents
 from jaxgames.evaluation.animal_shogi_engine import animal_shogi_engine_policy
 from jaxgames.evaluation.reversi_engine import reversi_engine_policy, with_exact_endgame
 from jaxgames.evaluation.uct import uct_policy
@@ -368,6 +368,33 @@ def make_opponent(text: str, env: Env) -> Policy:
         else:
             _BUILT[key] = _MAKERS[spec.kind](env, *spec.args)
     return _BUILT[key]
+
+
+def make_oracle(env: Env, *, empties: int | None = None) -> accuracy.Oracle:
+    """What judges moves against perfect play on ``env`` (:mod:`jaxgames.evaluation.accuracy`):
+    tic-tac-toe value iteration, the solved animal-shogi table (``jaxgames solve
+    animal_shogi``), the exact reversi solver from ``empties`` empty squares (default
+    :data:`~jaxgames.evaluation.accuracy.DEFAULT_EMPTIES` of the size). One-line
+    ``ValueError`` for a game without one, a missing table or bad ``empties``."""
+    if env.name != "reversi" and empties is not None:
+        raise ValueError(f"empties is for reversi: {env.name} judges every move")
+    if env.name == "tic_tac_toe":
+        return value_iteration.tic_tac_toe_oracle()
+    if env.name == "animal_shogi":
+        try:
+            return accuracy.animal_shogi_oracle(animal_shogi_solver.load_table())
+        except animal_shogi_solver.TableMissing as e:
+            raise ValueError(str(e)) from None
+    if env.name != "reversi":
+        raise ValueError(f"no perfect-play oracle for {env.name}")
+    size = env.size
+    if size not in accuracy.DEFAULT_EMPTIES:
+        raise ValueError(f"the exact reversi solver takes sizes 4, 6 or 8, not {size}")
+    empties = accuracy.DEFAULT_EMPTIES[size] if empties is None else empties
+    if not 1 <= empties <= size * size - 4:
+        most = size * size - 4
+        raise ValueError(f"empties must be from 1 to {most} on {size}x{size}, not {empties}")
+    return accuracy.reversi_oracle(size, empties)
 
 
 def _agent_policy(spec: Spec) -> Policy:

@@ -55,20 +55,22 @@ def test_mobility_planes_match_the_rules(size):
     assert feats.shape == (obs.shape[0], size, size, len(reversi.MOBILITY_PLANES))
     live = ~np.asarray(flat.terminated | flat.truncated)
     # the opponent's moves: the bitboard rules with the sides swapped
-    theirs = jax.vmap(
-        lambda m, o: unpack(
-            stack_words(reversi.legal_moves(env.geo, split_words(o), split_words(m))), n2
+    theirs = jax.jit(
+        jax.vmap(
+            lambda m, o: unpack(
+                stack_words(reversi.legal_moves(env.geo, split_words(o), split_words(m))), n2
+            )
         )
     )(flat.mover, flat.opponent)
-    o = np.asarray(obs)
+    o, legal, theirs = np.asarray(obs), np.asarray(flat.legal_action_mask), np.asarray(theirs)
     for i in np.flatnonzero(live):
         f = feats[i].reshape(n2, -1)
         np.testing.assert_array_equal(f[:, 0], o[i, ..., 0].reshape(-1))
         np.testing.assert_array_equal(f[:, 1], o[i, ..., 1].reshape(-1))
         empty = (o[i, ..., 0] + o[i, ..., 1]) == 0
         np.testing.assert_array_equal(f[:, 2], empty.reshape(-1))
-        np.testing.assert_array_equal(f[:, 3] > 0, np.asarray(flat.legal_action_mask[i, :n2]))
-        np.testing.assert_array_equal(f[:, 4] > 0, np.asarray(theirs[i]) > 0)
+        np.testing.assert_array_equal(f[:, 3] > 0, legal[i, :n2])
+        np.testing.assert_array_equal(f[:, 4] > 0, theirs[i] > 0)
         for plane, own in ((5, o[i, ..., 0] > 0), (6, o[i, ..., 1] > 0)):
             np.testing.assert_array_equal(f[:, plane] > 0, frontier_numpy(own, empty).reshape(-1))
     assert live.sum() > 100
@@ -134,7 +136,7 @@ def test_feature_channels_within_finds_the_observation_in_the_features(monkeypat
         obs = random_states(env, games=8, plies=6, seed=1).observation.reshape(
             -1, *env.observation_shape
         )
-        feats = np.asarray(feature_function(env, name)(obs)).reshape(obs.shape[0], -1)
+        feats = np.asarray(jax.jit(feature_function(env, name))(obs)).reshape(obs.shape[0], -1)
         np.testing.assert_array_equal(feats[:, rows], np.asarray(obs).reshape(obs.shape[0], -1))
         assert len(set(rows.tolist())) == rows.size == np.prod(env.observation_shape)
         assert feature_channels_within(env, name, PLAIN_FEATURES) is None

@@ -18,7 +18,7 @@ from jaxgames.training.driver import run_training
 def _rollout(games, key, plies):
     """Random learner moves for ``plies`` plies; returns the stacked SelfPlaySteps and the
     states the learner saw."""
-    states = games.init(key)
+    states = jax.jit(games.init)(key)
 
     def ply(carry, k):
         s = carry
@@ -36,10 +36,11 @@ def _rollout(games, key, plies):
 def test_no_partners_is_plain_selfplay(key):
     env = jaxgames.make("tic_tac_toe")
     games = make_training_games(env, 16)
-    states = games.init(key)
+    states = jax.jit(games.init)(key)
     np.testing.assert_array_equal(states.board, jax.vmap(env.init)(jax.random.split(key, 16)).board)
     a = random_action(key, states.legal_action_mask)
-    got, want = games.step(states, a, key), selfplay_step(env, states, a, key)
+    got = jax.jit(games.step)(states, a, key)
+    want = jax.jit(selfplay_step, static_argnums=0)(env, states, a, key)
     for x, y in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
         np.testing.assert_array_equal(x, y)
 
@@ -59,7 +60,7 @@ def test_random_openings_start_every_game_after_random_plies(key):
     games = make_training_games(
         env, 512, {"random": 0.25}, make_partners({"random": 0.25}, env), max_opening_plies=4
     )
-    states = games.init(key)
+    states = jax.jit(games.init)(key)
     count = np.asarray(states.step_count)
     selfplay = count[:384]
     assert set(selfplay) == {0, 1, 2, 3, 4} and np.bincount(selfplay).min() > 384 // 5 // 2
@@ -77,7 +78,7 @@ def test_random_openings_that_end_the_game_start_from_the_initial_position(key):
     """Tic-tac-toe with up to 9 random plies: an opening that ends the game (a line, or the
     full board) is replaced by the initial position, so no game starts over."""
     games = make_training_games(jaxgames.make("tic_tac_toe"), 1024, max_opening_plies=9)
-    states = games.init(key)
+    states = jax.jit(games.init)(key)
     count = np.asarray(states.step_count)
     assert not np.asarray(states.terminated).any() and set(count) == set(range(9))
     # 1/10 draw 0 plies; those of 5+ plies that end in a line (and all of 9) fall back to 0

@@ -37,12 +37,14 @@ def test_bfloat16_computes_the_float32_function_with_the_same_parameters(name, k
     obs = jax.random.normal(key, (16, 4, 3, 5))
     wide = make_network(name, num_actions=7, **SMALL[name])
     half = make_network(name, num_actions=7, dtype="bfloat16", **SMALL[name])
-    params = wide.init(key, obs[:1])
+    params = jax.jit(wide.init)(key, obs[:1])
     same = jax.tree_util.tree_map(
-        lambda a, b: a.dtype == b.dtype and a.shape == b.shape, params, half.init(key, obs[:1])
+        lambda a, b: a.dtype == b.dtype and a.shape == b.shape,
+        params,
+        jax.eval_shape(half.init, key, obs[:1]),
     )
     assert all(jax.tree_util.tree_leaves(same))  # float32 parameters either way
-    (l32, v32), (l16, v16) = wide.apply(params, obs), half.apply(params, obs)
+    (l32, v32), (l16, v16) = jax.jit(wide.apply)(params, obs), jax.jit(half.apply)(params, obs)
     assert l16.dtype == v16.dtype == jnp.float32
     scale = float(jnp.abs(l32).max()) + float(jnp.abs(v32).max())
     error = max(float(jnp.abs(l32 - l16).max()), float(jnp.abs(v32 - v16).max()))
@@ -52,7 +54,7 @@ def test_bfloat16_computes_the_float32_function_with_the_same_parameters(name, k
         logits, value = half.apply(p, obs)
         return (logits**2).mean() + (value**2).mean()
 
-    grads = jax.grad(loss)(params)
+    grads = jax.jit(jax.grad(loss))(params)
     assert all(
         g.dtype == jnp.float32 and bool(jnp.isfinite(g).all())
         for g in jax.tree_util.tree_leaves(grads)

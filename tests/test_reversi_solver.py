@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import jax
 import jax.numpy as jnp
@@ -118,6 +119,31 @@ def test_reversi_accuracy_oracle_matches_plain_negamax(size, most, count):
             assert (got["before"][i], got["after"][i], got["lost"][i]) == (before, after, lost)
     passing = reversi_oracle(size, limit).judge(rows[0][None], np.asarray([size * size]), [0])
     assert not passing["judged"][0]
+
+
+def test_make_oracle_per_game_and_its_refusals(tmp_path, monkeypatch):
+    """``specs.make_oracle``, the one place that picks the accuracy oracle of a game (the
+    ``accuracy`` command and ``learning_curves.py --accuracy``): reversi's default and given
+    empties, and one-line refusals for a size, empties or game it cannot judge."""
+    from jaxgames.evaluation import animal_shogi_solver
+    from jaxgames.evaluation.accuracy import DEFAULT_EMPTIES
+    from jaxgames.specs import make_oracle
+
+    assert make_oracle(jaxgames.make("reversi", size=6)).empties == DEFAULT_EMPTIES[6]
+    oracle = make_oracle(jaxgames.make("reversi", size=4), empties=5)
+    assert (oracle.empties, oracle.note) == (5, "placements with <= 5 empty squares")
+    assert make_oracle(jaxgames.make("tic_tac_toe")).empties is None
+    bad = [
+        (jaxgames.make("reversi", size=10), None, "sizes 4, 6 or 8, not 10"),
+        (jaxgames.make("reversi", size=4), 13, "empties must be from 1 to 12 on 4x4, not 13"),
+        (jaxgames.make("reversi", size=4), 0, "empties must be from 1 to 12 on 4x4, not 0"),
+        (jaxgames.make("tic_tac_toe"), 3, "empties is for reversi: tic_tac_toe"),
+        (jaxgames.make("animal_shogi"), None, "run 'jaxgames solve animal_shogi' first"),
+    ]
+    monkeypatch.setenv(animal_shogi_solver.ENV_VAR, str(tmp_path / "no_table"))
+    for env, empties, message in bad:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make_oracle(env, empties=empties)
 
 
 def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):

@@ -2,6 +2,7 @@
 that search finds what the network misses, and the ``mcts:N:<run>`` opponent spec."""
 
 import dataclasses
+import functools
 import json
 
 import jax
@@ -101,10 +102,11 @@ def test_immediate_wins_agree_with_env_step_on_random_positions(game):
         return kids.terminated & won & state.legal_action_mask
 
     reference = jax.jit(jax.vmap(reference_wins))
+    wins = jax.jit(functools.partial(immediate_wins, env))
     wins_seen = finished_seen = 0
     for _ in range(20):  # long enough for games to end (reversi 4x4: at most 12 moves + passes)
         key, k = jax.random.split(key)
-        got = np.asarray(immediate_wins(env, states))
+        got = np.asarray(wins(states))
         np.testing.assert_array_equal(got, np.asarray(reference(states)))
         wins_seen += int(got.any(-1).sum())
         finished_seen += int(np.asarray(states.terminated).sum())
@@ -254,7 +256,8 @@ def test_search_batch_matches_the_single_state_policy(key):
     env = jaxgames.make("reversi", size=6)
     guide = untrained_policy(env)
     states = jax.vmap(env.init)(jax.random.split(key, 3))
-    out = search_batch(env, guide, key, states, SearchConfig(num_simulations=8))
+    search = jax.jit(lambda k, s: search_batch(env, guide, k, s, SearchConfig(num_simulations=8)))
+    out = search(key, states)
     assert out.action.shape == (3,) and out.action.dtype == jnp.int32
     assert out.action_weights.shape == (3, env.num_actions)
     single = SearchPolicy(env, guide, num_simulations=8)
@@ -270,23 +273,24 @@ def test_value_scale_sets_how_far_search_values_move_the_prior(key):
     states = jax.vmap(env.init)(jax.random.split(key, 3))
     prior = jax.nn.softmax(guide_outputs(guide, states)[0], axis=-1)
 
+    @functools.partial(jax.jit, static_argnums=0)
     def weights(scale):
         config = SearchConfig(num_simulations=8, value_scale=scale)
         return search_batch(env, guide, key, states, config).action_weights
 
-    np.testing.assert_allclose(np.asarray(weights(0.0)), np.asarray(prior), atol=1e-6)
-    gap = [float(jnp.abs(weights(s) - prior).sum()) for s in (0.1, 1.0)]
+    w = {scale: np.asarray(weights(scale)) for scale in (0.0, 0.1, 1.0)}
+    np.testing.assert_allclose(w[0.0], np.asarray(prior), atol=1e-6)
+    gap = [float(np.abs(w[s] - prior).sum()) for s in (0.1, 1.0)]
     assert 0 < gap[0] < gap[1]
-    # a SearchPolicy plays with its own value_scale (mcts:N: keeps the default, 0.1)
+    # a SearchPolicy plays with its own value_scale (mcts:N: keeps the default, 0.1), as the
+    # batch's first row (no Gumbel noise at gumbel_scale 0: the key does not matter)
     state = jax.tree_util.tree_map(lambda x: x[0], states)
     for scale in (0.0, 1.0):
         player = SearchPolicy(env, guide, num_simulations=8, value_scale=scale)
         probs = np.asarray(player.probs(state))
-        first = jax.tree_util.tree_map(lambda x: x[:1], states)
         config = SearchConfig(num_simulations=8, value_scale=scale)
         assert SearchPolicy(env, guide, config).config == player.config
-        expected = search_batch(env, guide, jax.random.PRNGKey(0), first, config)
-        expected = np.where(np.asarray(state.legal_action_mask), expected.action_weights[0], 0)
+        expected = np.where(np.asarray(state.legal_action_mask), w[scale][0], 0)
         np.testing.assert_allclose(probs, expected, atol=1e-6)
 
 

@@ -3,6 +3,8 @@ permutations, and each is a symmetry of the rules: the transformed position, bui
 independently through the text notation, has the transformed observation and legal mask, and
 corresponding moves lead to corresponding positions for several plies."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -148,18 +150,19 @@ def test_symmetry_averaged_network_is_equivariant(variant):
     obs = jnp.stack([state.observation for state in positions])
     average, bare = jax.jit(averaged.apply), jax.jit(plain.apply)  # called once per symmetry
     logits, value = average(params, obs)
-    single = averaged.apply(params, obs[3])
+    single = jax.jit(averaged.apply)(params, obs[3])
     np.testing.assert_allclose(np.asarray(single[0]), np.asarray(logits[3]), rtol=1e-5, atol=1e-5)
     bare_logits_here = bare(params, obs)[0]
     bare_moves = 0
+    move = jax.jit(functools.partial(apply_symmetry, env.symmetries))
     for k in range(1, count):
         ks = jnp.full(obs.shape[0], k, jnp.int32)
-        moved_obs, expected = apply_symmetry(env.symmetries, ks, obs, logits)
+        moved_obs, expected = move(ks, obs, logits)
         moved_logits, moved_value = average(params, moved_obs)
         np.testing.assert_allclose(np.asarray(moved_logits), np.asarray(expected), atol=1e-4)
         np.testing.assert_allclose(np.asarray(moved_value), np.asarray(value), atol=1e-5)
         bare_logits, _ = bare(params, moved_obs)
-        bare_expected = apply_symmetry(env.symmetries, ks, obs, bare_logits_here)[1]
+        bare_expected = move(ks, obs, bare_logits_here)[1]
         bare_moves += not np.allclose(np.asarray(bare_logits), np.asarray(bare_expected), atol=1e-4)
     assert bare_moves == count - 1
     alone = Agent(
@@ -168,5 +171,5 @@ def test_symmetry_averaged_network_is_equivariant(variant):
         features,
         identity_symmetries(env.observation_shape, env.num_actions),
     )
-    for a, b in zip(alone.apply(params, obs), plain.apply(params, obs)):
+    for a, b in zip(jax.jit(alone.apply)(params, obs), bare(params, obs)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)

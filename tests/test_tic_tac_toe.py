@@ -79,9 +79,16 @@ def test_game_tree_facts(ttt):
 def test_reachable_positions(ttt):
     """BFS over distinct positions with the batched env: 5,478 including the empty board."""
     expand = jax.jit(jax.vmap(jax.vmap(ttt.step, in_axes=(None, 0)), in_axes=(0, None)))
-    frontier = jax.tree_util.tree_map(lambda x: x[None], ttt.init(jax.random.PRNGKey(0)))
-    seen = {tuple(np.asarray(frontier.board[0]))}
-    while len(frontier.board):
+    states_of = jax.jit(
+        jax.vmap(lambda b: T.make_state(T.TicTacToeSpec(), b, (b >= 0).sum() % 2, (b >= 0).sum()))
+    )
+    width = 2048  # more than any ply's live positions: every ply in one shape, one compile
+    fresh = np.asarray(ttt.init(jax.random.PRNGKey(0)).board)[None]
+    seen = {tuple(fresh[0])}
+    while len(fresh):
+        assert len(fresh) <= width
+        padded = np.concatenate([fresh, np.repeat(fresh[:1], width - len(fresh), 0)])
+        frontier = states_of(jnp.asarray(padded, jnp.int32))
         kids = expand(frontier, jnp.arange(9))
         legal = np.asarray(frontier.legal_action_mask).reshape(-1)
         boards = np.asarray(kids.board).reshape(-1, 9)[legal]
@@ -90,9 +97,6 @@ def test_reachable_positions(ttt):
         seen |= new
         fresh = np.unique(boards[live], axis=0)
         fresh = np.array([b for b in fresh if tuple(b) in new]).reshape(-1, 9)
-        frontier = jax.vmap(
-            lambda b: T.make_state(T.TicTacToeSpec(), b, (b >= 0).sum() % 2, (b >= 0).sum())
-        )(jnp.asarray(fresh, jnp.int32))
     assert len(seen) == 5_478
 
 

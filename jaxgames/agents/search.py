@@ -179,29 +179,37 @@ class SearchPolicy:
             raise TypeError("give SearchPolicy a SearchConfig or its knobs, not both")
         self.env, self.guide = env, guide
         self.config = config if config is not None else SearchConfig(**knobs)
+        # one compiled search per policy for all three entry points: called outside jit, the
+        # search would otherwise run op by op, recompiling mctx's loop at every call; inside
+        # an outer jit or vmap it is inlined and the unused outputs are dropped
+        self._outputs = jax.jit(self._search_outputs)
 
     @property
     def greedy(self) -> bool:
         return self.config.gumbel_scale == 0
 
-    def _search(self, key: Array, state: Any) -> mctx.PolicyOutput:
-        states = jax.tree_util.tree_map(lambda x: x[None], state)
-        return search_batch(self.env, self.guide, key, states, self.config)
-
     def __call__(self, key: Array, state: Any) -> Array:
-        # a finished root has no legal move and gets an arbitrary action (stepping it is a no-op)
-        return self._search(key, state).action[0].astype(jnp.int32)
+        return self._outputs(key, state)[0]
 
     def value(self, state: Any) -> Array:
         """float32[]: the root Q of the chosen move (the guide's value for a finished game)."""
-        out = self._search(jax.random.PRNGKey(0), state)
-        q = out.search_tree.summary().qvalues[0, out.action[0]]
+        q = self._outputs(jax.random.PRNGKey(0), state)[1]
         return jnp.where(state.legal_action_mask.any(), q, self.guide.value(state))
 
     def probs(self, state: Any) -> Array:
         """float32[A]: the improved policy of the search (zero on illegal moves)."""
-        out = self._search(jax.random.PRNGKey(0), state)
-        return jnp.where(state.legal_action_mask, out.action_weights[0], 0.0)
+        return self._outputs(jax.random.PRNGKey(0), state)[2]
+
+    def _search_outputs(self, key: Array, state: Any) -> tuple[Array, Array, Array]:
+        """One state's search -> (action int32[], the chosen move's root Q float32[], probs
+        float32[A])."""
+        states = jax.tree_util.tree_map(lambda x: x[None], state)
+        out = search_batch(self.env, self.guide, key, states, self.config)
+        # a finished root has no legal move and gets an arbitrary action (stepping it is a no-op)
+        action = out.action[0].astype(jnp.int32)
+        q = out.search_tree.summary().qvalues[0, out.action[0]]
+        probs = jnp.where(state.legal_action_mask, out.action_weights[0], 0.0)
+        return action, q, probs
 
 
 __all__ = [

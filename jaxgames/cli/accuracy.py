@@ -9,57 +9,38 @@ from __future__ import annotations
 
 import argparse
 
-from jaxgames.baselines.value_iteration import tic_tac_toe_oracle
 from jaxgames.cli.options import add_force_argument, check_output_file, write_json_file
-from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.evaluation.accuracy import DEFAULT_EMPTIES, format_accuracy, move_accuracy
 from jaxgames.evaluation.reports import default_opening_plies
 from jaxgames.games import make
-from jaxgames.specs import make_opponent
+from jaxgames.specs import make_opponent, make_oracle
 
 
 def _accuracy(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file(args.json, "--json", args.force)
-    table, empties, oracle = None, None, None
     if args.game != "reversi" and (args.size is not None or args.empties is not None):
         raise ValueError("--empties and --size are for --game reversi")
-    if args.game == "tic_tac_toe":
-        env, oracle = make("tic_tac_toe"), tic_tac_toe_oracle()
-        against = "perfect" if args.against is None else args.against
-    elif args.game == "animal_shogi":
-        env = make("animal_shogi")
-        against = "perfect" if args.against is None else args.against
-        try:
-            table = solver.load_table()
-        except solver.TableMissing as e:
-            raise ValueError(str(e)) from None
-    else:
+    if args.game == "reversi":
         size = 8 if args.size is None else args.size
         if size not in DEFAULT_EMPTIES:
             raise ValueError(f"--size must be 4, 6 or 8 (the exact solver's boards), not {size}")
-        empties = DEFAULT_EMPTIES[size] if args.empties is None else args.empties
-        if not 1 <= empties <= size * size - 4:
-            raise ValueError(f"--empties must be from 1 to {size * size - 4}, got {empties}")
+        env = make("reversi", size=size)
         if args.against is None:
             raise ValueError("--against is needed on reversi (an opponent spec, e.g. engine:2)")
-        env, against = make("reversi", size=size), args.against
+        against = args.against
+    else:
+        env = make(args.game)
+        against = "perfect" if args.against is None else args.against
+    oracle = make_oracle(env, empties=args.empties)
     a, b = make_opponent(args.a, env), make_opponent(against, env)
     plies = default_opening_plies(env) if args.opening_plies is None else args.opening_plies
     out = move_accuracy(
-        a,
-        b,
-        env,
-        table,
-        games=args.games,
-        opening_plies=plies,
-        seed=args.seed,
-        empties=empties,
-        oracle=oracle,
+        a, b, env, games=args.games, opening_plies=plies, seed=args.seed, oracle=oracle
     )
     out.update(a=args.a, against=against, opening_plies=plies, game=args.game)
-    if empties is not None:
-        out.update(size=env.size, empties=empties)
+    if args.game == "reversi":
+        out.update(size=env.size, empties=oracle.empties)
     print(f"A = {args.a} against {against}, {plies} random opening plies, seed {args.seed}")
     print(format_accuracy(out))
     if args.json:

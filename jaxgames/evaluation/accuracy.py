@@ -68,12 +68,14 @@ class Oracle:
     -> dict of ``judged`` bool[M], ``before`` / ``after`` int8[M] (the mover's value before
     and after the move: 1 win, 0 draw, -1 loss), ``phase`` int[M] (the number ``phases``
     bucket) and, where the oracle knows margins, ``lost`` float64[M] (margin lost);
-    ``phases``: (name, lo, hi) buckets; ``note``: what was judged, for the report."""
+    ``phases``: (name, lo, hi) buckets; ``note``: what was judged, for the report;
+    ``empties``: the reversi oracle's most empty squares judged (``None``: every move)."""
 
     positions_of: Callable[[Any], jax.Array]
     judge: Callable[[np.ndarray, np.ndarray, np.ndarray], dict[str, np.ndarray]]
     phases: tuple[tuple[str, int, int], ...]
     note: str = "every move"
+    empties: int | None = None
 
 
 def animal_shogi_oracle(table: solver.SolvedTable) -> Oracle:
@@ -133,6 +135,7 @@ def reversi_oracle(size: int, empties: int) -> Oracle:
         judge=judge,
         phases=REVERSI_PHASES,
         note=f"placements with <= {empties} empty squares",
+        empties=empties,
     )
 
 
