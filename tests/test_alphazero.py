@@ -71,13 +71,13 @@ def test_rollout_targets_are_legal_distributions(key):
         game="reversi", game_options={"size": 6}, num_envs=8, num_steps=6, update_epochs=1
     )
     algo = alphazero.make_algorithm(cfg)
-    state = algo.init(key)
+    state = jax.jit(algo.init)(key)
     guide = algo.agent.policy(state.params)
     from jaxgames.agents.search import SearchConfig, search_batch
 
     config = SearchConfig(num_simulations=4, gumbel_scale=1.0)
     assert algo.config.search == config  # the training search
-    out = search_batch(algo.env, guide, key, state.env_state, config)
+    out = jax.jit(lambda k, s: search_batch(algo.env, guide, k, s, config))(key, state.env_state)
     w, mask = np.asarray(out.action_weights), np.asarray(state.env_state.legal_action_mask)
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-5)
     assert np.all(w[~mask] == 0)

@@ -2,6 +2,7 @@
 selection, epsilon schedule, config errors, driver resume equivalence, CLI + load_policy."""
 
 import dataclasses
+import functools
 import os
 
 import jax
@@ -70,19 +71,17 @@ def test_targets_from_a_real_game_through_the_buffer():
         )
     )
     states = []
+    record, add = jax.jit(functools.partial(dqn.record_plies, games)), jax.jit(buf.add)
     for i, a in enumerate(actions):
         states.append(state)
-        state, trans, _ = dqn.record_plies(
-            games, state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i)
-        )
-        bstate = buf.add(bstate, trans)
+        state, trans, _ = record(state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i))
+        bstate = add(bstate, trans)
     np.testing.assert_array_equal(np.asarray(bstate.data.reward[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])
     np.testing.assert_array_equal(np.asarray(bstate.data.done[:8, 0]), [0, 0, 0, 0, 1, 0, 0, 0])
 
+    @functools.partial(jax.jit, static_argnums=1)
     def batch(t, n):
-        return dqn.nstep_batch(
-            buf, bstate, jnp.arange(t, t + n + 1)[None], jnp.zeros(1, jnp.int32), g
-        )
+        return dqn.nstep_batch(buf, bstate, t + jnp.arange(n + 1)[None], jnp.zeros(1, jnp.int32), g)
 
     cases = {  # (start, n): (R, c)
         (3, 2): (-g, 0.0),  # O's last move (b2): the loss arrives through X's winning step

@@ -277,8 +277,9 @@ def test_dqn_starts_both_networks_from_the_agent():
     from jaxgames.agents import dqn
 
     algo = dqn.make_algorithm(dqn.default_config("tic_tac_toe"))
-    state = algo.init(jax.random.PRNGKey(0))
-    other = algo.params(algo.init(jax.random.PRNGKey(1)))
+    init = jax.jit(algo.init)
+    state = init(jax.random.PRNGKey(0))
+    other = algo.params(init(jax.random.PRNGKey(1)))
     started = algo.start_from(state, other)
     assert leaves_equal(started.params, other) and leaves_equal(started.target_params, other)
 

@@ -180,7 +180,7 @@ def test_algorithms_train_with_partners(module, key):
     if module is alphazero:
         cfg = cfg.override({"num_simulations": 2, "num_steps": 4})
     algo = module.make_algorithm(cfg, make_partners(cfg.partners, cfg.make_env()))
-    state = algo.init(key)
+    state = jax.jit(algo.init)(key)
     state, metrics = jax.jit(algo.chunk)(state)
     assert {"win_vs_greedy", "loss_vs_greedy", "selfplay_first_win"} <= set(metrics)
     for name, v in metrics.items():

@@ -136,12 +136,12 @@ def test_widened_mlp_computes_the_same_function_and_its_new_units_learn(key):
     narrow_net = make_network("mlp", 9, hidden=16, layers=2)
     wide_net = make_network("mlp", 9, hidden=40, layers=2)
     x = jax.random.normal(key, (32, 27))
-    narrow = narrow_net.init(jax.random.PRNGKey(1), x)
-    fresh_a, fresh_b = (wide_net.init(jax.random.PRNGKey(s), x) for s in (2, 3))
+    narrow = jax.jit(narrow_net.init)(jax.random.PRNGKey(1), x)
+    fresh_a, fresh_b = (jax.jit(wide_net.init)(jax.random.PRNGKey(s), x) for s in (2, 3))
     wide_a, wide_b = widen_params(narrow, fresh_a), widen_params(narrow, fresh_b)
-    want = narrow_net.apply(narrow, x)
+    want = jax.jit(narrow_net.apply)(narrow, x)
     for wide in (wide_a, wide_b):
-        got = wide_net.apply(wide, x)
+        got = jax.jit(wide_net.apply)(wide, x)
         assert all(jnp.allclose(g, w, atol=1e-6) for g, w in zip(got, want))
     k_a, k_b = (w["params"]["Dense_1"]["kernel"] for w in (wide_a, wide_b))
     assert k_a.shape == (40, 40) and not jnp.allclose(k_a[:, 16:], k_b[:, 16:])
@@ -152,7 +152,7 @@ def test_widened_mlp_computes_the_same_function_and_its_new_units_learn(key):
         logits, value = wide_net.apply(p, x)
         return jnp.mean(value**2) + jnp.mean(logits**2)
 
-    grads = jax.grad(loss)(wide_a)
+    grads = jax.jit(jax.grad(loss))(wide_a)
     assert jnp.any(grads["params"]["Heads_0"]["value"]["kernel"][16:] != 0)  # the new rows learn
 
 

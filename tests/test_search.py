@@ -331,7 +331,7 @@ def test_q_network_prior_is_sharpened(ttt, key):
     its value the largest legal Q, as policy.value gives it."""
     cfg = dqn.default_config("tic_tac_toe", quick=True)
     algo = dqn.make_algorithm(cfg)
-    policy = algo.agent.policy(algo.params(algo.init(key)))
+    policy = algo.agent.policy(algo.params(jax.jit(algo.init)(key)))
     state = ttt.init(key)
     q, _ = algo.agent.apply(policy.params, state.observation)
     prior, value = policy.search_outputs(state)
