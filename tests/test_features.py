@@ -215,7 +215,8 @@ def test_a_run_gives_features_to_a_network_reading_the_observation(tmp_path):
     agent = alphazero.make_algorithm(cfg).agent
     obs = random_states(before.env, games=8, plies=10, seed=2).observation
     obs = obs.reshape(-1, *before.env.observation_shape)
-    for got, want in zip(agent.apply(params, obs), before.agent.apply(before.params, obs)):
+    got_want = jax.jit(agent.apply)(params, obs), jax.jit(before.agent.apply)(before.params, obs)
+    for got, want in zip(*got_want):
         np.testing.assert_allclose(got, want, atol=1e-6)
     trained = run_training("alphazero", cfg, str(tmp_path / "mob"), progress=False)
     assert trained.completed
