@@ -372,29 +372,18 @@ def make_opponent(text: str, env: Env) -> Policy:
 
 def make_oracle(env: Env, *, empties: int | None = None) -> accuracy.Oracle:
     """What judges moves against perfect play on ``env`` (:mod:`jaxgames.evaluation.accuracy`):
-    tic-tac-toe value iteration, the solved animal-shogi table (``jaxgames solve
-    animal_shogi``), the exact reversi solver from ``empties`` empty squares (default
-    :data:`~jaxgames.evaluation.accuracy.DEFAULT_EMPTIES` of the size). One-line
-    ``ValueError`` for a game without one, a missing table or bad ``empties``."""
-    if env.name != "reversi" and empties is not None:
-        raise ValueError(f"empties is for reversi: {env.name} judges every move")
+    tic-tac-toe value iteration, else :func:`~jaxgames.evaluation.accuracy.default_oracle` (the
+    solved animal-shogi table of ``jaxgames solve animal_shogi``, the exact reversi solver from
+    ``empties`` empty squares). One-line ``ValueError`` for a game without one, a missing
+    table or bad ``empties``."""
     if env.name == "tic_tac_toe":
+        if empties is not None:
+            raise ValueError("empties is for reversi: tic_tac_toe judges every move")
         return value_iteration.tic_tac_toe_oracle()
-    if env.name == "animal_shogi":
-        try:
-            return accuracy.animal_shogi_oracle(animal_shogi_solver.load_table())
-        except animal_shogi_solver.TableMissing as e:
-            raise ValueError(str(e)) from None
-    if env.name != "reversi":
-        raise ValueError(f"no perfect-play oracle for {env.name}")
-    size = env.size
-    if size not in accuracy.DEFAULT_EMPTIES:
-        raise ValueError(f"the exact reversi solver takes sizes 4, 6 or 8, not {size}")
-    empties = accuracy.DEFAULT_EMPTIES[size] if empties is None else empties
-    if not 1 <= empties <= size * size - 4:
-        most = size * size - 4
-        raise ValueError(f"empties must be from 1 to {most} on {size}x{size}, not {empties}")
-    return accuracy.reversi_oracle(size, empties)
+    try:
+        return accuracy.default_oracle(env, empties=empties)
+    except animal_shogi_solver.TableMissing as e:
+        raise ValueError(str(e)) from None
 
 
 def _agent_policy(spec: Spec) -> Policy:

@@ -138,6 +138,7 @@ def test_make_oracle_per_game_and_its_refusals(tmp_path, monkeypatch):
         (jaxgames.make("reversi", size=4), 13, "empties must be from 1 to 12 on 4x4, not 13"),
         (jaxgames.make("reversi", size=4), 0, "empties must be from 1 to 12 on 4x4, not 0"),
         (jaxgames.make("tic_tac_toe"), 3, "empties is for reversi: tic_tac_toe"),
+        (jaxgames.make("animal_shogi"), 3, "empties is for reversi: animal_shogi"),
         (jaxgames.make("animal_shogi"), None, "run 'jaxgames solve animal_shogi' first"),
     ]
     monkeypatch.setenv(animal_shogi_solver.ENV_VAR, str(tmp_path / "no_table"))

@@ -139,6 +139,33 @@ def reversi_oracle(size: int, empties: int) -> Oracle:
     )
 
 
+def default_oracle(
+    env: Env, table: solver.SolvedTable | None = None, *, empties: int | None = None
+) -> Oracle:
+    """The solved game's oracle: animal shogi's table (default: the cached one, else
+    :class:`~jaxgames.evaluation.animal_shogi_solver.TableMissing`), or on reversi 4x4, 6x6
+    and 8x8 the exact solver from ``empties`` empty squares (default :data:`DEFAULT_EMPTIES`
+    of the size); a one-line ``ValueError`` for anything else (tic-tac-toe's oracle is value
+    iteration's, a layer above: :func:`jaxgames.specs.make_oracle` picks any game's)."""
+    if env.name == "animal_shogi":
+        if empties is not None:
+            raise ValueError("empties is for reversi: animal_shogi judges every move")
+        return animal_shogi_oracle(solver.load_table() if table is None else table)
+    if env.name != "reversi":
+        raise ValueError(
+            f"move accuracy needs animal_shogi, reversi or an oracle for {env.name} (tic-tac-toe:"
+            " value_iteration.tic_tac_toe_oracle())"
+        )
+    size = env.size
+    if size not in DEFAULT_EMPTIES:
+        raise ValueError(f"the exact reversi solver takes sizes 4, 6 or 8, not {size}")
+    empties = DEFAULT_EMPTIES[size] if empties is None else empties
+    if not 1 <= empties <= size * size - 4:
+        most = size * size - 4
+        raise ValueError(f"empties must be from 1 to {most} on {size}x{size}, not {empties}")
+    return reversi_oracle(size, empties)
+
+
 def play_recorded(
     policy_a: Policy,
     policy_b: Policy,
@@ -248,21 +275,8 @@ def move_accuracy(
     :data:`DEFAULT_EMPTIES` of the size). ``starts``: a batched state of the openings instead
     (``games``, ``opening_plies`` unused). ``oracle``: any other :class:`Oracle` (tic-tac-toe:
     :func:`jaxgames.baselines.value_iteration.tic_tac_toe_oracle`)."""
-    if oracle is not None:
-        pass
-    elif env.name == "animal_shogi":
-        if empties is not None:
-            raise ValueError("empties is for reversi: animal shogi judges every move")
-        oracle = animal_shogi_oracle(solver.load_table() if table is None else table)
-    elif env.name == "reversi":
-        if env.size not in DEFAULT_EMPTIES:
-            raise ValueError(f"the reversi solver takes sizes 4, 6 or 8, not {env.size}")
-        oracle = reversi_oracle(env.size, DEFAULT_EMPTIES[env.size] if empties is None else empties)
-    else:
-        raise ValueError(
-            f"move accuracy needs animal_shogi, reversi or an oracle for {env.name} (tic-tac-toe:"
-            " value_iteration.tic_tac_toe_oracle())"
-        )
+    if oracle is None:
+        oracle = default_oracle(env, table, empties=empties)
     check_int("games", games)
     check_int("opening_plies", opening_plies, minimum=0)
     check_seed("seed", seed)
