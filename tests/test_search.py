@@ -261,7 +261,11 @@ def test_search_batch_matches_the_single_state_policy(key):
     assert out.action.shape == (3,) and out.action.dtype == jnp.int32
     assert out.action_weights.shape == (3, env.num_actions)
     single = SearchPolicy(env, guide, num_simulations=8)
-    assert int(single(key, jax.tree_util.tree_map(lambda x: x[0], states))) == int(out.action[0])
+    first = jax.tree_util.tree_map(lambda x: x[0], states)
+    assert int(single(key, first)) == int(out.action[0])
+    # its improved policy is the batch's first row (no Gumbel noise at gumbel_scale 0)
+    expected = np.where(np.asarray(first.legal_action_mask), out.action_weights[0], 0)
+    np.testing.assert_allclose(np.asarray(single.probs(first)), expected, atol=1e-6)
 
 
 def test_value_scale_sets_how_far_search_values_move_the_prior(key):

@@ -150,7 +150,7 @@ def test_symmetry_averaged_network_is_equivariant(variant):
     obs = jnp.stack([state.observation for state in positions])
     average, bare = jax.jit(averaged.apply), jax.jit(plain.apply)  # called once per symmetry
     logits, value = average(params, obs)
-    single = jax.jit(averaged.apply)(params, obs[3])
+    single = average(params, obs[3])
     np.testing.assert_allclose(np.asarray(single[0]), np.asarray(logits[3]), rtol=1e-5, atol=1e-5)
     bare_logits_here = bare(params, obs)[0]
     bare_moves = 0
