@@ -257,7 +257,11 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
     tested before any cast to int32 (an integer of any size, :func:`check_action`); a host
     value in numpy."""
     if isinstance(action, jax.Array):  # traced, or a concrete device array
-        ok = (action >= 0) & (action < num_actions)
+        ok = action >= 0
+        # compared in the action's dtype only where num_actions fits it: JAX would wrap it
+        # (132 as int8 is -124); a dtype too narrow to reach num_actions is always below it
+        if num_actions <= np.iinfo(action.dtype).max:
+            ok = ok & (action < num_actions)
         return ok, jnp.where(ok, action, 0).astype(jnp.int32)
     a = np.asarray(action)  # a Python int past int64 is an object array: compared exactly
     ok = (a >= 0) & (a < num_actions)

@@ -95,10 +95,20 @@ def test_illegal_action_ends_game_against_the_mover(name, opts):
         assert bool(nxt.terminated)
         assert float(nxt.rewards[mover]) == -1.0 and float(nxt.rewards[1 - mover]) == 1.0
         assert not bool(jnp.any(nxt.legal_action_mask))
+        # the ended game's text reads back as the same finished position
+        text = env.to_text(nxt)
+        back = env.from_text(text)
+        assert env.to_text(back) == text and bool(back.terminated)
         # stepping a finished game is a no-op with zero rewards
         again = env.step(nxt, illegal)
         np.testing.assert_array_equal(again.rewards, [0.0, 0.0])
         assert bool(again.terminated) and int(again.step_count) == int(nxt.step_count)
+    # a legal move in any integer dtype that holds it (num_actions may not fit: int8 132)
+    legal = int(jnp.argmax(state.legal_action_mask))
+    for dtype in (jnp.int8, jnp.uint8, jnp.int16, jnp.uint16):
+        if legal <= jnp.iinfo(dtype).max:
+            assert not bool(jax.jit(env.step)(state, jnp.asarray(legal, dtype)).terminated)
+            assert bool(jax.jit(env.step)(state, jnp.asarray(illegal, dtype)).terminated)
     with pytest.raises(jaxgames.IllegalActionError, match=f"action {illegal} is illegal"):
         env.step_checked(state, illegal)
     with pytest.raises(jaxgames.IllegalActionError, match="out of range"):
@@ -120,6 +130,23 @@ def test_text_round_trip_along_random_games(name, opts):
         np.testing.assert_array_equal(parsed.observation, s.observation)
         a = int(actions[t, 0])
         assert env.text_to_action(s, env.action_to_text(s, a)) == a
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_observe_takes_a_batch_or_one_state(name, opts):
+    """``env.observe(states[B], players[B])`` is each state's own view, with or without vmap;
+    a player's view is the observation when that player is to move."""
+    env = jaxgames.make(name, **opts)
+    _, (states, _, _) = jax.jit(random_rollout, static_argnums=(0, 2, 3))(
+        env, jax.random.PRNGKey(4), 3, 4
+    )
+    batch = jax.tree_util.tree_map(lambda x: x[3], states)  # 3 games after 3 random plies
+    for players in (jnp.array([0, 1, 1]), jnp.array([1, 0, 0])):
+        views = env.observe(batch, players)
+        np.testing.assert_array_equal(views, jax.vmap(env.observe)(batch, players))
+        mover = np.asarray(players == batch.current_player)
+        np.testing.assert_array_equal(views[mover], batch.observation[mover])
+        assert not np.array_equal(views[~mover], batch.observation[~mover])
 
 
 @pytest.mark.parametrize("name,opts", CASES)

@@ -407,6 +407,11 @@ def test_heuristic():
     env4 = env_of(4)
     over = env4.from_text("XXXXXXXXXXXOOOOO O")
     assert float(env4.heuristic(over)) == -1000.0 - 6.0
+    # an illegal move ends the game against the mover, whatever the discs say
+    ahead = env.from_text("-" * 27 + "XX------XO" + "-" * 27 + " X")  # X to move, 3 discs to 1
+    lost = env.step(ahead, 0)
+    assert bool(lost.terminated) and lost.rewards.tolist() == [-1.0, 1.0]
+    assert float(env.heuristic(lost)) == -1000.0 + 2.0
 
 
 def test_score_is_each_players_disc_margin():

@@ -232,13 +232,16 @@ def step(geo: Geometry, state: ReversiState, action: jax.Array) -> ReversiState:
 
 def heuristic(geo: Geometry, state: ReversiState) -> jax.Array:
     """float32[] weighted disc difference from the mover's view (corners 10, X-squares -3,
-    other edges 3, interior 1); a finished game +-1000 plus the disc difference."""
+    other edges 3, interior 1); a finished game +-1000 plus the disc difference (an illegal
+    move's loss read from the rewards, as the board does not show it)."""
     p, o = split_words(state.mover), split_words(state.opponent)
     score = jnp.float32(0)
     for w, m in geo.weight_classes:
         score = score + w * (popcount(and_(p, m)) - popcount(and_(o, m))).astype(jnp.float32)
     diff = (popcount(p) - popcount(o)).astype(jnp.float32)
-    final = 1000.0 * jnp.sign(diff) + diff
+    # the final step's reward for the mover (0 once a finished game is stepped again)
+    reward = jnp.take_along_axis(state.rewards, state.current_player[..., None], -1)[..., 0]
+    final = 1000.0 * jnp.where(reward != 0, jnp.sign(reward), jnp.sign(diff)) + diff
     return jnp.where(state.terminated, final, score).astype(jnp.float32)
 
 
@@ -393,7 +396,9 @@ class Reversi(Env):
     def observe(self, state, player):
         """The planes swapped for the player not to move (discs are stored by mover)."""
         obs = state.observation
-        return jnp.where(player == state.current_player, obs, obs[..., ::-1])
+        same = jnp.asarray(player) == state.current_player  # [] or the batch's axes
+        same = same.reshape(same.shape + (1,) * len(self.observation_shape))
+        return jnp.where(same, obs, obs[..., ::-1])
 
     def heuristic(self, state):
         """float32[]: weighted disc difference from the mover's view (see :func:`heuristic`)."""

@@ -174,7 +174,8 @@ def parse_position(spec: AnimalShogiSpec, text: str, with_game_over: bool = Fals
     if re.fullmatch(r"[1-9][0-9]{0,8}", number) is None:
         _reject(text, f"move number {quote(number)} must be a positive integer such as 1")
     move = int(number)
-    if (move - 1) % 2 != player:
+    # a game ended by an illegal move counts the attempt as a ply without passing the turn
+    if (move - 1) % 2 != player and not game_over:
         _reject(
             text,
             f"move number {move} is {'sente' if move % 2 else 'gote'}'s ply "
