@@ -467,6 +467,7 @@ def plan_ppo(game: str, config: Any, pieces: set[str]) -> Plan:
                 zeros,
                 jnp.zeros((b,), jnp.bool_),
                 zeros,
+                jnp.ones((b,), jnp.int32),
             )
             data = jax.tree_util.tree_map(lambda x: over_plies(x, t), (traj, zeros, zeros))
             return to_minibatches(data, config.num_minibatches)

@@ -38,18 +38,18 @@ def test_nstep_return_hand_computed():
         (0, 2): (0.0, g * g),  # X to move again after two plies
     }
     for (t, n), (R, c) in expect.items():
-        ret, disc = dqn.nstep_return(windows(r, t, n), windows(d, t, n), windows(s, t, n), g)
+        ret, disc = dqn.nstep_return(windows(r, t, n), windows(d, t, n), windows(g * s, t, n))
         np.testing.assert_allclose(
             [float(ret), float(disc)], [R, c], atol=1e-6, err_msg=f"start {t}, n {n}"
         )
     # a pass (the same player moves twice): A, A again, then B ends the game losing (r=-1 for B)
     ret, disc = dqn.nstep_return(
-        jnp.array([0.0, 0.0, -1.0]), jnp.array([0, 0, 1], bool), jnp.array([1.0, -1.0, 1.0]), g
+        jnp.array([0.0, 0.0, -1.0]), jnp.array([0, 0, 1], bool), g * jnp.array([1.0, -1.0, 1.0])
     )
     np.testing.assert_allclose([float(ret), float(disc)], [g * g * 1.0, 0.0], atol=1e-6)
     # batched windows
     ret, disc = dqn.nstep_return(
-        jnp.stack([r[:3], r[1:4]]), jnp.stack([d[:3], d[1:4]]), jnp.stack([s[:3], s[1:4]]), g
+        jnp.stack([r[:3], r[1:4]]), jnp.stack([d[:3], d[1:4]]), g * jnp.stack([s[:3], s[1:4]])
     )
     np.testing.assert_allclose(np.asarray(ret), [g * g, -g], atol=1e-6)
 
@@ -67,11 +67,11 @@ def test_targets_from_a_real_game_through_the_buffer():
     state = jax.vmap(env.init)(key[None])
     bstate = buf.init(
         jax.tree_util.tree_map(
-            lambda x: x[0], dqn.record_plies(games, state, jnp.zeros(1, jnp.int32), key)[1]
+            lambda x: x[0], dqn.record_plies(games, state, jnp.zeros(1, jnp.int32), key, g)[1]
         )
     )
     states = []
-    record, add = jax.jit(functools.partial(dqn.record_plies, games)), jax.jit(buf.add)
+    record, add = jax.jit(functools.partial(dqn.record_plies, games, gamma=g)), jax.jit(buf.add)
     for i, a in enumerate(actions):
         states.append(state)
         state, trans, _ = record(state, jnp.array([a], jnp.int32), jax.random.PRNGKey(i))
@@ -81,7 +81,7 @@ def test_targets_from_a_real_game_through_the_buffer():
 
     @functools.partial(jax.jit, static_argnums=1)
     def batch(t, n):
-        return dqn.nstep_batch(buf, bstate, t + jnp.arange(n + 1)[None], jnp.zeros(1, jnp.int32), g)
+        return dqn.nstep_batch(buf, bstate, t + jnp.arange(n + 1)[None], jnp.zeros(1, jnp.int32))
 
     cases = {  # (start, n): (R, c)
         (3, 2): (-g, 0.0),  # O's last move (b2): the loss arrives through X's winning step
@@ -194,6 +194,16 @@ def tiny_config():
     return dqn.default_config("tic_tac_toe").override(
         TINY + ["--total-steps=144"]
     )  # 3 chunks of 48 steps
+
+
+@pytest.mark.parametrize("rollout_steps", [1, 3])
+def test_the_schedule_spans_the_gradient_steps_taken(rollout_steps, key):
+    """optimizer_steps (the annealed learning rate's length) counts only the updates that
+    learn: none before learning_starts plies and an n-step window are stored."""
+    cfg = tiny_config().override([f"--rollout-steps={rollout_steps}", "--anneal-lr=true"])
+    state, metrics = jax.jit(dqn.make_train(cfg))(key)
+    assert int(state.grad_steps) == cfg.optimizer_steps
+    assert float(metrics["learning"][0]) < 1.0  # the first chunk waited
 
 
 @pytest.mark.parametrize("num_envs", [4, 64, 96])

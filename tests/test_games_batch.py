@@ -2,12 +2,13 @@
 when the partner ends the game, colour coin, config validation, and both algorithms using it."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jaxgames
 from jaxgames.agents import alphazero, dqn, ppo
-from jaxgames.agents.common import selfplay_step
+from jaxgames.agents.common import negamax_gae, per_ply_discount, selfplay_step
 from jaxgames.agents.config import partner_sizes
 from jaxgames.agents.games_batch import make_training_games
 from jaxgames.core import random_action, random_policy
@@ -126,6 +127,57 @@ def test_a_perfect_partner_is_never_beaten_and_its_wins_reach_the_learner(key):
     stats = games.episode_stats(outs.done, outs.outcome[..., 0], outs.length, outs.reward)
     assert float(stats["win_vs_perfect"]) == 0.0
     assert float(stats["loss_vs_perfect"]) == pytest.approx((reward[done] < 0).mean())
+
+
+def test_partner_rows_discount_per_ply_as_self_play(key):
+    """Both sides play the first free square: X takes 0, 2, 4, 6 and wins on the 7th ply. A
+    partner row holds the learner's move and the partner's reply (plies 2, the last 1), and
+    its reward and discount (per_ply_discount) give every move the return self-play gives it:
+    X's first move gamma^6, O's first move -gamma^5."""
+    env = jaxgames.make("tic_tac_toe")
+
+    def first_free(k, s):
+        return jnp.argmax(s.legal_action_mask).astype(jnp.int32)
+
+    games = make_training_games(env, 64, {"first": 0.5}, {"first": first_free})
+    gamma = 0.9
+    states = jax.jit(games.init)(key)
+    learner_x = np.asarray(states.step_count) == 0  # partner games the learner opens
+
+    def ply(s, k):
+        out = games.step(s, jax.vmap(first_free, (None, 0))(None, s), k)
+        return out.state, out
+
+    _, outs = jax.jit(lambda s, ks: jax.lax.scan(ply, s, ks))(states, jax.random.split(key, 7))
+    later, discount = per_ply_discount(gamma, outs.plies)
+    _, ret = negamax_gae(
+        outs.reward * later, jnp.zeros_like(outs.reward), outs.done, outs.sign,
+        jnp.zeros(64), discount, 1.0,
+    )  # fmt: skip
+    ret = np.asarray(ret[0])
+    partner_x = np.flatnonzero(learner_x[32:]) + 32
+    partner_o = np.flatnonzero(~learner_x[32:]) + 32
+    assert len(partner_x) and len(partner_o)
+    np.testing.assert_allclose(ret[:32], gamma**6, rtol=1e-6)  # self-play: X's opening move
+    np.testing.assert_allclose(ret[partner_x], gamma**6, rtol=1e-6)
+    np.testing.assert_allclose(ret[partner_o], -(gamma**5), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(outs.plies)[:4, partner_x[0]], [2, 2, 2, 1])
+    np.testing.assert_array_equal(np.asarray(outs.plies)[:, :32], 1)
+
+
+def test_the_learner_is_never_handed_a_finished_game(key):
+    """A random opening can leave the partner a win in one before the learner has moved; that
+    game starts again from the first position, at the start of training and after every
+    reset, so no learner ply is taken in a finished game (none counted as a phantom draw)."""
+    env = jaxgames.make("tic_tac_toe")
+    games = make_training_games(
+        env, 256, {"perfect": 1.0}, make_partners({"perfect": 1.0}, env), max_opening_plies=4
+    )
+    outs, seen = _rollout(games, key, 40)
+    over = np.asarray(seen.terminated | seen.truncated)
+    assert not over.any(), f"{over.sum()} learner plies in finished games"
+    done = np.asarray(outs.done)
+    assert done.sum() > 1000
 
 
 @pytest.mark.parametrize(

@@ -220,8 +220,9 @@ def test_loss_decreases_on_fixed_batch(key):
     ks = jax.random.split(key, 3)
     action, logp = sample_masked(ks[0], logits, mask)
     batch = ppo.Transition(
-        obs, mask, action, logp, value, jnp.zeros(64), jnp.zeros(64, bool), -jnp.ones(64)
-    )
+        obs, mask, action, logp, value, jnp.zeros(64), jnp.zeros(64, bool), -jnp.ones(64),
+        jnp.ones(64, jnp.int32),
+    )  # fmt: skip
     adv = jax.random.normal(ks[1], (64,))
     targets = jax.random.uniform(ks[2], (64,), minval=-1, maxval=1)
     opt = optax.adam(3e-3)
@@ -333,3 +334,13 @@ def test_selfplay_step_and_negamax_gae_on_real_games(key):
     adv, _ = negamax_gae(rewards, jnp.zeros((6, 2)), dones, signs, jnp.zeros(2), 1.0, 1.0)
     np.testing.assert_allclose(adv[:5, 0], [1, -1, 1, -1, 1])  # X won
     np.testing.assert_allclose(adv[:, 1], [-1, 1, -1, 1, -1, 1])  # O won
+
+
+def test_scaling_down_past_one_position_per_minibatch():
+    """Fewer rollout rows than minibatches after scaling down: the count is capped at the
+    rows, one position per minibatch."""
+    base = ppo.PPOConfig(
+        game="tic_tac_toe", num_envs=64, num_steps=1, num_minibatches=16, total_steps=1024
+    )
+    cfg = base.scaled_to(8)
+    assert cfg.num_envs == 8 and cfg.num_minibatches == 8 and cfg.batch_size == 8

@@ -77,6 +77,8 @@ def test_config_errors():
         wi.WinnerImitationConfig(draw_weight=2.0)
     with pytest.raises(ValueError, match="max_opening_plies=2: winner imitation opens"):
         wi.WinnerImitationConfig(max_opening_plies=2)
+    with pytest.raises(ValueError, match="opening_plies=9: must be less than max_plies = 9"):
+        wi.WinnerImitationConfig(max_plies=9, opening_plies=9)
     assert wi.default_config("reversi", {"size": 6}).max_plies == 44
 
 

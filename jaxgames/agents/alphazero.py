@@ -125,6 +125,7 @@ class Transition(NamedTuple):
     reward: jax.Array  # float32 rewards[mover] of this step
     done: jax.Array  # bool   this step ended the game
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
+    plies: jax.Array  # int32 plies of this step (a partner's replies too): discount gamma**plies
 
 
 class SearchTarget(NamedTuple):
@@ -215,7 +216,7 @@ def search_rollout(
         policy = jnp.where(mask, out.action_weights, 0.0)
         obs = batch_observation(env_state)
         return out.action, lambda step: Transition(
-            obs, mask, policy, root_value, step.reward, step.done, step.sign
+            obs, mask, policy, root_value, step.reward, step.done, step.sign, step.plies
         )
 
     return play_plies(games, act, env_state, key, num_steps)

@@ -99,6 +99,8 @@ class SelfPlayStep(NamedTuple):
              reset it refers to the new game's first mover; it is unused where ``done``)
     outcome: float32[B, 2] the finished game's rewards by player id (zeros if not done)
     length:  int32[B]   plies of the finished game (0 if not done)
+    plies:   int32[B]   plies this row spans: 1 in self-play; against a partner the learner's
+             move and the partner's replies in the same game (:func:`per_ply_discount`)
     """
 
     state: Any
@@ -107,6 +109,7 @@ class SelfPlayStep(NamedTuple):
     sign: Array
     outcome: Array
     length: Array
+    plies: Array
 
 
 def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPlayStep:
@@ -121,7 +124,17 @@ def selfplay_step(env: Any, states: Any, actions: Array, key: PRNGKey) -> SelfPl
     reward = jnp.take_along_axis(out.rewards, mover[:, None], axis=1)[:, 0]
     sign = jnp.where(out.state.current_player == mover, 1.0, -1.0)
     length = jnp.where(done, states.step_count + 1, 0).astype(jnp.int32)
-    return SelfPlayStep(out.state, reward, done, sign, out.rewards, length)
+    plies = jnp.ones(n, jnp.int32)
+    return SelfPlayStep(out.state, reward, done, sign, out.rewards, length, plies)
+
+
+def per_ply_discount(gamma: float, plies: Array) -> tuple[Array, Array]:
+    """(reward factor ``gamma ** (plies - 1)``, discount ``gamma ** plies``) float32[...] of
+    rows spanning ``plies`` int32[...] plies (:attr:`SelfPlayStep.plies`). A row's reward
+    arrives on its last ply (every game pays on its final step only), so with these factors
+    ``gamma`` stays a discount per ply when a partner's replies share the learner's row."""
+    later = gamma ** (plies - 1).astype(jnp.float32)
+    return later, later * gamma
 
 
 # ----------------------------------------------------------------------------- negamax GAE
@@ -131,7 +144,7 @@ def negamax_gae(
     dones: Array,
     signs: Array,
     last_value: Array,
-    gamma: float,
+    gamma: float | Array,
     gae_lambda: float,
 ) -> tuple[Array, Array]:
     """Generalised advantage estimation (Schulman et al. 2016) for alternating-move zero-sum
@@ -142,6 +155,8 @@ def negamax_gae(
     dones       bool/float[T, ...] step t ended the game (s_{t+1} is a fresh game)
     signs       float32[T, ...]  +1 if the mover of s_{t+1} is the mover of s_t, else -1
     last_value  float32[...]     V(s_T) for bootstrapping the last step (from s_T's mover)
+    gamma       float, or float32[T, ...] each step's discount (``gamma ** plies`` where a
+                step spans several plies: a partner's replies)
 
     Every value is "how good is this for the player to move", so a value or advantage seen
     from the next state is converted into the current mover's view by ``signs``::
@@ -167,19 +182,20 @@ def negamax_gae(
     chex.assert_equal_shape([rewards, values, dones, signs])
     chex.assert_shape(last_value, values.shape[1:])
     not_done = 1.0 - dones.astype(jnp.float32)
+    gammas = jnp.broadcast_to(jnp.asarray(gamma, jnp.float32), rewards.shape)
 
     def body(carry, xs):
         next_value, next_adv = carry
-        r, v, nd, s = xs
-        delta = r + gamma * s * next_value * nd - v
-        adv = delta + gamma * gae_lambda * s * nd * next_adv
+        r, v, nd, s, g = xs
+        delta = r + g * s * next_value * nd - v
+        adv = delta + g * gae_lambda * s * nd * next_adv
         return (v, adv), adv
 
     init = (last_value.astype(jnp.float32), jnp.zeros_like(last_value, jnp.float32))
     _, advantages = jax.lax.scan(
         body,
         init,
-        (rewards.astype(jnp.float32), values, not_done, signs.astype(jnp.float32)),
+        (rewards.astype(jnp.float32), values, not_done, signs.astype(jnp.float32), gammas),
         reverse=True,
     )
     return advantages, advantages + values
@@ -252,8 +268,14 @@ class NetworkPolicy:
     params: Any
     greedy: bool = True
 
+    def __post_init__(self) -> None:
+        # one compiled network per policy (parameters passed in, not baked in as constants):
+        # called outside jit, the network would otherwise run op by op; inside an outer jit
+        # or vmap it is inlined
+        object.__setattr__(self, "_apply", jax.jit(self.agent.apply))
+
     def __call__(self, key: PRNGKey, state: Any) -> Array:
-        logits, _ = self.agent.apply(self.params, state.observation)
+        logits, _ = self._apply(self.params, state.observation)
         mask = state.legal_action_mask
         if self.greedy:
             return greedy_masked(logits, mask)
@@ -261,13 +283,13 @@ class NetworkPolicy:
 
     def search_outputs(self, state: Any) -> tuple[Array, Array]:
         """(prior logits float32[A], unmasked; value float32[]) for a tree search, one pass."""
-        return self.agent.apply(self.params, state.observation)
+        return self._apply(self.params, state.observation)
 
     def value(self, state: Any) -> Array:
         """float32[]: estimated outcome for the player to move, in [-1, 1] for tanh heads."""
-        return self.agent.apply(self.params, state.observation)[1]
+        return self._apply(self.params, state.observation)[1]
 
     def probs(self, state: Any) -> Array:
         """float32[A]: masked move probabilities (zero on illegal moves)."""
-        logits, _ = self.agent.apply(self.params, state.observation)
+        logits, _ = self._apply(self.params, state.observation)
         return jnp.exp(masked_log_probs(logits, state.legal_action_mask))

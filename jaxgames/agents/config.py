@@ -281,8 +281,9 @@ def sqrt_scaled_rate(learning_rate: float, growth: float) -> float:
 
 
 def minibatch_count(rows: int, at_least: int) -> int:
-    """The fewest minibatches, at least ``at_least``, that split ``rows`` positions evenly."""
-    count = max(1, at_least)
+    """The fewest minibatches, at least ``at_least`` (at most ``rows``: one position each),
+    that split ``rows`` positions evenly."""
+    count = min(max(1, at_least), rows)
     while rows % count:
         count += 1
     return count

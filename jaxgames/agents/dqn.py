@@ -8,9 +8,13 @@ to the on-device ring (:mod:`~jaxgames.agents.replay`), then takes ``gradient_st
 steps on windows of ``n_step + 1`` plies. The target network moves by Polyak averaging
 (``target_tau``; 1: hard copies every ``target_period`` steps).
 
-Negamax n-step targets: rewards are stored from the mover's view and ``sign_t`` is +1 if the
-same player moves next (a pass), else -1, so a quantity of the mover at ``t + k`` is seen
-from the mover at ``t`` through ``c_k = prod_{j<k} gamma * sign_j * (1 - done_j)``::
+Negamax n-step targets: rewards are stored from the mover's view with each row's discount
+``d_t = sign_t * gamma ** plies_t``, ``sign_t`` +1 if the same player moves next (a pass, or a
+partner game's learner after the partner's replies), else -1, and ``plies_t`` the plies the row
+spans (1, or the learner's move and the partner's replies; its reward, paid on its last ply,
+is stored times ``gamma ** (plies_t - 1)``: :func:`~jaxgames.agents.common.per_ply_discount`),
+so a quantity of the mover at ``t + k`` is seen from the mover at ``t`` through
+``c_k = prod_{j<k} d_j * (1 - done_j)``::
 
     y_t = sum_{k<n} c_k r_{t+k} + c_n Q_target(s_{t+n}, a*)
     a*  = legal argmax of Q_online(s_{t+n}, .)                              (double DQN)
@@ -49,6 +53,7 @@ from jaxgames.agents.common import (
     batch_observation,
     greedy_masked,
     masked_logits,
+    per_ply_discount,
 )
 from jaxgames.agents.config import TrainConfig, sqrt_scaled_rate
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
@@ -123,7 +128,11 @@ class DQNConfig(TrainConfig):
 
     @property
     def optimizer_steps(self) -> int:
-        return self.num_updates * self.gradient_steps
+        """Gradient steps of the run: ``gradient_steps`` per update from the first update
+        that ends with ``learning_starts`` plies and an n-step window stored."""
+        rows = -(-self.learning_starts // self.num_envs)  # time rows before learning
+        first = max(1, -(-rows // self.rollout_steps), -(-(self.n_step + 1) // self.rollout_steps))
+        return max(1, self.num_updates - first + 1) * self.gradient_steps
 
     @property
     def steps_per_update(self) -> int:
@@ -142,17 +151,18 @@ default_config = functools.partial(presets.default_config, "dqn")
 
 # ----------------------------------------------------------------------------- pure pieces
 def nstep_return(
-    rewards: jax.Array, dones: jax.Array, signs: jax.Array, gamma: float
+    rewards: jax.Array, dones: jax.Array, discounts: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """n-step negamax return of windows of n plies (module docstring): rewards float32[..., n]
-    (mover at t+k's view), dones bool[..., n], signs float32[..., n] -> (R float32[...] from the
-    mover at t, c_n float32[...] the bootstrap factor, 0 if the game ended in the window)."""
-    rewards, dones, signs = (x.astype(jnp.float32) for x in (rewards, dones, signs))
+    """n-step negamax return of windows of n rows (module docstring): rewards float32[..., n]
+    (mover at t+k's view), dones bool[..., n], discounts float32[..., n] (``sign * gamma **
+    plies``) -> (R float32[...] from the mover at t, c_n float32[...] the bootstrap factor, 0 if
+    the game ended in the window)."""
+    rewards, dones, discounts = (x.astype(jnp.float32) for x in (rewards, dones, discounts))
     coef = jnp.ones(rewards.shape[:-1], jnp.float32)
     ret = jnp.zeros(rewards.shape[:-1], jnp.float32)
     for k in range(rewards.shape[-1]):  # n is small and static: unrolled
         ret = ret + coef * rewards[..., k]
-        coef = coef * gamma * signs[..., k] * (1.0 - dones[..., k])
+        coef = coef * discounts[..., k] * (1.0 - dones[..., k])
     return ret, coef
 
 
@@ -216,9 +226,11 @@ class Transition(NamedTuple):
     obs: jax.Array  # float32[*obs_shape] state before the move, mover's view
     mask: jax.Array  # bool[A] legal moves of obs
     action: jax.Array  # int32
-    reward: jax.Array  # float32 rewards[mover] of this ply
+    reward: jax.Array  # float32 rewards[mover] of this row, times gamma ** (plies - 1)
     done: jax.Array  # bool this ply ended the game (the next row of this env is a fresh game)
-    sign: jax.Array  # float32 +1 if the next mover is this mover, else -1
+    # float32 sign * gamma ** plies: the row's discount, negated where the other player
+    # moves next (negamax; module docstring)
+    discount: jax.Array
 
 
 @struct.dataclass
@@ -249,27 +261,33 @@ class NStepBatch(NamedTuple):
 
 
 def record_plies(
-    games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array
+    games: TrainingGames, env_state: Any, action: jax.Array, key: jax.Array, gamma: float
 ) -> tuple[Any, Transition, SelfPlayStep]:
     """Play ``action`` (int32[B]) in the training games -> (next states, the
     :class:`Transition` [B] to store, the :class:`SelfPlayStep` [B])."""
     obs, mask = batch_observation(env_state), env_state.legal_action_mask
     out = games.step(env_state, action, key)
+    later, discount = per_ply_discount(gamma, out.plies)
     trans = Transition(
-        obs.astype(jnp.float32), mask, action.astype(jnp.int32), out.reward, out.done, out.sign
+        obs.astype(jnp.float32),
+        mask,
+        action.astype(jnp.int32),
+        out.reward * later,
+        out.done,
+        out.sign * discount,
     )
     return out.state, trans, out
 
 
 def nstep_batch(
-    buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array, gamma: float
+    buffer: Any, buffer_state: TrajectoryBufferState, rows: jax.Array, envs: jax.Array
 ) -> NStepBatch:
     """n-step transitions of windows rows int32[B, n + 1] of envs int32[B]: the first n plies
     make the return, the last row is s_{t+n} with its legal mask."""
     n = rows.shape[1] - 1
-    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # XLA drops all but reward/done/sign
+    seq = buffer.gather(buffer_state, rows[:, :n], envs)  # XLA keeps reward/done/discount
     ends = buffer.gather(buffer_state, rows[:, jnp.array([0, n])], envs)  # s_t and s_{t+n}
-    ret, discount = nstep_return(seq.reward, seq.done, seq.sign, gamma)
+    ret, discount = nstep_return(seq.reward, seq.done, seq.discount)
     s, s_n = (jax.tree_util.tree_map(lambda x, i=i: x[:, i], ends) for i in (0, 1))
     return NStepBatch(s.obs, s.mask, s.action, ret, discount, s_n.obs, s_n.mask)
 
@@ -324,7 +342,7 @@ def gradient_steps(
         params, target_params, opt_state, grad_steps, buf, key = carry
         key, k_sample = jax.random.split(key)
         rows, envs = buffer.sample_indices(buf, k_sample, config.batch_size, config.n_step + 1)
-        batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs, config.gamma))
+        batch = distributed.constrain_data(nstep_batch(buffer, buf, rows, envs))
         grads, aux = jax.grad(dqn_loss, argnums=2, has_aux=True)(
             agent, config, params, target_params, batch
         )
@@ -380,7 +398,7 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
         q, _ = agent.apply(state.params, batch_observation(env_state))
         eps = epsilon_at(config, state.games, state.buffer.count * n_envs)
         action = epsilon_greedy(k_act, q, env_state.legal_action_mask, eps)
-        next_state, trans, out = record_plies(games, env_state, action, k_reset)
+        next_state, trans, out = record_plies(games, env_state, action, k_reset, config.gamma)
         stats = (trans.done, out.outcome[:, 0], out.length, out.reward, eps)
         state = state.replace(
             env_state=next_state,

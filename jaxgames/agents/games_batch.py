@@ -5,8 +5,10 @@ fixed *training partner* (greedy, alphabeta:D, a saved agent, ...).
 
 The env axis is cut in static slices (self-play first), so each partner policy runs only on
 its own games. In a partner game one row is one learner move plus the partner's replies:
-``reward`` is the learner's over that window, ``sign`` is +1 (the learner moves next) and
-``done`` says the game ended in it, so negamax GAE and n-step targets need no special case.
+``reward`` is the learner's over that window, ``sign`` is +1 (the learner moves next),
+``done`` says the game ended in it and ``plies`` counts its plies (the row's discount is
+``gamma ** plies``), so negamax GAE and n-step targets need no special case and discount per
+ply as in self-play.
 A new partner game gives the learner a random colour (the partner opens if needed).
 
 Why partners: self-play between equals rarely exposes the systematic weaknesses a fixed
@@ -63,29 +65,40 @@ def _play_partner(
     env: Any, partner: Policy, state: Any, learner: jax.Array, key: jax.Array
 ) -> tuple[Any, jax.Array]:
     """``partner`` moves until ``learner`` is to move or the game is over -> (state, float32[]
-    the learner's rewards over those moves)."""
+    the learner's rewards over those moves, int32[] the moves)."""
 
     def cond(c):
-        s, _, _ = c
+        s = c[0]
         return (s.current_player != learner) & ~(s.terminated | s.truncated)
 
     def body(c):
-        s, total, k = c
+        s, total, k, n = c
         k, k_act = jax.random.split(k)
         s = env.step(s, partner(k_act, s))
-        return s, total + s.rewards[learner], k
+        return s, total + s.rewards[learner], k, n + 1
 
-    state, total, _ = jax.lax.while_loop(cond, body, (state, jnp.float32(0.0), key))
-    return state, total
+    init = (state, jnp.float32(0.0), key, jnp.int32(0))
+    state, total, _, moves = jax.lax.while_loop(cond, body, init)
+    return state, total, moves
+
+
+def _first_position(env: Any, key: jax.Array) -> Any:
+    """The game's own first position, without the random plies of :class:`RandomOpenings`."""
+    return (env.env if isinstance(env, RandomOpenings) else env).init(key)
 
 
 def _fresh_partner_game(env: Any, partner: Policy, key: jax.Array) -> Any:
-    """A new game in which the learner plays a random colour (the partner opens if needed)."""
+    """A new game in which the learner plays a random colour (the partner opens if needed).
+
+    A random opening can leave the partner a move that ends the game before the learner has
+    moved (a win in one); such a game starts again from the game's first position, so the
+    learner is never handed a finished game."""
     k_init, k_coin, k_move = jax.random.split(key, 3)
-    state = env.init(k_init)
     learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
-    state, _ = _play_partner(env, partner, state, learner, k_move)
-    return state
+    state, *_ = _play_partner(env, partner, env.init(k_init), learner, k_move)
+    again, *_ = _play_partner(env, partner, _first_position(env, k_init), learner, k_move)
+    over = state.terminated | state.truncated
+    return jax.tree_util.tree_map(lambda a, s: jnp.where(over, a, s), again, state)
 
 
 def partner_step(
@@ -106,17 +119,24 @@ def partner_step(
         # the fresh game exactly as _fresh_partner_game(env, partner, k_reset) builds it
         k_init, k_coin, k_open = jax.random.split(k_reset, 3)
         fresh = env.init(k_init)
+        first = _first_position(env, k_init)
         fresh_learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
 
         def finish(c, s):
-            ended = ~c["done"] & (s.terminated | s.truncated)
+            over = s.terminated | s.truncated
+            ended = ~c["done"] & over
+            # the fresh game ended in the partner's opening: once, from the first position
+            again = c["done"] & over & ~c["again"]
             c = dict(c)
             c["done"] = c["done"] | ended
+            c["again"] = c["again"] | again
             c["outcome"] = jnp.where(ended, s.rewards, c["outcome"])
             c["length"] = jnp.where(ended, s.step_count, c["length"])
-            c["state"] = jax.tree_util.tree_map(lambda f, x: jnp.where(ended, f, x), fresh, s)
+            c["state"] = jax.tree_util.tree_map(
+                lambda f, a, x: jnp.where(ended, f, jnp.where(again, a, x)), fresh, first, s
+            )
             c["learner"] = jnp.where(ended, fresh_learner, c["learner"])
-            c["key"] = jnp.where(ended, k_open, c["key"])
+            c["key"] = jnp.where(ended | again, k_open, c["key"])
             return c
 
         def cond(c):
@@ -128,10 +148,12 @@ def partner_step(
             k, k_act = jax.random.split(c["key"])
             s = env.step(s, partner(k_act, s))
             c = dict(c, key=k)
-            # the learner's rewards count while the learner's game lasts (not in the opening)
+            # the learner's rewards and plies count while the learner's game lasts (not in
+            # the opening)
             c["replies"] = jnp.where(
                 c["done"], c["replies"], c["replies"] + s.rewards[c["learner"]]
             )
+            c["plies"] = jnp.where(c["done"], c["plies"], c["plies"] + 1)
             return finish(c, s)
 
         learner = state.current_player
@@ -141,7 +163,9 @@ def partner_step(
             learner=learner,
             key=k_move,
             replies=jnp.float32(0.0),
+            plies=jnp.int32(1),
             done=jnp.bool_(False),
+            again=jnp.bool_(False),
             outcome=jnp.zeros_like(moved.rewards, jnp.float32),
             length=jnp.int32(0),
         )
@@ -152,12 +176,12 @@ def partner_step(
             out["done"],
             out["outcome"],
             out["length"].astype(jnp.int32),
+            out["plies"],
         )
 
-    nxt, reward, done, outcome, length = jax.vmap(full)(states, actions, keys)
-    return SelfPlayStep(
-        nxt, reward.astype(jnp.float32), done, jnp.ones_like(reward, jnp.float32), outcome, length
-    )
+    nxt, reward, done, outcome, length, plies = jax.vmap(full)(states, actions, keys)
+    sign = jnp.ones_like(reward, jnp.float32)
+    return SelfPlayStep(nxt, reward.astype(jnp.float32), done, sign, outcome, length, plies)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

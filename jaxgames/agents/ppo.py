@@ -61,6 +61,7 @@ class Transition(NamedTuple):
     reward: jax.Array  # float32 rewards[mover] of this step
     done: jax.Array  # bool   this step ended the game
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
+    plies: jax.Array  # int32 plies of this step (a partner's replies too): discount gamma**plies
 
 
 #: the train state (params, opt_state, env_state, key, update), shared with Gumbel AlphaZero
@@ -113,7 +114,7 @@ def play_rollout(
         logits, value = agent.apply(params, obs)
         action, log_prob = sample_masked(key, logits, mask)
         return action, lambda out: Transition(
-            obs, mask, action, log_prob, value, out.reward, out.done, out.sign
+            obs, mask, action, log_prob, value, out.reward, out.done, out.sign, out.plies
         )
 
     return play_plies(games, act, env_state, key, num_steps)

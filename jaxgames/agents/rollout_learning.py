@@ -25,7 +25,7 @@ from jaxgames.agents.algorithm import (
     make_agent,
     make_optimizer,
 )
-from jaxgames.agents.common import Agent, batch_observation, negamax_gae
+from jaxgames.agents.common import Agent, batch_observation, negamax_gae, per_ply_discount
 from jaxgames.agents.config import TrainConfig, minibatch_count, sqrt_scaled_rate
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.validation import check_float, check_int, fail
@@ -200,10 +200,13 @@ class RolloutSetup:
         self, config: RolloutConfig, params: Any, env_state: Any, traj: Any
     ) -> tuple[jax.Array, jax.Array]:
         """Negamax GAE (advantages, returns) float32[num_steps, num_envs] of a rollout ``traj``
-        (reward, value, done, sign), bootstrapped from the value of ``env_state``."""
+        (reward, value, done, sign, plies), bootstrapped from the value of ``env_state``; a
+        step of several plies (a partner's replies) is discounted once per ply."""
         _, last_value = self.agent.apply(params, batch_observation(env_state))
         t, c = traj, config
-        return negamax_gae(t.reward, t.value, t.done, t.sign, last_value, c.gamma, c.gae_lambda)
+        later, gamma = per_ply_discount(c.gamma, t.plies)
+        reward = t.reward * later
+        return negamax_gae(reward, t.value, t.done, t.sign, last_value, gamma, c.gae_lambda)
 
     def algorithm(self, name: str, config: RolloutConfig, update: Callable, **fields) -> Algorithm:
         """The :class:`Algorithm` whose chunk runs ``update`` (init: :meth:`init` unless given)."""

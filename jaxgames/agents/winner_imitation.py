@@ -54,6 +54,12 @@ class WinnerImitationConfig(TrainConfig):
         super().validate()
         check_int("max_plies", self.max_plies)
         check_int("opening_plies", self.opening_plies, minimum=0)
+        if self.opening_plies >= self.max_plies:  # every ply an opening ply: nothing to learn
+            fail(
+                "opening_plies",
+                self.opening_plies,
+                f"must be less than max_plies = {self.max_plies} (openings are not trained on)",
+            )
         check_float("temperature", self.temperature, 0.0, float("inf"), low_open=True)
         check_float("draw_weight", self.draw_weight, 0.0, 1.0)
         if self.partners:  # the method imitates the winners of pure self-play games
