@@ -123,10 +123,7 @@ def _bad(text: str, why: str) -> ValueError:
 
 
 def _int_arg(text: str, name: str, what: str, value: str, maximum: int) -> int:
-    try:
-        n = int(value) if value.isascii() else -1
-    except ValueError:
-        n = -1
+    n = int(value) if value.isascii() and value.isdigit() else -1  # no '+', '_' or spaces
     if n < 1:
         raise _bad(text, f"{name} needs an integer {what} >= 1, e.g. '{name}:3'")
     if n > maximum:

@@ -163,7 +163,8 @@ def test_pairing_of_a_match_has_one_unit_per_opening(ttt):
     assert (p.as_first, p.as_second) == (m.as_first, m.as_second)
     assert Pairing.from_json(json.loads(json.dumps(p.to_json()))) == p
     assert p.swapped().swapped() == p
-    assert p.swapped().as_first == m.as_first.swapped()
+    assert Pairing.from_match("y", "x", m.swapped()) == p.swapped()  # b's side of the games
+    assert p.swapped().as_first == m.as_second.swapped()
     r = rate_ladder({("x", "y"): m}, anchor="x", n_boot=50)  # a mapping of match results
     assert r["y"].elo == pytest.approx(0.0, abs=1e-6)  # even score: equal ratings
 

@@ -21,6 +21,7 @@ from jaxgames.evaluation.openings import openings
 from jaxgames.evaluation.reports import (
     effective_games,
     exact_outcomes,
+    format_match,
     parse_reports,
     run_match,
 )
@@ -220,6 +221,28 @@ def test_random_against_a_perfect_player_never_beats_the_exact_result():
     for c in COLOURS:
         assert np.all(np.tril(np.array(table[c]["table"]), -1) == 0)  # never better than exact
         assert table[c]["values"] == {}  # a plain function has no value head
+
+
+def test_games_cut_off_by_max_plies_are_neither_blocked_nor_solved():
+    """max_plies stops every game before 3 empty squares: its endings are "cut off" (not
+    "blocked"), and the exact report leaves them out (no perfect-play result, none thrown
+    away or lost before) and counts them."""
+    out = run_match(
+        random_policy, random_policy, R4, games=8, opening_plies=2, max_plies=3,
+        reports=["endings", "exact:3"],
+    )  # fmt: skip
+    for c in COLOURS:
+        endings = {k: v["games"] for k, v in out["reports"]["endings"][c].items() if v["games"]}
+        assert endings == {"drawn: cut off": 8}
+        r = out["reports"]["exact:3"][c]
+        assert wdl(r["perfect"]) == (0, 0, 0) and r["perfect"]["score"] is None
+        assert (r["cut_before"], r["thrown_away"], r["lost_before"], r["over_before"]) == (
+            8,
+            0,
+            0,
+            0,
+        )
+    assert "cut off before (left out): 8" in format_match(out)
 
 
 def test_parse_reports():

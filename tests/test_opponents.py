@@ -110,6 +110,9 @@ def test_make_opponent_errors(ttt, tmp_path):
     with pytest.raises(ValueError, match="takes no argument"):
         make_opponent("random:3", ttt)
     assert make_opponent("alphabeta:02", ttt) is make_opponent("alphabeta:2", ttt)
+    for typo in ("alphabeta:1_2", "alphabeta:+2", "uct: 5", "alphabeta:²"):  # int() takes these
+        with pytest.raises(ValueError, match="integer"):
+            make_opponent(typo, ttt)
     with pytest.raises(ValueError, match=">= 1"):
         make_opponent("minimax:0", ttt)
     with pytest.raises(ValueError, match="unknown opponent"):

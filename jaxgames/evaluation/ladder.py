@@ -117,9 +117,10 @@ class Pairing:
         return cls(a, b, (int(losses), int(draws), int(wins)))
 
     def swapped(self) -> "Pairing":
+        """The same games from b's side: b's record as player 0 is a's as player 1, swapped."""
         m = self.margin
         first, second = (
-            None if r is None else r.swapped() for r in (self.as_first, self.as_second)
+            None if r is None else r.swapped() for r in (self.as_second, self.as_first)
         )
         margin = None if m is None else (-m[0], -m[2], -m[1])
         return Pairing(self.b, self.a, self.units[::-1], first, second, margin, self.seconds)

@@ -59,7 +59,8 @@ MAX_EXACT_EMPTIES = 20  # the engine's bound for its exact endgame
 SOLVE_BATCH = 64
 COLOURS = ("as_first", "as_second")
 RESULTS = ((1, "won"), (0, "drawn"), (-1, "lost"))
-ENDINGS = ("full board", "blocked", "wiped out")
+#: how a reversi game ended; "cut off": stopped by ``max_plies`` before the rules ended it
+ENDINGS = ("full board", "blocked", "wiped out", "cut off")
 
 
 # ============================================================================ the protocol
@@ -261,11 +262,13 @@ def _discs(states: GameState) -> tuple[np.ndarray, np.ndarray]:
 
 def endings_report(result: MatchResult, env: Env) -> dict[str, dict]:
     """Per colour and result (won / drawn / lost): the games ending on a full board, with both
-    sides blocked, or with a side wiped out, their mean plies and A's mean disc margin."""
+    sides blocked, with a side wiped out, or cut off by ``max_plies`` unfinished, their mean
+    plies and A's mean disc margin."""
     mover, other = _discs(result.states)
     ending = np.where(
         np.minimum(mover, other) == 0, 2, np.where(mover + other == env.num_actions - 1, 0, 1)
     )
+    ending = np.where(np.asarray(result.states.terminated), ending, 3)
     out = {}
     for colour, sel in _sides(result):
         out[colour] = {}
@@ -344,18 +347,24 @@ def exact_report(result: MatchResult, env: Env, empties: int, policy_a: Policy) 
     ``empties`` empty squares (``result.snapshots``), the table [result there][final result]
     (rows and columns won / drawn / lost), the games thrown away after (final result worse)
     and lost before, the games over before, and A's value heads there against the exact
-    result: the share of decided positions whose value has its sign, the mean absolute error."""
+    result: the share of decided positions whose value has its sign, the mean absolute error.
+    A game cut off by ``max_plies`` before ``empties`` has no exact result: it is counted
+    (``cut_before``) and left out of the rest."""
     snaps = result.snapshots
     exact = exact_outcomes(env, snaps, result.a_player, empties)
     mover, other = _discs(snaps)
-    live = ~np.asarray(snaps.terminated) & (env.num_actions - 1 - mover - other <= empties)
+    over = np.asarray(snaps.terminated)
+    live = ~over & (env.num_actions - 1 - mover - other <= empties)
+    exact = np.where(over, result.outcomes, exact)  # the game's result (an illegal move too)
+    cut = ~over & ~live
     a_moves = np.asarray(snaps.current_player) == result.a_player
     values = {
         k: np.where(a_moves, 1.0, -1.0) * np.asarray(jax.jit(jax.vmap(f))(snaps))
         for k, f in value_heads(policy_a).items()
     }
     out = {}
-    for colour, sel in _sides(result):
+    for colour, side in _sides(result):
+        sel = side & ~cut
         e, o = exact[sel], result.outcomes[sel]
         perfect = Record.of(e)
         decided = live[sel] & (e != 0)
@@ -364,13 +373,14 @@ def exact_report(result: MatchResult, env: Env, empties: int, policy_a: Policy) 
                 wins=perfect.wins,
                 draws=perfect.draws,
                 losses=perfect.losses,
-                score=perfect.score,
-                score_ci=list(perfect.ci("score")),
+                score=perfect.score if len(e) else None,  # None: every game cut off
+                score_ci=list(perfect.ci("score")) if len(e) else None,
             ),
             table=[[int(np.sum((e == x) & (o == y))) for y, _ in RESULTS] for x, _ in RESULTS],
             thrown_away=int(np.sum(o < e)),
             lost_before=int(np.sum(e < 0)),
             over_before=int(np.sum(~live[sel])),
+            cut_before=int(np.sum(cut[side])),
             values={
                 k: dict(
                     positions=int(live[sel].sum()),
@@ -472,12 +482,17 @@ def _report_lines(name: str, rep: dict) -> list[str]:
     for c, label in colour.items():
         r = rep[c]
         p = r["perfect"]
-        lo, hi = p["score_ci"]
+        score = (
+            "-"
+            if p["score"] is None
+            else "{:.1%} [{:.1%}, {:.1%}]".format(p["score"], *p["score_ci"])
+        )
         lines += [
             f"  {label} perfect play from there W {p['wins']} D {p['draws']} L {p['losses']}, "
-            f"score {p['score']:.1%} [{lo:.1%}, {hi:.1%}]",
+            f"score {score}",
             f"    thrown away after {e} empties: {r['thrown_away']}, already lost there: "
-            f"{r['lost_before']}, over before: {r['over_before']}",
+            f"{r['lost_before']}, over before: {r['over_before']}"
+            + (f", cut off before (left out): {r['cut_before']}" if r["cut_before"] else ""),
         ]
         for (_, res), (w, d, lost) in zip(RESULTS, r["table"]):
             lines.append(f"    {res:5s} at {e} empties -> ended W {w} D {d} L {lost}")
