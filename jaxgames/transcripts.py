@@ -155,8 +155,11 @@ def _iso_date(ggf: str) -> str:
     m = _GGF_DATE.fullmatch(ggf)
     if m:
         return f"{m[1]}-{m[2]}-{m[3]}T{m[4]}:{m[5]}:{m[6]}Z"
-    if ggf.isdigit():  # seconds since 1970, as some GGS files have it
-        t = datetime.datetime.fromtimestamp(int(ggf), datetime.timezone.utc)
+    if ggf.isascii() and ggf.isdigit():  # seconds since 1970, as some GGS files have it
+        try:
+            t = datetime.datetime.fromtimestamp(int(ggf), datetime.timezone.utc)
+        except (OverflowError, OSError, ValueError):  # past what a date holds: kept as text
+            return ggf
         return t.strftime("%Y-%m-%dT%H:%M:%SZ")
     return ggf
 

@@ -454,6 +454,14 @@ def test_seeds_refuse_a_different_config_and_bad_seeds(seeds_run, tmp_path):
     with pytest.raises(ValueError, match=r"different config \(learning_rate: 0.0003 -> 0.001\)"):
         run_training("ppo", CFG.override({"learning_rate": 1e-3}), run_dir, seeds=SEEDS)
     assert sorted(os.listdir(os.path.join(run_dir, "seed0"))) == before
+    # a seed added to the finished run: refused before any checkpoint is moved
+    with pytest.raises(CheckpointError, match=r"share no checkpoint \(seed0 up to chunk 4, "):
+        run_training("ppo", CFG, run_dir, seeds=[*SEEDS, 2], progress=False)
+    for s in SEEDS:
+        seed_dir = os.path.join(run_dir, f"seed{s}")
+        assert sorted(os.listdir(os.path.join(seed_dir, "checkpoints"))) == ["2", "3", "4"]
+        assert sorted(os.listdir(seed_dir)) == before
+    assert load_agent(os.path.join(run_dir, "seed0")).chunk == 4
     for bad, why in (([], "at least one"), ([1, 1], "distinct"), (["a"], "integers")):
         with pytest.raises(ValueError, match=f"invalid seeds=.*{why}"):
             run_training("ppo", CFG, str(tmp_path / "bad"), seeds=bad)

@@ -442,6 +442,11 @@ def test_one_line_errors(tmp_path, capsys):
         assert rc == 2 and "config.json is corrupt" in err and err.count("\n") == 1, err
     a_file = tmp_path / "a_file"
     a_file.write_text("")
+    ladder = tmp_path / "ladder.json"
+    ladder.write_text('{"format": 1}')
+    listed = tmp_path / "listed"
+    listed.mkdir()
+    (listed / "config.json").write_text('{"algorithm": "ppo", "config": {"game": ["x"]}}')
     cases = [
         (train_args(str(a_file), "x"), "is a file, not a directory"),
         (train_args(runs, ""), "invalid --run-name=''"),
@@ -466,6 +471,8 @@ def test_one_line_errors(tmp_path, capsys):
         (["eval", "--game", "tic_tac_toe", "--a", "random", "--seed", str(2**70)], "--seed"),
         (["play", "--game", "tic_tac_toe", "--seed", str(2**40)], "--seed"),
         (["rate", "random", "--game", "tic_tac_toe", "--ladder", runs], "cannot be read"),
+        (["rate", "random", "--game", "tic_tac_toe", "--ladder", str(ladder)], "no field 'rungs'"),
+        (["eval", "--a", str(listed), "--b", "random"], "invalid game=\"['x']\""),
         (["eval", "--game", "tic_tac_toe", "--a", "alphabeta:99999999999"], "at most 12"),
         (["eval", "--game", "tic_tac_toe", "--a", "minimax:12"], "at most 8"),
         (

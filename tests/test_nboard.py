@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 import jax
@@ -83,6 +84,10 @@ def test_engine_rejects_what_is_illegal_and_keeps_the_position():
     assert session.state.step_count == 0
     assert len(err.getvalue().splitlines()) == 2
     assert "set game" in err.getvalue() and "move 'a1': illegal here" in err.getvalue()
+    # a date past what a timestamp holds is kept as text: the position is taken
+    board = "BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- -------- *]"
+    session.handle(f"set game (;GM[Othello]DT[99999999999999999999]TY[8]{board}B[d3];)")
+    assert session.state.step_count == 1
     # a board the player cannot play: a trained 8x8 agent asked on 6x6
     session = EngineSession(lambda env: make_opponent("pretrained:reversi8", env), "a", err=err)
     session.handle("set game (;GM[Othello]TY[6]BO[6 ------ ------ --O*-- --*O-- ------ ------ *];)")
@@ -173,6 +178,17 @@ def test_engine_processes_play_full_games_through_the_bridge(tmp_path, capsys):
     rate = ["rate", a, "--game", "reversi", "--rungs", "random,greedy", "--games-per-rung", "2"]
     assert cli.main(rate) == 0
     assert "Elo" in capsys.readouterr().out
+
+
+def test_engine_process_survives_bytes_that_are_not_utf8():
+    """A Latin-1 player name from the GUI, read by a process that decodes stdin strictly (a
+    desktop's UTF-8 locale): the session goes on."""
+    cmd = shlex.split(_engine_cmd("random"))
+    game = b"set game (;GM[Othello]PB[J\xf6rg]TY[8]B[d3];)\nping 7\nquit\n"
+    env = dict(os.environ, PYTHONIOENCODING="utf-8:strict")
+    proc = subprocess.run(cmd, input=game, capture_output=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()[-300:]
+    assert b"pong 7" in proc.stdout
 
 
 def test_engine_command_errors_are_one_line(capsys):

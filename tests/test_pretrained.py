@@ -334,6 +334,14 @@ def test_export_round_trip(tmp_path, capsys):
     t2 = read_card(out2)["training"]  # the shipped table counts the steps of both runs
     both = f"{t['env_steps'] + t2['env_steps']:,} ({t['env_steps']:,} + {t2['env_steps']:,})"
     assert _steps_in_all(t2) == both and _steps_in_all(t) == f"{t['env_steps']:,}"
+    # the agent it started from damaged since (a card without "params"): exported all the same
+    card_path = os.path.join(out, "card.json")
+    kept = open(card_path).read()
+    json.dump({k: v for k, v in json.loads(kept).items() if k != "params"}, open(card_path, "w"))
+    seed4 = os.path.join(runs, "tic_tac_toe-ppo-seed4")
+    assert cli.main(["export", seed4, str(tmp_path / "warm2")]) == 0, capsys.readouterr().err
+    assert read_card(str(tmp_path / "warm2"))["training"]["started_from"] == {"spec": out}
+    open(card_path, "w").write(kept)
 
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2

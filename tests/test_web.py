@@ -38,13 +38,13 @@ class Client:
         self.server = server
 
     def call(self, method, path, body=None, *, token=None, host=None):
-        """(status, JSON or text) of one request."""
+        """(status, JSON or text) of one request (``body`` as JSON, or bytes as they are)."""
         headers = {"X-Jaxgames-Token": self.server.token if token is None else token}
         if host is not None:
             headers["Host"] = host
         data = None
         if body is not None:
-            data = json.dumps(body).encode()
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
         url = self.server.url.rstrip("/") + path
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
@@ -151,6 +151,9 @@ def test_api_errors_are_one_line_and_the_game_goes_on(board):
     assert status == 400 and "simulations apply to a trained agent" in data["error"]
     status, data = client.call("POST", "/api/load", {"text": "game: chess\n\na1\n"})
     assert status == 400 and "unknown game 'chess'" in data["error"]
+    for raw, why in ((b"{", "not JSON"), (b"[" * 50_000, "nested too deeply")):
+        status, data = client.call("POST", "/api/move", raw)
+        assert status == 400 and why in data["error"]
     assert client.ok("GET", "/api/state")["moves"] == view["moves"]  # nothing was lost
     # only requests with the page's token, naming this server, reach the game
     status, data = client.call("GET", "/api/state", token="guess")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import io
 import signal
 import sys
 import threading
@@ -94,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     enable_compile_cache(enabled=not no_cache)
+    if isinstance(sys.stdin, io.TextIOWrapper):  # an undecodable byte (a Latin-1 name in a
+        sys.stdin.reconfigure(errors="replace")  # GUI's game) is a character, not an exit
     resume = "; rerun the same command to resume from the last checkpoint"
     return report_errors(
         lambda: args.func(args), f"interrupted{resume if args.command == 'train' else ''}"

@@ -439,10 +439,15 @@ class Ladder:
         fmt = d.pop("format", None)
         if fmt != LADDER_FORMAT:
             raise ValueError(f"unsupported ladder format {fmt!r} (this code reads {LADDER_FORMAT})")
-        d["rungs"] = [Rung(r["spec"], Rating.from_json(r)) for r in d["rungs"]]
-        d["pairings"] = [Pairing.from_json(p) for p in d["pairings"]]
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        try:
+            d["rungs"] = [Rung(r["spec"], Rating.from_json(r)) for r in d["rungs"]]
+            d["pairings"] = [Pairing.from_json(p) for p in d["pairings"]]
+            names = {f.name for f in dataclasses.fields(cls)}
+            return cls(**{k: v for k, v in d.items() if k in names})
+        except KeyError as e:
+            raise ValueError(f"the ladder has no field {e}") from None
+        except (TypeError, AttributeError) as e:  # a field of the wrong type
+            raise ValueError(f"a field of the ladder has the wrong type ({e})") from None
 
     def __str__(self) -> str:
         lines = [

@@ -49,7 +49,7 @@ def game_variants(name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
 
 def env_class(name: str) -> type[Env]:
     """The Env subclass registered under ``name``; ``ValueError`` naming the valid games."""
-    if name not in _REGISTRY:
+    if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"unknown game {name!r}; valid games: {', '.join(registered_games())}")
     module, cls = _REGISTRY[name].env.split(":")
     return getattr(importlib.import_module(module), cls)

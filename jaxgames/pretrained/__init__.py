@@ -229,7 +229,7 @@ def _agent_training(spec: str) -> dict[str, Any]:
     shipped = spec.startswith("pretrained:")
     try:
         return _agent_facts(pretrained_dir(spec.partition(":")[2]) if shipped else spec)
-    except (OSError, ValueError):  # the agent was moved or is damaged: the spec still says it
+    except (OSError, ValueError, KeyError, TypeError):  # moved or damaged: the spec says it
         return {}
 
 

@@ -250,11 +250,16 @@ def _write_config(run: _RunFiles, existing: bool) -> None:
         check_run_dir(run.run_dir, run.record)  # created meanwhile: ValueError unless the same
 
 
+def _logged_chunks(run: _RunFiles) -> int:
+    """The newest chunk in the run's metrics (0: none)."""
+    return max((r["chunk"] for r in run.log.records()), default=0)
+
+
 def _no_restart_over_metrics(run: _RunFiles) -> None:
-    logged = [r["chunk"] for r in run.log.records()]
-    if logged and max(logged) > 1:
+    logged = _logged_chunks(run)
+    if logged > 1:
         raise CheckpointError(
-            f"{run.run_dir!r} has metrics up to chunk {max(logged)} but no checkpoint; "
+            f"{run.run_dir!r} has metrics up to chunk {logged} but no checkpoint; "
             "refusing to start over on top of it (delete the directory or choose another "
             "run name)"
         )
@@ -509,6 +514,18 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
             "no chunk has a readable checkpoint in every seed's directory ("
             + "; ".join(errors)
             + "); delete the run directory (or choose another run name) to start over."
+        )
+    saved = [run for run in runs if run.store.steps()]
+    if saved and any(_logged_chunks(run) > 1 for run in runs):
+        # seeds trained together past chunk 1, now asked with others: refuse, moving nothing
+        have = ", ".join(
+            f"{os.path.basename(r.run_dir)} up to chunk {max(r.store.steps())}" for r in saved
+        )
+        lack = ", ".join(os.path.basename(r.run_dir) for r in runs if r not in saved)
+        raise CheckpointError(
+            f"the seeds share no checkpoint ({have}; none in {lack}): the seeds of a run "
+            "train together, so give the seeds it was trained with, or train other seeds "
+            "under another run name"
         )
     if distributed.is_primary():
         for run in runs:

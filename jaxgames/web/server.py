@@ -233,6 +233,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError as e:
             raise ValueError(f"the request is not JSON: {e}") from None
+        except RecursionError:
+            raise ValueError("the request's JSON is nested too deeply") from None
         if not isinstance(body, dict):
             raise ValueError("the request must be a JSON object")
         return body
