@@ -778,3 +778,23 @@ def test_orbax_noise_filters_drop_only_the_noise(monkeypatch):
     assert not passes("Future exception was never retrieved\nfuture: <tensorstore.Future>")
     assert passes("Task exception was never retrieved\nfuture: <Task ... ValueError('mine')>")
     assert passes("Unclosed client session")
+
+
+def test_ctrl_c_during_a_save_lets_it_finish(tmp_path):
+    """SIGINT while a checkpoint is written: the save completes (the step restores), then
+    KeyboardInterrupt; nothing of the write is left half-way for orbax's threads."""
+    store = checkpoint.CheckpointStore(str(tmp_path / "ckpt"), keep=2)
+    tree = {"w": jnp.arange(6.0), "n": jnp.int32(3)}
+    manager_save = store._manager.save
+
+    def save_then_interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # arrives in the middle of the write
+        return manager_save(*args, **kwargs)
+
+    store._manager.save = save_then_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        store.save(1, tree)
+    assert store.steps() == [1]
+    restored = store.restore(1, tree)
+    np.testing.assert_array_equal(restored["w"], tree["w"])
+    store.close()

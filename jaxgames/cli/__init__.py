@@ -20,16 +20,14 @@ interrupting an extension module's import.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import io
-import signal
 import sys
-import threading
 import warnings
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from jaxgames.compile_cache import enable_compile_cache
+from jaxgames.signals import interrupts_held
 
 #: command modules in ``--help`` order (``play`` adds ``play`` and ``replay``)
 COMMANDS = (
@@ -62,27 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[list[int]]:
-    """Hold back SIGINT inside the block; the yielded list records those that arrived."""
-    received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    try:
-        yield received
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
-
-
 def _one_line_warning(message: Any, category: type, *args: Any, **kwargs: Any) -> str:
     return f"warning: {' '.join(str(message).split())}\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (2 for bad arguments/config, 130 if interrupted)."""
-    with _interrupts_held() as interrupted:
+    with interrupts_held() as interrupted:
         parser = build_parser()  # imports the commands: JAX, Flax, ...
     if interrupted:
         print("\ninterrupted", file=sys.stderr)

@@ -25,6 +25,8 @@ from typing import Any, Iterator
 import jax
 import numpy as np
 
+from jaxgames.signals import interrupts_held
+
 #: key of the digest in each step's orbax custom metadata
 DIGEST_KEY = "jaxgames_sha256"
 
@@ -171,14 +173,18 @@ class CheckpointStore:
             return sorted(int(s) for s in self._manager.all_steps())
 
     def save(self, step: int, tree: Any) -> None:
-        """Save ``tree`` as ``step`` with its digest (blocking: complete on return)."""
+        """Save ``tree`` as ``step`` with its digest (blocking: complete on return). Ctrl-C
+        waits for the save to finish, then interrupts."""
         items = _leaf_dict(tree)
         host = _host_leaves(list(items.values()))
         meta = {} if host is None else {DIGEST_KEY: tree_digest(host)}
-        self._manager.save(
-            step, args=self._ocp.args.StandardSave(items), custom_metadata=meta, force=True
-        )
-        self._manager.wait_until_finished()
+        with interrupts_held() as interrupted:
+            self._manager.save(
+                step, args=self._ocp.args.StandardSave(items), custom_metadata=meta, force=True
+            )
+            self._manager.wait_until_finished()
+        if interrupted:
+            raise KeyboardInterrupt
 
     def restore(self, step: int, template: Any) -> Any:
         """Restore ``step`` into ``template``'s structure (each leaf onto its ``sharding``, else
