@@ -93,8 +93,13 @@ def test_cycle_finder_finds_a_circle():
 #: may import from its own package and from packages of lower layers only, so packages can
 #: never import each other both ways. ``jaxgames`` itself (the root facade) is the top.
 LAYERS: list[set[str]] = [
-    {"jaxgames.validation", "jaxgames.view", "jaxgames.provenance", "jaxgames.compile_cache"}
-    | {"jaxgames.signals"},
+    {
+        "jaxgames.validation",
+        "jaxgames.view",
+        "jaxgames.provenance",
+        "jaxgames.compile_cache",
+        "jaxgames.signals",
+    },
     {"jaxgames.distributed", "jaxgames.render"},
     {"jaxgames.core"},
     {"jaxgames.games", "jaxgames.analysis"},
