@@ -59,6 +59,12 @@ def test_result_rows_count_each_colour():
     assert (first["win_first"], first["draw_first"], first["loss_second"]) == (1, 1, 1)
     assert first["win_rate_all"] == 0.5 and first["score"] == pytest.approx(0.625)
     assert second["loss_all"] == 2 and second["score"] == 0.0
+    assert first["units"] == "1 1 2"  # one game per opening: a loss, a draw, two wins
+    paired = MatchResult(
+        np.array([1, -1, 1, 1], np.int8), np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1]), np.ones(4)
+    )
+    (row,) = ex.result_rows(1, [0], {"random": [paired]})
+    assert row["units"] == "0 0 1 0 1"  # an opening's two games are one unit: 1 and 2 points
 
 
 def test_ladder_ratings_rate_each_point_on_the_ladder():
@@ -80,6 +86,11 @@ def test_ladder_ratings_rate_each_point_on_the_ladder():
     assert abs(even["elo"] - ladder.elos["uct:300"]) < 0.5
     assert even["elo_lo"] < even["elo"] < even["elo_hi"]
     assert sweep["bound"] == "lower" and sweep["elo"] > ladder.elos["greedy"]
+    # the same 40 games as 20 openings of one win and one loss each: the points do not vary
+    # from opening to opening, so the interval is narrower than that of 40 single games
+    (paired,) = ex.ladder_ratings([{**rows[0], "units": "0 0 20 0 0"}], ladder)
+    assert abs(paired["elo"] - even["elo"]) < 0.5
+    assert paired["elo_hi"] - paired["elo_lo"] < even["elo_hi"] - even["elo_lo"]
 
 
 def test_milestones_are_held_out_ladder_rungs():

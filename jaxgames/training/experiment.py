@@ -109,7 +109,9 @@ def seed_evaluator(
 
 def result_rows(chunk: int, seeds: Sequence[int], results: dict[str, list[MatchResult]]):
     """One row per seed and opponent of ``results`` (opponent -> one result per seed): the
-    chunk, W/D/L counts and rates as first, as second and overall, and the score."""
+    chunk, W/D/L counts and rates as first, as second and overall, the score, and ``units``
+    the bootstrap units of :class:`~jaxgames.evaluation.ladder.Pairing` (an opening's two
+    games, which share their random numbers, are one unit) as space-separated counts."""
     rows = []
     for opponent, per_seed in results.items():
         for seed, r in zip(seeds, per_seed):
@@ -118,7 +120,8 @@ def result_rows(chunk: int, seeds: Sequence[int], results: dict[str, list[MatchR
                 for what, n in (("win", rec.wins), ("draw", rec.draws), ("loss", rec.losses)):
                     row[f"{what}_{side}"] = n
                     row[f"{what}_rate_{side}"] = n / rec.games if rec.games else float("nan")
-            rows.append({**row, "score": r.overall.score})
+            units = " ".join(map(str, Pairing.from_match("<agent>", opponent, r).units))
+            rows.append({**row, "score": r.overall.score, "units": units})
     return rows
 
 
@@ -137,9 +140,17 @@ def curve_arrays(rows: Sequence[dict], opponent: str | None, column: str):
     )
 
 
+def _pairing(row: dict) -> Pairing:
+    """The row's games in openings' units (a row without ``units``: single games)."""
+    if row.get("units"):
+        return Pairing("<agent>", row["opponent"], tuple(int(u) for u in row["units"].split()))
+    w, d, lost = (int(row[f"{x}_all"]) for x in ("win", "draw", "loss"))
+    return Pairing.from_counts("<agent>", row["opponent"], w, d, lost)
+
+
 def ladder_ratings(rows: Sequence[dict], ladder: Ladder) -> list[dict]:
     """One row per (chunk, seed) of :func:`curve_arrays`-style rows: the Elo on ``ladder``
-    from that point's games against its rungs, their ratings held fixed
+    from that point's games against its rungs (resampled by opening), their ratings held fixed
     (:func:`~jaxgames.evaluation.ladder.rate_against_ladder`; ``bound`` "lower"/"upper" where
     every game was won/lost)."""
     fit = ladder.fit()
@@ -149,12 +160,7 @@ def ladder_ratings(rows: Sequence[dict], ladder: Ladder) -> list[dict]:
             groups.setdefault((int(r["chunk"]), int(r["seed"])), []).append(r)
     out = []
     for (chunk, seed), rs in sorted(groups.items()):
-        pairs = {
-            r["opponent"]: Pairing.from_counts(
-                "<agent>", r["opponent"], int(r["win_all"]), int(r["draw_all"]), int(r["loss_all"])
-            )
-            for r in rs
-        }
+        pairs = {r["opponent"]: _pairing(r) for r in rs}
         rating = rate_against_ladder(pairs, fit)
         out.append(
             {
