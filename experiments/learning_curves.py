@@ -193,6 +193,27 @@ def accuracy_judge(env, a, opponents):
     return judge
 
 
+def _chunk_seed(row: dict) -> tuple[int, int]:
+    return int(row["chunk"]), int(row["seed"])
+
+
+def _earlier_points(out: str, info: dict) -> tuple[list[dict], list[dict]]:
+    """The curve and accuracy rows an earlier run into ``out`` wrote, of this run's seeds and
+    opponents, and none if it evaluated with other games or openings."""
+    path = f"{out}/experiment.json"
+    if not os.path.exists(path):
+        return [], []
+    with open(path) as f:
+        before = json.load(f)
+    if any(before.get(k) != info[k] for k in ("eval_games", "opening_plies")):
+        return [], []
+    seeds, opponents = {str(s) for s in info["seeds"]}, set(info["opponents"])
+    rows = ex.read_csv(f"{out}/curves.csv") if os.path.exists(f"{out}/curves.csv") else []
+    acc = ex.read_csv(f"{out}/accuracy.csv") if os.path.exists(f"{out}/accuracy.csv") else []
+    keep = [r for r in rows if r["seed"] in seeds and r["opponent"] in opponents]
+    return keep, [r for r in acc if r["seed"] in seeds]
+
+
 def run_one(key: str, algo: str, a, echo=print) -> dict:
     """Train and evaluate one (game, algorithm, variant) into ``<out>/<label>/``; its summary."""
     cfg = make_config(key, algo, a)
@@ -205,6 +226,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     overrides = " ".join(f"--{k}={v}" for k, v in {**scale, **a.overrides}.items()) or "-"
     info = dict(game=key, algorithm=algo, variant=a.variant, overrides=overrides, seeds=seeds)
     info.update(opponents=opponents, eval_games=a.eval_games, opening_plies=plies)
+    old_rows, old_acc = _earlier_points(out, info)  # a resumed run's points
     ex.prepare_out(out, {**info, "config": cfg.to_dict()}, "experiment.json")
     echo(f"== {label}: {len(seeds)} seeds x {cfg.total_steps:,} steps, opponents {opponents}")
     algorithm = algorithm_module(algo).make_algorithm(cfg)
@@ -213,11 +235,14 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
         evaluate[o] = ex.seed_evaluator(
             algorithm.agent, env, policy, a.eval_games, opening_plies=plies
         )
-    old = ex.read_csv(f"{out}/curves.csv") if os.path.exists(f"{out}/curves.csv") else []
-    rows = {(r["chunk"], r["seed"], r["opponent"]): r for r in old}  # a resumed run's points
-    old = ex.read_csv(f"{out}/accuracy.csv") if os.path.exists(f"{out}/accuracy.csv") else []
-    acc_rows = {(r["chunk"], r["seed"]): r for r in old}
+    rows = {(r["chunk"], r["seed"], r["opponent"]): r for r in old_rows}
+    acc_rows = {(r["chunk"], r["seed"]): r for r in old_acc}
     clock = {"train": 0.0, "eval": 0.0}
+
+    def write_points():  # after every point: a run killed and resumed keeps its curve
+        ex.write_csv(f"{out}/curves.csv", sorted(rows.values(), key=_chunk_seed))
+        if acc_rows:
+            ex.write_csv(f"{out}/accuracy.csv", sorted(acc_rows.values(), key=_chunk_seed))
 
     def on_chunk(k, state, records):
         clock["train"] += records[0].get("chunk_seconds", 0.0)
@@ -232,6 +257,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
                 row = judge(algorithm.agent, jax.tree.map(lambda x: x[i], params), k)
                 acc_rows[(str(k), str(s))] = dict(chunk=k, seed=s, **row)
         clock["eval"] += time.perf_counter() - t0
+        write_points()
         scores = ", ".join(f"{o} {np.mean([r.score for r in rs]):.2f}" for o, rs in results.items())
         echo(f"  [{label}] chunk {k}/{algorithm.num_chunks}: score {scores}")
         return bool(a.budget_minutes) and clock["train"] > 60 * a.budget_minutes
@@ -239,7 +265,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     run = run_training(algo, cfg, out, seeds=seeds, on_chunk=on_chunk, progress=False, echo=echo)
     # each point's training seconds: its chunks' own (seed 0's metrics: all seeds at once)
     seconds = np.cumsum([0.0] + [r["chunk_seconds"] for r in run.records[0]])
-    rows = sorted(rows.values(), key=lambda r: (int(r["chunk"]), int(r["seed"])))
+    rows = sorted(rows.values(), key=_chunk_seed)
     for r in rows:
         k = int(r["chunk"])
         r.update(env_steps=k * algorithm.steps_per_chunk, train_seconds=round(seconds[k], 3))
@@ -247,7 +273,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     elos = ex.ladder_ratings(rows, ladder) if ladder is not None else []
     ex.write_csv(f"{out}/curves.csv", rows)
     ex.write_csv(f"{out}/elo.csv", elos)
-    acc_rows = sorted(acc_rows.values(), key=lambda r: (int(r["chunk"]), int(r["seed"])))
+    acc_rows = sorted(acc_rows.values(), key=_chunk_seed)
     for r in acc_rows:
         k = int(r["chunk"])
         r.update(env_steps=k * algorithm.steps_per_chunk, train_seconds=round(seconds[k], 3))
@@ -268,7 +294,11 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     summary = dict(info, label=label, partners=dict(cfg.partners), final=final, milestones=reached)
     summary.update(env_steps_per_seed=last * algorithm.steps_per_chunk, eval_seconds=clock["eval"])
     summary.update(train_seconds=float(seconds[last]), final_elo=last_elo and ex.band(last_elo))
-    last_acc = [[float(r["share"])] for r in acc_rows if int(r["chunk"]) == last and r["share"]]
+    last_acc = [
+        [float(r["share"])]
+        for r in acc_rows
+        if int(r["chunk"]) == last and r["share"] != "" and np.isfinite(float(r["share"]))
+    ]
     summary.update(final_accuracy=last_acc and ex.band(last_acc))
     summary["run_dirs"] = [f"{out}/seed{s}" for s in seeds]
     ex.write_json(f"{out}/summary.json", summary)

@@ -182,6 +182,11 @@ def sharded_train_fns(algo: Any, mesh: Mesh, donate: bool = True) -> tuple[Calla
         with jax.set_mesh(mesh):
             return chunk_jit(state)
 
+    def lower(state):
+        with jax.set_mesh(mesh):
+            return chunk_jit.lower(state)
+
+    chunk.lower = lower  # as a jitted function's: to compile ahead of the first chunk
     return init, chunk, shardings
 
 

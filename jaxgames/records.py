@@ -1,7 +1,8 @@
 """Game records: a game as plain text, saved, loaded and replayed move by move.
 
 A record is a header of ``key: value`` lines, a blank line, then one move per line in the
-game's own move notation (``env.action_to_text``). Lines starting with ``#`` are comments::
+game's own move notation (``env.action_to_text``), or ``illegal:N`` for an agent's illegal
+action N, which ends the game against it. Lines starting with ``#`` are comments::
 
     # jaxgames game record
     game: reversi
@@ -41,6 +42,8 @@ from jaxgames.games import env_class, make, registered_games
 from jaxgames.validation import quote
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+#: an agent's illegal action in a move list (the terminal and the web board write it)
+ILLEGAL_MOVE = re.compile(r"illegal:([0-9]{1,12})")
 _HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
 _KNOWN = ("game", "options", "player0", "player1", "date", "result", "start", "rules")
 
@@ -249,6 +252,14 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
             raise RecordError(
                 f"{where}move {i + 1} {quote(mv)}: the game is already over ({result_of(state)})"
             )
+        illegal = ILLEGAL_MOVE.fullmatch(mv)
+        if illegal:  # the mover loses: the action must not be a legal move
+            action = min(int(illegal[1]), env.num_actions)  # past the range: illegal alike
+            if action < env.num_actions and bool(state.legal_action_mask[action]):
+                raise RecordError(f"{where}move {i + 1} {quote(mv)}: action {action} is legal")
+            state = jax.device_get(step(state, action))
+            states.append(state)
+            continue
         try:
             action = int(env.text_to_action(state, mv))
         except ValueError as e:

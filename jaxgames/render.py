@@ -142,9 +142,11 @@ def text(
             lines.append(f"{names[1 - top]} in hand: {_hand(view.hands[1 - top])}")
         if view.summary:
             lines.append(view.summary)
-    if last_move:  # players alternate (a pass is a move)
+    if last_move:  # players alternate (a pass is a move); an illegal one keeps the turn
         ply = f"{len(history)}. " if history else ""
-        lines.append(f"last move: {ply}{last_move} ({names[1 - int(state.current_player)]})")
+        mover = int(state.current_player)
+        mover = mover if last_move.startswith("illegal:") else 1 - mover
+        lines.append(f"last move: {ply}{last_move} ({names[mover]})")
     if legal and moves:
         lines.append("legal: " + " ".join(moves))
     if _is_over(state):

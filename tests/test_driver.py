@@ -271,6 +271,10 @@ def test_init_from_a_narrower_mlp_widens_it(full_run, tmp_path):
     deeper = dataclasses.replace(cfg, net={"hidden": 24, "layers": 2})
     with pytest.raises(ValueError, match="does not fit this run's"):
         run_training("ppo", deeper, str(tmp_path / "deep"), progress=False)
+    # the same shapes computing another function: ReLU weights in a tanh MLP
+    tanh = dataclasses.replace(cfg, net={"hidden": 16, "layers": 1, "activation": "tanh"})
+    with pytest.raises(ValueError, match="is not this run's .*: activation differ"):
+        run_training("ppo", tanh, str(tmp_path / "tanh"), progress=False)
 
 
 def test_dqn_starts_both_networks_from_the_agent():

@@ -25,10 +25,13 @@ def test_mean_band_t_interval():
     mu, lo, hi = ex.mean_band(v)
     np.testing.assert_allclose(mu, [0.4, 0.5])
     half = 4.303 * 0.2 / np.sqrt(3)  # t(0.975, 2) * sd / sqrt(n)
-    np.testing.assert_allclose(lo, [max(0.0, 0.4 - half), 0.5])
-    np.testing.assert_allclose(hi, [min(1.0, 0.4 + half), 0.5])
+    np.testing.assert_allclose(lo, [max(0.0, 0.4 - half), 0.5], rtol=1e-4)
+    np.testing.assert_allclose(hi, [min(1.0, 0.4 + half), 0.5], rtol=1e-4)
     mu1, lo1, hi1 = ex.mean_band(v[:1])
     assert (lo1 == mu1).all() and (hi1 == mu1).all()
+    # printed tables' quantiles, below and past 30 degrees of freedom (not the normal 1.96)
+    for df, t in ((1, 12.706), (11, 2.201), (31, 2.040), (120, 1.980)):
+        assert ex.t_quantile_975(df) == pytest.approx(t, abs=1e-3), df
 
 
 def test_variants_follow_the_registry():
@@ -195,17 +198,57 @@ def test_quickstart_tiny(tmp_path):
     assert res2["total_steps"] == res["total_steps"]
 
 
+def _ttt_curves_args(out: str, seeds: int = 2) -> list[str]:
+    argv = ["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", str(seeds)]
+    argv += ["--total-steps", "3000", "--evals", "2", "--eval-games", "8", "--num-envs=16"]
+    argv += ["--net.hidden=8", "--partners={'greedy': 0.25}"]
+    argv += ["--opponents", "random", "greedy", "perfect"]
+    return argv + ["--variant", "tiny", "--accuracy", "3", "--out", out]
+
+
 @pytest.fixture(scope="module")
 def ttt_curves(tmp_path_factory):
     """One learning-curves run shared by the tests below (it is their slow part): tic-tac-toe
     PPO, 2 seeds in one vmap, a tiny network, greedy as a training partner (a quarter of the
     games), a named variant. Returns (out folder, summaries)."""
     out = str(tmp_path_factory.mktemp("lc"))
-    argv = ["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", "2", "--total-steps", "3000"]
-    argv += ["--evals", "2", "--eval-games", "8", "--num-envs=16", "--net.hidden=8"]
-    argv += ["--partners={'greedy': 0.25}", "--opponents", "random", "greedy", "perfect"]
-    argv += ["--variant", "tiny", "--accuracy", "3", "--out", out]
-    return out, script("learning_curves").main(argv)
+    return out, script("learning_curves").main(_ttt_curves_args(out))
+
+
+def test_learning_curves_keep_each_point_and_only_this_runs(ttt_curves, tmp_path, monkeypatch):
+    """A run killed after a point's evaluation has that point in curves.csv (written at every
+    point, not at the end); a rerun with fewer seeds keeps only its own seeds' points."""
+    import shutil
+
+    lc = script("learning_curves")
+    out = str(tmp_path / "lc")
+    shutil.copytree(ttt_curves[0], out)
+    d = os.path.join(out, "tic_tac_toe_ppo_tiny")
+    rows = ex.read_csv(os.path.join(d, "curves.csv"))
+    last = max(int(r["chunk"]) for r in rows)
+    for s in (0, 1):  # as if killed before the last chunk's checkpoints and points
+        shutil.rmtree(os.path.join(d, f"seed{s}", "checkpoints", str(last)))
+    ex.write_csv(os.path.join(d, "curves.csv"), [r for r in rows if int(r["chunk"]) < last])
+    real = lc.run_training
+
+    def killed_after_the_last_point(*args, on_chunk, **kw):
+        def point(k, state, records):
+            stop = on_chunk(k, state, records)
+            if k == last:
+                raise KeyboardInterrupt
+            return stop
+
+        return real(*args, on_chunk=point, **kw)
+
+    monkeypatch.setattr(lc, "run_training", killed_after_the_last_point)
+    with pytest.raises(KeyboardInterrupt):
+        lc.main(_ttt_curves_args(out))
+    rows = ex.read_csv(os.path.join(d, "curves.csv"))
+    assert sum(int(r["chunk"]) == last for r in rows) == 6  # 2 seeds x 3 opponents
+    monkeypatch.setattr(lc, "run_training", real)
+    lc.main(_ttt_curves_args(out, seeds=1))
+    for name in ("curves.csv", "elo.csv", "accuracy.csv"):
+        assert {r["seed"] for r in ex.read_csv(os.path.join(d, name))} == {"0"}, name
 
 
 def test_learning_curves_tiny(ttt_curves):

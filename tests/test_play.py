@@ -220,6 +220,14 @@ def test_save_load_round_trip_and_replay(tmp_path):
         == 0
     )
     assert "5. X> " in out.getvalue() and f"took back: {played[2]} {played[3]}" in out.getvalue()
+    # saved again, it is still a game from the standard position (no start: line)
+    assert play_main(
+        ["play", "--load", str(tmp_path / "game.txt")],
+        stdin=io.StringIO(f"save {tmp_path / 'again.txt'}\nquit\n"),
+        stdout=io.StringIO(),
+    ) == 0  # fmt: skip
+    again = records.load(str(tmp_path / "again.txt"))
+    assert again.start is None and again.moves == played
 
 
 def test_corrupt_record_is_one_line_error(tmp_path, capsys):

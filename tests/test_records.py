@@ -52,6 +52,20 @@ def test_draw_result(ttt):
     records.replay(records.parse(records.to_text(rec)))
 
 
+def test_an_agents_illegal_action_is_a_move_that_loses(ttt):
+    """``illegal:N`` (an agent's illegal choice, as the terminal and the web board record it)
+    replays as that action: the game ends against its mover; a legal N is refused."""
+    rec = records.GameRecord(game="tic_tac_toe", moves=["a1", "illegal:0"], result="1-0")
+    env, states = records.replay(records.parse(records.to_text(rec)))
+    assert len(states) == 3 and records.result_of(states[-1]) == "1-0"
+    far = records.GameRecord(game="tic_tac_toe", moves=["a1", "illegal:999999999999"])
+    assert records.result_of(records.replay(far)[1][-1]) == "1-0"
+    with pytest.raises(records.RecordError, match="move 2 'illegal:4': action 4 is legal"):
+        records.replay(records.GameRecord(game="tic_tac_toe", moves=["a1", "illegal:4"]))
+    with pytest.raises(records.RecordError, match="the game is already over"):
+        records.replay(records.GameRecord(game="tic_tac_toe", moves=["illegal:9", "a1"]))
+
+
 HEADER = (
     "# a comment\ngame: tic_tac_toe\noptions: {}\nplayer0: human\nplayer1: random\nresult: *\n\n"
 )

@@ -102,6 +102,11 @@ def test_tic_tac_toe_text_board(ttt):
     assert "[X]" in lines[3]  # the last move c3 is highlighted
     assert "last move: 3. c3 (X)" in out and lines[-1] == "O to move"
     assert "*" not in out and "legal" not in out
+    # O's illegal action ends the game with O still the side to move: the move is O's
+    lost = ttt.step(state, 0)
+    assert "last move: 4. illegal:0 (O)" in render.text(
+        lost, ttt, history=[*"b2 a1 c3".split(), "illegal:0"]
+    )
 
 
 def test_tic_tac_toe_text_marks_and_numbers(ttt):

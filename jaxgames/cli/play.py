@@ -31,7 +31,9 @@ def run_play(
         if args.load:
             record = transcripts.load(args.load)
             env, states = records.replay(record)
-            start, moves = states[0], record.moves
+            # a record from the standard position stays one (no start: line when saved again)
+            start = None if record.start is None else states[0]
+            moves = record.moves
         else:
             env = make_env(args)
         if args.web:

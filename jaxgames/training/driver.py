@@ -392,6 +392,8 @@ def run_training(
         end = algo.num_chunks if max_chunks is None else min(algo.num_chunks, start + max_chunks)
         bar = _progress_bar(stack, progress, algo, start, f"{algorithm} {config.game}")
         eval_key = jax.random.fold_in(key, _EVAL_TAG)
+        if start < end:
+            compiled = _compile_ahead(compiled, state, echo)
         state, chunks_run = _chunks(
             compiled, state, eval_key, start, end, [run], bar, on_chunk, seeds=None
         )
@@ -470,10 +472,8 @@ def _run_seeds(
         desc = f"{algorithm} {config.game} x{len(seeds)} seeds"
         bar = _progress_bar(stack, progress, algo, start, desc)
         eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, _EVAL_TAG))(keys)
-        if start < end:  # compiled ahead: the chunks' seconds are training time alone
-            t0 = time.perf_counter()
-            compiled = compiled._replace(chunk=compiled.chunk.lower(state).compile())
-            echo(f"compiled the chunk of {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
+        if start < end:
+            compiled = _compile_ahead(compiled, state, echo, f" of {len(seeds)} seeds")
         state, chunks_run = _chunks(
             compiled, state, eval_keys, start, end, runs, bar, on_chunk, seeds=seeds
         )
@@ -532,6 +532,16 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
             for path in run.store.quarantine_after(0):  # a seed saved chunk 1, another did not
                 echo(f"moved a checkpoint the other seeds lack aside to {path}")
     return None
+
+
+def _compile_ahead(compiled: Compiled, state: Any, echo, what: str = "") -> Compiled:
+    """``compiled`` with the chunk and the finiteness check compiled for ``state`` ahead of
+    the first chunk, so that the chunks' seconds are training time alone."""
+    t0 = time.perf_counter()
+    chunk = compiled.chunk.lower(state).compile()
+    finite = compiled.finite.lower(state).compile()
+    echo(f"compiled the chunk{what} in {time.perf_counter() - t0:.1f} s")
+    return compiled._replace(chunk=chunk, finite=finite)
 
 
 def _chunks(

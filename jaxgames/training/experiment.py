@@ -328,15 +328,13 @@ def read_csv(path: str) -> list[dict[str, str]]:
 
 
 # ----------------------------------------------------------------------------- seed bands
-#: Student-t 97.5% quantiles by degrees of freedom (1.96 beyond 30)
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
-_T975.update({9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 25: 2.060, 30: 2.042})
-
-
 def t_quantile_975(df: int) -> float:
+    """Student's t 97.5% quantile with ``df`` degrees of freedom (nan below 1)."""
     if df < 1:
         return float("nan")
-    return 1.959963984540054 if df > 30 else _T975[max(k for k in _T975 if k <= df)]
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

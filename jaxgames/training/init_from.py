@@ -10,7 +10,7 @@ from typing import Any, Callable
 import jax
 
 from jaxgames.agents.algorithm import Algorithm
-from jaxgames.agents.networks import add_input_rows, can_widen, widen_params
+from jaxgames.agents.networks import add_input_rows, can_widen, network_options, widen_params
 from jaxgames.core import feature_channels_within
 from jaxgames.runs import load_agent
 from jaxgames.specs import agent_run, parse_spec
@@ -23,11 +23,16 @@ def _shapes(tree: Any) -> tuple[Any, list[tuple[tuple[int, ...], Any]]]:
     ]
 
 
+#: network options that change how, not what, the network computes (and ``hidden``, widened)
+_SAME_FUNCTION = ("hidden", "dtype", "conv")
+
+
 def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -> Any:
     """The network parameters of the trained agent ``algo.config.init_from`` names (a run
     directory's newest readable checkpoint, or ``pretrained:<name>``), to start ``algo``'s run
     from. ``ValueError`` ``invalid init_from=...: <why>`` for a spec that is no trained agent
-    or cannot be read, an agent of another game, or another network shape. Two exceptions,
+    or cannot be read, an agent of another game, or another network shape or function (an
+    option other than the width, dtype or convolution method differs). Two exceptions,
     each the same function: a narrower MLP of the same depth (widened by :func:`fit_params`)
     and an MLP reading fewer input features than the run's, which get zero weights
     (:func:`~jaxgames.agents.networks.add_input_rows`; ``echo`` is told)."""
@@ -78,6 +83,16 @@ def initial_params(algo: Algorithm, echo: Callable[[str], None] | None = None) -
         raise bad(
             f"its network ({loaded.config.network} {loaded.config.net}) does not fit this run's "
             f"({config.network} {config.net})"
+        )
+    # the same parameters may compute another function (ReLU weights in a tanh MLP): the
+    # options must agree but for the width (fit_params widens) and how it is computed
+    mine = {**network_options(config.network), **config.net}
+    other = {**network_options(loaded.config.network), **loaded.config.net}
+    differ = sorted(k for k in mine if k not in _SAME_FUNCTION and mine[k] != other.get(k))
+    if loaded.config.network != config.network or differ:
+        raise bad(
+            f"its network ({loaded.config.network} {loaded.config.net}) is not this run's "
+            f"({config.network} {config.net})" + (f": {', '.join(differ)} differ" if differ else "")
         )
     return params
 

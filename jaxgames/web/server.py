@@ -108,7 +108,7 @@ class BoardServer(http.server.ThreadingHTTPServer):
             human,
             hint=self.hint,
             seed=self.game.seed,
-            start=states[0],
+            start=None if record.start is None else states[0],  # saved again without start:
             moves=record.moves,
         )
 
