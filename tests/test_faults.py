@@ -387,6 +387,8 @@ def test_diverging_training_stops_without_saving_it(ref, tmp_path, capsys, monke
         return state, metrics
 
     monkeypatch.setitem(driver._COMPILED, tag, compiled._replace(chunk=poisoned))
+    # the poisoned chunk runs as it is, not compiled ahead from the jitted one it wraps
+    monkeypatch.setattr(driver, "_compile_ahead", lambda compiled, *args, **kwargs: compiled)
     rc, out, err = run_cli(capsys, argv)
     assert rc == 2 and err.count("\n") == 1
     assert "training diverged in chunk 3/4" in err and "last good checkpoint is chunk 2" in err
