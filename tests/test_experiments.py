@@ -198,8 +198,8 @@ def test_quickstart_tiny(tmp_path):
     assert res2["total_steps"] == res["total_steps"]
 
 
-def _ttt_curves_args(out: str, seeds: int = 2) -> list[str]:
-    argv = ["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", str(seeds)]
+def _ttt_curves_args(out: str) -> list[str]:
+    argv = ["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", "2"]
     argv += ["--total-steps", "3000", "--evals", "2", "--eval-games", "8", "--num-envs=16"]
     argv += ["--net.hidden=8", "--partners={'greedy': 0.25}"]
     argv += ["--opponents", "random", "greedy", "perfect"]
@@ -217,7 +217,7 @@ def ttt_curves(tmp_path_factory):
 
 def test_learning_curves_keep_each_point_and_only_this_runs(ttt_curves, tmp_path, monkeypatch):
     """A run killed after a point's evaluation has that point in curves.csv (written at every
-    point, not at the end); a rerun with fewer seeds keeps only its own seeds' points."""
+    point, not at the end); a rerun keeps only its own seeds' and opponents' points."""
     import shutil
 
     lc = script("learning_curves")
@@ -245,10 +245,13 @@ def test_learning_curves_keep_each_point_and_only_this_runs(ttt_curves, tmp_path
         lc.main(_ttt_curves_args(out))
     rows = ex.read_csv(os.path.join(d, "curves.csv"))
     assert sum(int(r["chunk"]) == last for r in rows) == 6  # 2 seeds x 3 opponents
-    monkeypatch.setattr(lc, "run_training", real)
-    lc.main(_ttt_curves_args(out, seeds=1))
-    for name in ("curves.csv", "elo.csv", "accuracy.csv"):
-        assert {r["seed"] for r in ex.read_csv(os.path.join(d, name))} == {"0"}, name
+    # what a rerun takes over: its own seeds' and opponents' points, none of another protocol
+    with open(os.path.join(d, "experiment.json")) as f:
+        info = json.load(f)
+    kept, acc = lc._earlier_points(d, {**info, "seeds": [0], "opponents": ["random", "perfect"]})
+    assert {(r["seed"], r["opponent"]) for r in kept} == {("0", "random"), ("0", "perfect")}
+    assert {r["seed"] for r in acc} == {"0"} and len(acc) > 0
+    assert lc._earlier_points(d, {**info, "eval_games": 16}) == ([], [])
 
 
 def test_learning_curves_tiny(ttt_curves):
