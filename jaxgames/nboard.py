@@ -411,11 +411,11 @@ class EngineSession:
     def _set_game(self, ggf: str) -> None:
         try:
             record = transcripts.from_ggf(ggf, source="set game")
+            env = shared_env("reversi", **record.options)  # one compilation per board size
+            _, states = records.replay(record, env)
         except RecordError as e:
             self._warn(f"{e}; the position is unchanged")
             return
-        env = shared_env("reversi", **record.options)  # one compilation per board size
-        _, states = records.replay(record, env)
         self.env, self.state = env, states[-1]
 
     def _move(self, text: str) -> None:

@@ -77,7 +77,7 @@ def _play(
         played.append(env.action_to_text(state, action))
     if forced_pass():  # the two passes of a game neither side can continue
         after = jax.device_get(step(state, env.pass_action))
-        if is_over(jax.device_get(step(after, env.pass_action))):
+        if not after.legal_action_mask[:-1].any():  # else the record stops before a move
             for _ in range(2):
                 state = jax.device_get(step(state, env.pass_action))
                 played.append("pass")

@@ -17,6 +17,7 @@ from reference_reversi import RefReversi
 
 import jaxgames
 from jaxgames import cli, transcripts
+from jaxgames.core import is_over
 from jaxgames.games import grid
 from jaxgames.nboard import EngineSession, external_error, nboard_policy, parse_command
 from jaxgames.records import replay
@@ -88,6 +89,10 @@ def test_engine_rejects_what_is_illegal_and_keeps_the_position():
     board = "BO[8 -------- -------- -------- ---O*--- ---*O--- -------- -------- -------- *]"
     session.handle(f"set game (;GM[Othello]DT[99999999999999999999]TY[8]{board}B[d3];)")
     assert session.state.step_count == 1
+    # the side to move must pass, the other can move: the engine passes (the game goes on)
+    rows = "******** *OO**O** *O**O*** *O****O* *O*OOO** OOOOO*O* -OOO*OO* --OOOOO*"
+    session.handle(f"set game (;GM[Othello]TY[8]BO[8 {rows} O];)")
+    assert "=== PA" in " ".join(session.handle("go")) and not is_over(session.state)
     # a board the player cannot play: a trained 8x8 agent asked on 6x6
     session = EngineSession(lambda env: make_opponent("pretrained:reversi8", env), "a", err=err)
     session.handle("set game (;GM[Othello]TY[6]BO[6 ------ ------ --O*-- --*O-- ------ ------ *];)")
