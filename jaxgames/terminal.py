@@ -137,7 +137,13 @@ class GameLine:
         self.states = [jax.device_get(self._init(self.seed) if start is None else start)]
         self.moves, self.by_human = [], []
         for mv in moves:
-            self.push(self.action(mv), self.is_human(self.to_move))
+            illegal = records.ILLEGAL_MOVE.fullmatch(str(mv))
+            if illegal and not self.over:  # an agent's illegal action, as agent_move records it
+                self._illegal(
+                    min(int(illegal[1]), self.env.num_actions), self.is_human(self.to_move)
+                )
+            else:
+                self.push(self.action(mv), self.is_human(self.to_move))
 
     # ------------------------------------------------------------ position
     @property
@@ -190,10 +196,14 @@ class GameLine:
         if 0 <= action < self.env.num_actions and bool(self.state.legal_action_mask[action]):
             self.push(action, False)
         else:
-            self.states.append(jax.device_get(self._step(self.state, action)))
-            self.moves.append(f"illegal:{action}")
-            self.by_human.append(False)
+            self._illegal(action, False)
         return self.moves[-1]
+
+    def _illegal(self, action: int, human: bool) -> None:
+        """Play the illegal ``action``: the game ends against its mover."""
+        self.states.append(jax.device_get(self._step(self.state, action)))
+        self.moves.append(f"illegal:{action}")
+        self.by_human.append(human)
 
     def undo(self) -> list[str]:
         """Take back the human's last move and the agent's replies after it (two humans: one

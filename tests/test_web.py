@@ -186,6 +186,39 @@ def test_api_hint_is_the_agents_probabilities_and_value(board):
     assert hint["value"] == pytest.approx(float(policy.value(state)), abs=1e-5)
 
 
+def test_a_loaded_record_never_names_a_program_to_run(board, tmp_path):
+    """A record's ``nboard:<command>`` agent is passed over (loading a file from anyone would
+    run any command); an agent's illegal:N move loads as the loss it was; a token of any
+    characters is refused in one answer."""
+    client = board("reversi", "random", 0, size=6)
+    marker = tmp_path / "ran"
+    head = 'game: reversi\noptions: {"size": 6}\nplayer0: human\n'
+    view = client.ok("POST", "/api/load", {"text": head + f"player1: nboard:touch {marker}\n\n"})
+    assert view["agent"] == "random" and not marker.exists()
+    text = "game: tic_tac_toe\nplayer0: human\nplayer1: random\n\na1\nillegal:0\n"
+    view = client.ok("POST", "/api/load", {"text": text})
+    assert view["moves"] == ["a1", "illegal:0"] and view["result"] == "1-0"
+    status, data = client.call("GET", "/api/state", token="t\u00e9")
+    assert status == 403 and "X-Jaxgames-Token" in data["error"]
+
+
+def test_a_hint_player_of_another_game_leaves_other_games_open():
+    """``--hint`` names a tic-tac-toe agent: a new reversi game starts (hints from its agent)."""
+    hint = "pretrained:tic_tac_toe"
+    game = WebGame(shared_env("tic_tac_toe"), "random", 0, hint=hint)
+    server = BoardServer(game, 0, hint=hint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        client = Client(server)
+        view = client.ok("POST", "/api/new", {"game": "reversi", "options": {"size": 6}})
+        assert view["game"] == "reversi"
+        client.ok("POST", "/api/new", {"game": "tic_tac_toe"})
+        assert server.game.hint_spec == hint
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_api_animal_shogi_moves_drops_and_load(board):
     """Moves name two squares, drops a hand letter; a capture puts a piece in hand, whose
     target the board draws; a saved record loads back (the players' roles kept)."""
@@ -347,12 +380,13 @@ class Page:
     """The board page in the browser: waits for the page to be idle, reads what it shows,
     clicks squares."""
 
-    def __init__(self, driver, url):
+    def __init__(self, driver, url, wait=True):
         from selenium.webdriver.common.by import By
 
         self.driver, self.by = driver, By
         driver.get(url)
-        self.idle()
+        if wait:
+            self.idle()
 
     def find(self, css):
         return self.driver.find_element(self.by.CSS_SELECTOR, css)
@@ -455,6 +489,24 @@ def test_browser_plays_tic_tac_toe_undoes_saves_and_loads(board, browser):
     page.find("#load").send_keys(str(saved))
     page.idle()
     assert page.moves() == record.moves and page.find("#message").text.startswith("loaded ")
+
+
+def test_browser_a_new_game_asked_while_the_agent_thinks_comes_after(board, browser):
+    """New game clicked while the agent is thinking: the request waits its turn and is played
+    after the agent's move, not dropped (the form and the game agree)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    client = board("tic_tac_toe", "uct:20000", 1)  # the agent opens and thinks a while
+    page = Page(browser, client.server.url, wait=False)
+    WebDriverWait(browser, 60, poll_frequency=0.02).until(
+        lambda d: "thinking" in page.find("#status").text
+    )
+    page.find("#agent").clear()
+    page.find("#agent").send_keys("random")
+    page.click("#new")
+    assert page.idle() == "human" and len(page.moves()) == 1  # the new agent's opening move
+    assert page.find("#message").text.startswith("agent random plays ")
+    assert (client.server.game.agent, client.server.game.human) == ("random", 1)
 
 
 def test_browser_reversi_and_animal_shogi_by_clicks(board, browser):

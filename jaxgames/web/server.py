@@ -25,6 +25,7 @@ from __future__ import annotations
 import http.server
 import json
 import pathlib
+import re
 import secrets
 import threading
 import urllib.parse
@@ -90,7 +91,18 @@ class BoardServer(http.server.ThreadingHTTPServer):
             str(body.get("agent", old.agent or "human")), _int(body.get("simulations", 0))
         )
         human = color_id(body.get("color", "first"))
-        return WebGame(env, agent, human, hint=self.hint, seed=old.seed)
+        return WebGame(env, agent, human, hint=self._hint_for(env), seed=old.seed)
+
+    def _hint_for(self, env: Any) -> str | None:
+        """The ``--hint`` spec where it plays ``env``; else hints come from the agent (a hint
+        player trained on another game or size must not stop that game from starting)."""
+        if self.hint is None:
+            return None
+        try:
+            check_spec(self.hint, env)
+        except ValueError:
+            return None
+        return self.hint
 
     def load(self, body: dict[str, Any]) -> WebGame:
         """The game of a record's text, continued with the current agent and colour."""
@@ -106,7 +118,7 @@ class BoardServer(http.server.ThreadingHTTPServer):
             env,
             agent,
             human,
-            hint=self.hint,
+            hint=self._hint_for(env),
             seed=self.game.seed,
             start=None if record.start is None else states[0],  # saved again without start:
             moves=record.moves,
@@ -142,19 +154,23 @@ class BoardServer(http.server.ThreadingHTTPServer):
 def _opponent(record: records.GameRecord, old: WebGame, env: Any) -> tuple[str, int]:
     """(agent, human's side) to continue ``record`` with: the record's agent against its
     human where it names one that plays ``env``, else the current game's agent (``random``
-    for another game) and colour."""
+    for another game) and colour. A record never names a program to run: its ``nboard:``
+    agents are passed over (a file from anyone would otherwise run any command)."""
     players = record.players
     if players == ("human", "human"):
         return "human", 0
     for human in (0, 1):
         agent = players[1 - human]
+        if re.search(r"(^|:)\s*nboard:", agent):
+            continue
         if players[human] == "human" and agent not in ("human", "?"):
             try:
                 check_spec(agent, env)
             except ValueError:
                 continue
             return agent, human
-    return ((old.agent or "human") if old.env is env else "random"), old.human
+    same = (old.env.name, dict(old.env.config)) == (env.name, dict(env.config))
+    return ((old.agent or "human") if same else "random"), old.human
 
 
 def _int(value: Any) -> int:
@@ -186,7 +202,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _allowed_host(self) -> bool:
         host = self.headers.get("Host", "")
         port = self.server.port
-        return host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}")
+        names = ("127.0.0.1", "localhost", "[::1]")
+        # a client leaves out the default port 80
+        return host in [f"{n}:{port}" for n in names] or (port == 80 and host in names)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -202,7 +220,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._send(200, self.server.page.encode(), "text/html; charset=utf-8")
         if not url.path.startswith("/api/"):
             return self._json(404, {"error": f"no page {url.path}"})
-        if not secrets.compare_digest(self.headers.get("X-Jaxgames-Token", ""), self.server.token):
+        token = self.headers.get("X-Jaxgames-Token", "").encode("utf-8", "replace")
+        if not secrets.compare_digest(token, self.server.token.encode()):  # bytes: any header
             return self._json(403, {"error": "missing or wrong X-Jaxgames-Token; reload the page"})
         try:
             body = self._body(method, url.query)
