@@ -97,6 +97,28 @@ def test_portable_export_runs_without_jaxgames(tmp_path, name, capsys):
     np.testing.assert_array_equal(got["logits9"].argmax(-1)[live], moves[live])
 
 
+def test_a_dqn_agents_value_is_its_best_legal_q():
+    """DQN's value head is never trained: the artefact's value is the largest legal Q-value,
+    as the agent's own policy reads it (QPolicy.value)."""
+    import types
+
+    from jaxgames.agents import dqn
+    from jaxgames.pretrained.portable import portable_function
+
+    cfg = dqn.default_config("tic_tac_toe").override({"net": {"hidden": 8, "layers": 1}})
+    algo = dqn.make_algorithm(cfg)
+    params = jax.jit(lambda k: algo.params(algo.init(k)))(jax.random.PRNGKey(0))
+    loaded = types.SimpleNamespace(agent=algo.agent, params=params)
+    states = _positions(algo.env, 6, plies=3)
+    logits, value = portable_function(loaded)(states.observation, states.legal_action_mask)
+    want = jax.jit(jax.vmap(algo.agent.policy(params).value))(states)
+    np.testing.assert_allclose(np.asarray(value), np.asarray(want), rtol=1e-6)
+    q, head = jax.jit(algo.agent.apply)(params, states.observation)
+    assert not np.allclose(np.asarray(value), np.asarray(head))  # not the untrained head
+    want_logits = masked_logits(q, states.legal_action_mask)  # the Q-values, illegal masked
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(want_logits), rtol=1e-6)
+
+
 def test_export_without_portable_writes_no_artefact_and_replaces_a_stale_one(tmp_path):
     out = str(tmp_path / "agent")
     src = os.path.join(PRETRAINED_DIR, "tic_tac_toe")

@@ -18,8 +18,10 @@ the same artefact; JAX compiles it once per size on first use)::
        value    float32[B]                       the outcome expected by the mover, [-1, 1]
 
 so ``argmax(logits)`` is the agent's greedy move (:class:`jaxgames.agents.common.NetworkPolicy`)
-and ``softmax(logits)`` its move probabilities. Input features (``features``) run inside the
-artefact. Loading it anywhere (JAX >= the exporting version's serialization format)::
+and ``softmax(logits)`` its move probabilities. A DQN agent's logits are its Q-values and its
+value the largest legal one, as the agent itself reads them (``policy.json``: ``q_values``).
+Input features (``features``) run inside the artefact. Loading it anywhere (JAX >= the
+exporting version's serialization format)::
 
     import jax, numpy as np
     exp = jax.export.deserialize(bytearray(open("policy.jaxexport", "rb").read()))
@@ -41,6 +43,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents.common import masked_logits
+from jaxgames.agents.dqn import QAgent, max_legal_q
 from jaxgames.runs import LoadedAgent
 
 EXPORT_FILE = "policy.jaxexport"
@@ -66,9 +69,12 @@ def portable_function(loaded: LoadedAgent):
     """The jitted ``(observation float32[B, ...], legal_mask bool[B, A]) -> (logits float32[B,
     A], value float32[B])`` of an agent, its parameters closed over (baked into the export)."""
     agent, params = loaded.agent, loaded.params
+    q_values = isinstance(agent, QAgent)
 
     def policy(observation: jax.Array, legal_mask: jax.Array) -> tuple[jax.Array, jax.Array]:
         logits, value = agent.apply(params, observation)
+        if q_values:  # DQN never trains its value head: the value is the best legal Q
+            value = max_legal_q(logits, legal_mask)
         return masked_logits(logits, legal_mask), value
 
     return jax.jit(policy)
@@ -104,6 +110,7 @@ def export_portable(loaded: LoadedAgent, out_dir: str) -> dict[str, Any]:
             value=dict(dtype="float32", shape=[BATCH_DIM]),
         ),
         illegal_logit=float(jnp.finfo(jnp.float32).min),
+        q_values=isinstance(agent, QAgent),  # the logits are Q-values (DQN)
         # each action id's move notation in the initial position (reversi: the square; pass)
         actions=[_action_text(env, state, a) for a in range(env.num_actions)],
         platforms=list(PLATFORMS),
