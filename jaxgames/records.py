@@ -43,9 +43,16 @@ from jaxgames.validation import quote
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 #: an agent's illegal action in a move list (the terminal and the web board write it)
-ILLEGAL_MOVE = re.compile(r"illegal:([0-9]{1,12})")
+_ILLEGAL_MOVE = re.compile(r"illegal:([0-9]{1,12})")
 _HEADER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)")
 _KNOWN = ("game", "options", "player0", "player1", "date", "result", "start", "rules")
+
+
+def illegal_action(move: str, num_actions: int) -> int | None:
+    """The action of an ``illegal:N`` move (one past the range stands for any beyond it), or
+    ``None`` for any other move."""
+    m = _ILLEGAL_MOVE.fullmatch(str(move))
+    return None if m is None else min(int(m[1]), num_actions)
 
 
 class RecordError(ValueError):
@@ -252,9 +259,8 @@ def replay(record: GameRecord, env: Any = None) -> tuple[Any, list[Any]]:
             raise RecordError(
                 f"{where}move {i + 1} {quote(mv)}: the game is already over ({result_of(state)})"
             )
-        illegal = ILLEGAL_MOVE.fullmatch(mv)
-        if illegal:  # the mover loses: the action must not be a legal move
-            action = min(int(illegal[1]), env.num_actions)  # past the range: illegal alike
+        action = illegal_action(mv, env.num_actions)
+        if action is not None:  # the mover loses: the action must not be a legal move
             if action < env.num_actions and bool(state.legal_action_mask[action]):
                 raise RecordError(f"{where}move {i + 1} {quote(mv)}: action {action} is legal")
             state = jax.device_get(step(state, action))

@@ -367,6 +367,18 @@ def make_opponent(text: str, env: Env) -> Policy:
     return _BUILT[key]
 
 
+def runs_a_program(text: str) -> bool:
+    """Whether the spec ``text`` starts an outside program: an ``nboard:`` engine, also inside
+    ``solve:`` or another wrapper (``False`` for text that is no valid spec)."""
+    try:
+        spec = parse_spec(text)
+    except ValueError:
+        return False
+    while spec is not None and spec.kind != "nboard":
+        spec = spec.inner
+    return spec is not None
+
+
 def make_oracle(env: Env, *, empties: int | None = None) -> accuracy.Oracle:
     """What judges moves against perfect play on ``env`` (:mod:`jaxgames.evaluation.accuracy`):
     tic-tac-toe value iteration, else :func:`~jaxgames.evaluation.accuracy.default_oracle` (the

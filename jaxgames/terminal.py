@@ -137,11 +137,9 @@ class GameLine:
         self.states = [jax.device_get(self._init(self.seed) if start is None else start)]
         self.moves, self.by_human = [], []
         for mv in moves:
-            illegal = records.ILLEGAL_MOVE.fullmatch(str(mv))
-            if illegal and not self.over:  # an agent's illegal action, as agent_move records it
-                self._illegal(
-                    min(int(illegal[1]), self.env.num_actions), self.is_human(self.to_move)
-                )
+            illegal = records.illegal_action(mv, self.env.num_actions)
+            if illegal is not None and not self.over:  # an agent's, as agent_move records it
+                self._illegal(illegal, self.is_human(self.to_move))
             else:
                 self.push(self.action(mv), self.is_human(self.to_move))
 

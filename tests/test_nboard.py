@@ -21,7 +21,7 @@ from jaxgames.core import is_over
 from jaxgames.games import grid
 from jaxgames.nboard import EngineSession, external_error, nboard_policy, parse_command
 from jaxgames.records import replay
-from jaxgames.specs import check_spec, make_opponent, parse_spec
+from jaxgames.specs import check_spec, make_opponent, parse_spec, runs_a_program
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "nboard")
 FAKE = os.path.join(DATA, "fake_engine.py")
@@ -139,6 +139,14 @@ def test_client_errors_are_one_line(transcript, message, capsys):
         assert text.endswith("legal: " + ", ".join(legal))
     assert "Traceback" not in capsys.readouterr().err  # JAX's log of the callback is dropped
     policy.process.close()
+
+
+def test_which_specs_start_a_program():
+    """runs_a_program: an nboard: engine, alone or inside a wrapper; nothing else."""
+    for spec in ("nboard:sh -c true", "solve:4:nboard:time=1:sh", " nboard:depth=2:edax"):
+        assert runs_a_program(spec), spec
+    for spec in ("random", "engine:3", "mcts:8:pretrained:reversi8", "solve:4:random", "x:"):
+        assert not runs_a_program(spec), spec
 
 
 def test_spec_errors(tmp_path, capsys):

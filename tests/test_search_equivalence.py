@@ -141,7 +141,7 @@ def _old_partner_step(env, partner, states, actions, key):
         learner = state.current_player
         moved = env.step(state, action)
         own = moved.rewards[learner]
-        after, replies, moves = _play_partner(env, partner, moved, learner, k_move)
+        after, replies = _play_partner(env, partner, moved, learner, k_move)
         done = after.terminated | after.truncated
         fresh = _fresh_partner_game(env, partner, k_reset)
         nxt = jax.tree_util.tree_map(lambda f, x: jnp.where(done, f, x), fresh, after)
@@ -152,7 +152,7 @@ def _old_partner_step(env, partner, states, actions, key):
             done,
             outcome,
             jnp.where(done, after.step_count, 0).astype(jnp.int32),
-            1 + moves,
+            after.step_count - state.step_count,  # the learner's move and the replies
         )
 
     nxt, reward, done, outcome, length, plies = jax.vmap(full)(states, actions, keys)

@@ -65,21 +65,20 @@ def _play_partner(
     env: Any, partner: Policy, state: Any, learner: jax.Array, key: jax.Array
 ) -> tuple[Any, jax.Array]:
     """``partner`` moves until ``learner`` is to move or the game is over -> (state, float32[]
-    the learner's rewards over those moves, int32[] the moves)."""
+    the learner's rewards over those moves)."""
 
     def cond(c):
-        s = c[0]
+        s, _, _ = c
         return (s.current_player != learner) & ~(s.terminated | s.truncated)
 
     def body(c):
-        s, total, k, n = c
+        s, total, k = c
         k, k_act = jax.random.split(k)
         s = env.step(s, partner(k_act, s))
-        return s, total + s.rewards[learner], k, n + 1
+        return s, total + s.rewards[learner], k
 
-    init = (state, jnp.float32(0.0), key, jnp.int32(0))
-    state, total, _, moves = jax.lax.while_loop(cond, body, init)
-    return state, total, moves
+    state, total, _ = jax.lax.while_loop(cond, body, (state, jnp.float32(0.0), key))
+    return state, total
 
 
 def _first_position(env: Any, key: jax.Array) -> Any:
@@ -95,8 +94,8 @@ def _fresh_partner_game(env: Any, partner: Policy, key: jax.Array) -> Any:
     learner is never handed a finished game."""
     k_init, k_coin, k_move = jax.random.split(key, 3)
     learner = jax.random.bernoulli(k_coin).astype(jnp.int32)
-    state, *_ = _play_partner(env, partner, env.init(k_init), learner, k_move)
-    again, *_ = _play_partner(env, partner, _first_position(env, k_init), learner, k_move)
+    state, _ = _play_partner(env, partner, env.init(k_init), learner, k_move)
+    again, _ = _play_partner(env, partner, _first_position(env, k_init), learner, k_move)
     over = state.terminated | state.truncated
     return jax.tree_util.tree_map(lambda a, s: jnp.where(over, a, s), again, state)
 

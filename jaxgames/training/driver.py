@@ -491,7 +491,8 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
     readable checkpoint of; newer checkpoints (damaged, or of seeds stopped ahead of the
     others) are moved aside. ``None`` if the seeds share no checkpoint;
     :class:`CheckpointError` if they share some and none restores."""
-    common = set.intersection(*(set(run.store.steps()) for run in runs))
+    steps = [run.store.steps() for run in runs]
+    common = set.intersection(*(set(s) for s in steps))
     errors = []
     for step in sorted(common, reverse=True):
         try:
@@ -515,13 +516,12 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
             + "; ".join(errors)
             + "); delete the run directory (or choose another run name) to start over."
         )
-    saved = [run for run in runs if run.store.steps()]
-    if saved and any(_logged_chunks(run) > 1 for run in runs):
+    if any(steps) and any(_logged_chunks(run) > 1 for run in runs):
         # seeds trained together past chunk 1, now asked with others: refuse, moving nothing
         have = ", ".join(
-            f"{os.path.basename(r.run_dir)} up to chunk {max(r.store.steps())}" for r in saved
+            f"{os.path.basename(r.run_dir)} up to chunk {max(s)}" for r, s in zip(runs, steps) if s
         )
-        lack = ", ".join(os.path.basename(r.run_dir) for r in runs if r not in saved)
+        lack = ", ".join(os.path.basename(r.run_dir) for r, s in zip(runs, steps) if not s)
         raise CheckpointError(
             f"the seeds share no checkpoint ({have}; none in {lack}): the seeds of a run "
             "train together, so give the seeds it was trained with, or train other seeds "

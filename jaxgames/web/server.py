@@ -25,14 +25,13 @@ from __future__ import annotations
 import http.server
 import json
 import pathlib
-import re
 import secrets
 import threading
 import urllib.parse
 from typing import Any, Callable
 
 from jaxgames import records, transcripts
-from jaxgames.specs import check_spec
+from jaxgames.specs import check_spec, runs_a_program
 from jaxgames.terminal import one_line
 from jaxgames.web.session import (
     Display,
@@ -161,7 +160,7 @@ def _opponent(record: records.GameRecord, old: WebGame, env: Any) -> tuple[str, 
         return "human", 0
     for human in (0, 1):
         agent = players[1 - human]
-        if re.search(r"(^|:)\s*nboard:", agent):
+        if runs_a_program(agent):
             continue
         if players[human] == "human" and agent not in ("human", "?"):
             try:
