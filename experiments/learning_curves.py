@@ -444,6 +444,9 @@ def main(argv=None) -> list[dict]:
         return []
     for key in a.games:
         ex.make_variant(key)  # ValueError for an unknown game before anything runs
+    for key in a.games:  # and for an override that one of the configs refuses
+        for algo in a.algos:
+            make_config(key, algo, a)
     summaries = []
     for key in a.games:
         for algo in a.algos:

@@ -62,6 +62,12 @@ YARDSTICKS = ["random", "greedy", "alphabeta:2"]
 #: the articles trained by pure self-play, so their parts here do too (our presets add training
 #: partners for reversi; experiments/learning_curves.py shows those agents)
 SELF_PLAY_ONLY = {"partners": {}}
+#: the trained parts: algorithm, game and their own overrides (the command's win)
+TRAINED = {
+    "othello6_dqn": ("dqn", "reversi6", SELF_PLAY_ONLY),
+    "shogi_winner_imitation": ("winner_imitation", "animal_shogi", {}),
+    "reversi8_ppo": ("ppo", "reversi8", SELF_PLAY_ONLY),
+}
 #: average plies of a 6x6 othello game (to turn the article's game count into a ply budget)
 OTHELLO6_PLIES = 32
 
@@ -76,14 +82,21 @@ def row(experiment: str, quantity: str, article: str, ours: str, note: str = "")
     return dict(experiment=experiment, quantity=quantity, article=article, ours=ours, note=note)
 
 
-def train_part(name: str, algo: str, game: str, total_steps, a, out: str, overrides=None):
+def part_config(name: str, a, total_steps=None):
+    """A trained part's config: its preset, its overrides, the command's, its budget."""
+    algo, game, overrides = TRAINED[name]
+    cfg = default_config(algo, *parse_variant(game), quick=a.quick)
+    cfg = cfg.override({**overrides, **a.overrides})
+    cfg = cfg.override({"total_steps": int(total_steps)} if total_steps else {})
+    return with_chunks(algo, cfg, a.evals)
+
+
+def train_part(name: str, total_steps, a, out: str):
     """One part's seeds trained in one vmap (``<out>/seed<s>/``, at most ``--budget-minutes``),
     then every seed's greedy network against the yardsticks: (run summary, the part's info
     with its W/D/L per yardstick and colour, summed over the seeds)."""
-    cfg = default_config(algo, *parse_variant(game), quick=a.quick)
-    cfg = cfg.override({**(overrides or {}), **a.overrides})
-    cfg = cfg.override({"total_steps": int(total_steps)} if total_steps else {})
-    cfg = with_chunks(algo, cfg, a.evals)
+    algo = TRAINED[name][0]
+    cfg = part_config(name, a, total_steps)
     env, seeds = cfg.make_env(), list(range(a.seed, a.seed + a.seeds))
     prepare_out(out, dict(part=name, seeds=seeds, config=cfg.to_dict()), "experiment.json")
     print(f"== {name}: {algo}, {len(seeds)} seed(s) x {cfg.total_steps:,} steps")
@@ -176,7 +189,7 @@ def part_tabular_q(a, out):
 def part_othello6_dqn(a, out):
     games = a.othello_games or (1500 if a.quick else 40_000)
     steps = games * OTHELLO6_PLIES
-    run, info = train_part("othello6_dqn", "dqn", "reversi6", steps, a, out, SELF_PLAY_ONLY)
+    run, info = train_part("othello6_dqn", steps, a, out)
     played = [r[-1].get("train/games_total", float("nan")) for r in run.records if r]
     info["selfplay_games_per_seed"] = float(np.mean(played)) if played else float("nan")
     exp = "6x6 othello DQN"
@@ -188,7 +201,7 @@ def part_othello6_dqn(a, out):
 def part_shogi(a, out):
     games = a.shogi_games or (1024 if a.quick else 2**17)
     plies = default_config("winner_imitation", "animal_shogi", quick=a.quick).max_plies
-    run, info = train_part("shogi", "winner_imitation", "animal_shogi", games * plies, a, out)
+    run, info = train_part("shogi_winner_imitation", games * plies, a, out)
     legal = np.array([[r["train/legal_rate"] for r in recs] for recs in run.records])
     legal_first, legal_final = float(legal[:, 0].mean()), float(legal[:, -1].mean())
     # the article's second number: the trained net against the untrained one, both sampling
@@ -218,7 +231,7 @@ def part_shogi(a, out):
 
 def part_reversi8(a, out):
     steps = a.reversi8_steps or (100_000 if a.quick else None)
-    run, info = train_part("reversi8_ppo", "ppo", "reversi8", steps, a, out, SELF_PLAY_ONLY)
+    run, info = train_part("reversi8_ppo", steps, a, out)
     exp, plies = "8x8 reversi PPO", f"{info['env_steps_per_seed']:,}"
     rows = [row(exp, "self-play plies", "(not stated)", plies, trained(info, a.seeds))]
     article = "lost to a beginner; barely beat the weakest app level"
@@ -253,6 +266,9 @@ def main(argv=None) -> list[dict]:
     a.overrides = parse_overrides(extra)  # --field=value for the trained parts
     if a.quick:
         a.eval_games, a.evals = min(a.eval_games, 100), min(a.evals, 2)
+    for part in a.parts:  # an override a trained part refuses: before anything is written
+        if part in TRAINED:
+            part_config(part, a)
     prepare_out(a.out, dict(script="reference_articles.py", **vars(a)))
     rows, details = [], {}
     for part in a.parts:

@@ -156,7 +156,16 @@ def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys
     assert err.startswith("error: invalid init_from='pretrained:reversi8'") and err.count("\n") == 1
     assert report_errors(lambda: lc.main(["--games", "chess", "--out", str(out)])) == 2
     assert "unknown game 'chess'" in capsys.readouterr().err
+    # an override that the second config refuses (PPO's clip_eps for DQN): before the first runs
+    two = ["--games", "tic_tac_toe", "--algos", "ppo", "dqn", "--quick", "--out", str(out)]
+    assert report_errors(lambda: lc.main(two + ["--clip-eps=0.1"])) == 2
+    assert "unknown config field 'clip-eps' for DQNConfig" in capsys.readouterr().err
     assert not out.exists()
+    ra, ra_out = script("reference_articles"), tmp_path / "articles"
+    parts = ["--parts", "reversi8_ppo", "othello6_dqn", "--quick", "--out", str(ra_out)]
+    assert report_errors(lambda: ra.main(parts + ["--clip-eps=0.1"])) == 2
+    assert "unknown config field 'clip-eps' for DQNConfig" in capsys.readouterr().err
+    assert not ra_out.exists()
     for name in sorted(f for f in os.listdir(EXPERIMENTS) if f.endswith(".py")):
         with open(os.path.join(EXPERIMENTS, name)) as f:
             text = f.read()
