@@ -1,6 +1,7 @@
-"""JAX's persistent compilation cache, on by default for the command line and the experiments
+"""JAX's persistent compilation cache, on by default for the command line
 (:func:`enable_compile_cache` before the first compilation): a rerun of the same configuration
-loads its compiled programs from disk.
+loads its compiled programs from disk. The ``experiments/`` scripts leave it off: several of
+them report compile seconds.
 
 The directory names the host's CPU model and flags (entries are native code, and JAX's key
 does not name the instruction set). ``JAXGAMES_COMPILE_CACHE=0`` or ``--no-compile-cache``
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import warnings
 
 ENV_VAR = "JAXGAMES_COMPILE_CACHE"
 _OFF = {"0", "off", "false", "no"}
@@ -42,19 +44,29 @@ def default_cache_dir() -> str:
 def enable_compile_cache(path: str | None = None, enabled: bool = True) -> str | None:
     """Turn the cache on (or off) for this process; its directory, or ``None`` when off.
     ``path``: default ``$JAXGAMES_COMPILE_CACHE`` or :func:`default_cache_dir`; a directory
-    set through JAX is kept."""
+    set through JAX is kept, and so is JAX's own off switch (``JAX_ENABLE_COMPILATION_CACHE``).
+    A directory that cannot be created leaves the cache off, with a warning."""
     import jax  # not at module level: the CLI imports this module before JAX
 
     setting = os.environ.get(ENV_VAR, "").strip()
-    if not enabled or setting.lower() in _OFF:
+    jax_off = os.environ.get("JAX_ENABLE_COMPILATION_CACHE", "").strip().lower() in _OFF
+    if not enabled or setting.lower() in _OFF or jax_off:
         jax.config.update("jax_enable_compilation_cache", False)
         return None
     configured = jax.config.jax_compilation_cache_dir
-    if configured:
-        return configured
-    if path is None:
-        path = default_cache_dir() if setting.lower() in _ON else os.path.expanduser(setting)
-    path = os.path.abspath(path)
-    os.makedirs(path, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", path)
-    return path
+    if not configured:
+        if path is None:
+            path = default_cache_dir() if setting.lower() in _ON else os.path.expanduser(setting)
+        configured = os.path.abspath(path)
+        try:
+            os.makedirs(configured, exist_ok=True)
+        except OSError as e:
+            jax.config.update("jax_enable_compilation_cache", False)
+            warnings.warn(
+                f"the compilation cache is off: cannot create {configured} ({e.strerror}); "
+                f"set {ENV_VAR} to a writable directory, or to 0"
+            )
+            return None
+        jax.config.update("jax_compilation_cache_dir", configured)
+    jax.config.update("jax_enable_compilation_cache", True)
+    return configured

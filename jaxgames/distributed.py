@@ -11,6 +11,7 @@ state is created inside ``jit``, so each host holds only its games; process 0 wr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any, Callable, Sequence
 
 import jax
@@ -48,11 +49,14 @@ def resolve_devices(devices: int | str | Sequence[Any] | None = None) -> list[An
                 f"(on CPU, XLA_FLAGS=--xla_force_host_platform_device_count=N fakes N)"
             )
         return list(available[:n])
+    what = "expected 'all', a count, or a list of distinct jax.Device"
+    if isinstance(devices, bool) or not isinstance(devices, Iterable):
+        raise ValueError(f"invalid devices={devices!r}: {what}")
     devices = list(devices)
     if not devices or not all(isinstance(d, jax.Device) for d in devices):
-        raise ValueError(
-            f"invalid devices={devices!r}: expected 'all', a count, or a list of jax.Device"
-        )
+        raise ValueError(f"invalid devices={devices!r}: {what}")
+    if len(set(devices)) < len(devices):  # a mesh holds each device once
+        raise ValueError(f"invalid devices={devices!r}: a device is listed twice; {what}")
     return devices
 
 

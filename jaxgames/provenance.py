@@ -21,15 +21,18 @@ def machine_description() -> str:
 
 
 def git_version() -> str:
-    """The short commit of the checkout jaxgames runs from ("" outside a git checkout)."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=os.path.dirname(os.path.abspath(__file__)),
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
+    """The short commit of the jaxgames checkout this module runs from; "" when it runs from
+    none, such as an installed copy inside another project's repository (whose commit is not
+    jaxgames')."""
+    here = os.path.dirname(os.path.abspath(__file__))
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, timeout=5)
         return out.stdout.strip() if out.returncode == 0 else ""
+
+    try:
+        if not git("ls-files", "--error-unmatch", os.path.basename(__file__)):
+            return ""  # this file is not part of the repository around it
+        return git("rev-parse", "--short", "HEAD")
     except (OSError, subprocess.SubprocessError):
         return ""

@@ -14,6 +14,15 @@ def fail(name: str, value: Any, what: str) -> NoReturn:
     raise ValueError(f"invalid {name}={value!r}: {what}")
 
 
+def is_finite(value: int | float) -> bool:
+    """``math.isfinite`` that answers False for an integer past the float range (instead of
+    raising ``OverflowError``)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 #: the largest integer a count may take: every count reaches jitted code as an int32 (a larger
 #: one overflows there, far from where it was typed)
 MAX_INT = 2**31 - 1
@@ -49,7 +58,7 @@ def check_float(
     ok = (
         isinstance(value, (int, float))
         and not isinstance(value, bool)
-        and math.isfinite(value)
+        and is_finite(value)
         and (value > low if low_open else value >= low)
         and (value < high if high_open else value <= high)
     )

@@ -89,3 +89,41 @@ def test_a_cli_run_fills_the_cache_and_the_flag_turns_it_off(tmp_path):
     off = tmp_path / "off"
     _run([*TINY_TRAIN, "--run-name", "b", "--no-compile-cache"], str(off), tmp_path)
     assert not off.exists()
+
+
+def test_turned_on_again_after_off_and_jax_off_switch_kept(monkeypatch, tmp_path):
+    was_on, was_dir = jax.config.jax_enable_compilation_cache, jax.config.jax_compilation_cache_dir
+    monkeypatch.setenv(compile_cache.ENV_VAR, "1")
+    monkeypatch.delenv("JAX_ENABLE_COMPILATION_CACHE", raising=False)
+    try:
+        jax.config.update("jax_compilation_cache_dir", None)
+        assert compile_cache.enable_compile_cache(str(tmp_path), enabled=False) is None
+        assert compile_cache.enable_compile_cache(str(tmp_path)) == str(tmp_path)
+        assert jax.config.jax_enable_compilation_cache  # what it says is what JAX does
+        monkeypatch.setenv("JAX_ENABLE_COMPILATION_CACHE", "false")
+        assert compile_cache.enable_compile_cache(str(tmp_path)) is None
+        assert not jax.config.jax_enable_compilation_cache
+    finally:
+        jax.config.update("jax_enable_compilation_cache", was_on)
+        jax.config.update("jax_compilation_cache_dir", was_dir)
+
+
+def test_a_directory_that_cannot_be_made_is_one_warning_line(tmp_path):
+    """The cache is optional: a path it cannot create turns it off with a one-line warning,
+    and the command runs (here: to its own one-line error)."""
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    env = dict(os.environ, JAXGAMES_COMPILE_CACHE=str(blocker / "cache"), PYTHONPATH=ROOT)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    missing = str(tmp_path / "missing.txt")
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxgames.cli", "replay", missing],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    err = proc.stderr.splitlines()
+    assert proc.returncode == 2 and len(err) == 2, proc.stderr
+    assert err[0].startswith("warning: the compilation cache is off: cannot create")
+    assert err[1].startswith("error:") and "missing.txt" in err[1]

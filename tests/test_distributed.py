@@ -295,6 +295,11 @@ def test_resolve_devices_errors():
         distributed.resolve_devices(len(jax.devices()) + 1)
     with pytest.raises(ValueError, match="'all' or a positive integer"):
         distributed.resolve_devices("many")
+    for bad in (2.0, True, object()):  # one line naming the value, not a TypeError
+        with pytest.raises(ValueError, match="expected 'all', a count, or a list"):
+            distributed.resolve_devices(bad)
+    with pytest.raises(ValueError, match="listed twice"):
+        distributed.make_mesh([jax.devices()[0]] * 2)
 
 
 def test_partition_specs():

@@ -4,6 +4,7 @@ ladders."""
 
 import json
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -258,3 +259,32 @@ def test_packaged_ladders_are_consistent():
         for rung in ladder.rungs:
             assert refit[rung.spec].elo == pytest.approx(rung.rating.elo, abs=1e-6)
             assert refit[rung.spec].lo == pytest.approx(rung.rating.lo, abs=1e-6)
+
+
+def test_git_version_names_only_a_jaxgames_checkout(tmp_path):
+    """Ladders record the commit they were built at: that of the jaxgames checkout, never
+    that of another project whose repository holds an installed copy."""
+    import importlib.util
+    import shutil
+    import subprocess
+
+    from jaxgames import provenance
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "app.py").write_text("")
+    git("add", "app.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "another project")
+    copy = tmp_path / "venv" / "site-packages" / "jaxgames" / "provenance.py"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(provenance.__file__, copy)
+    spec = importlib.util.spec_from_file_location("installed_provenance", copy)
+    installed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installed)
+    assert installed.git_version() == ""
+    here = os.path.dirname(provenance.__file__)  # this checkout: its own commit
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True)
+    if head.returncode == 0:
+        assert provenance.git_version() == head.stdout.decode().strip() != ""

@@ -2,6 +2,7 @@
 config errors."""
 
 import dataclasses
+import json
 
 import jax
 import jax.numpy as jnp
@@ -276,6 +277,7 @@ def test_vmap_over_seeds_gives_different_runs():
         ("game_options", {"size": 5}, "size"),
         ("anneal_lr", "yes", "anneal_lr='yes'"),
         ("max_opening_plies", -1, "max_opening_plies=-1"),
+        ("max_grad_norm", 10**400, "max_grad_norm=1000.*finite number"),  # past float's range
     ],
 )
 def test_bad_config_values_raise_clear_errors(field, value, match):
@@ -303,6 +305,13 @@ def test_config_overrides_and_round_trip():
         ppo.PPOConfig.from_dict({**cfg.to_dict(), "bogus": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.num_envs = 3
+    with pytest.raises(ValueError, match="max_grad_norm=1000.*finite number"):
+        cfg.override([f"--max-grad-norm={10**400}"])  # not an OverflowError's traceback
+    # NumPy scalars are the Python values they hold (the config stays JSON-able)
+    np_cfg = tiny_config(num_envs=np.int64(16), learning_rate=np.float32(0.5), anneal_lr=np.True_)
+    assert (np_cfg.num_envs, np_cfg.learning_rate, np_cfg.anneal_lr) == (16, 0.5, True)
+    assert type(np_cfg.num_envs) is int and type(np_cfg.learning_rate) is float
+    assert json.loads(json.dumps(np_cfg.to_dict())) == np_cfg.to_dict()
 
 
 def test_default_configs_are_valid_for_every_game():

@@ -10,9 +10,10 @@ Every algorithm's config subclasses :class:`TrainConfig` and adds its fields and
 from __future__ import annotations
 
 import dataclasses
-import math
 import typing
 from typing import Any, ClassVar, Iterable, Mapping
+
+import numpy as np
 
 from jaxgames.agents.networks import check_network
 from jaxgames.core import PLAIN_FEATURES, Env, feature_function
@@ -24,6 +25,7 @@ from jaxgames.validation import (
     check_int,
     check_seed,
     fail,
+    is_finite,
     parse_scalar,
 )
 
@@ -48,7 +50,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
     if origin is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fail(name, value, "must be a number")
-        if not math.isfinite(value):
+        if not is_finite(value):
             fail(name, value, "must be a finite number (not NaN or infinity)")
         return float(value)
     if origin is str:
@@ -110,6 +112,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
+            if isinstance(v, np.generic):  # a NumPy scalar: the Python value it holds
+                object.__setattr__(self, f.name, v := v.item())
             if isinstance(v, dict):  # keep configs comparable with their JSON round trip
                 object.__setattr__(self, f.name, _coerce(f.name, dict, v))
         self.validate()

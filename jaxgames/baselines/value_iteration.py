@@ -225,12 +225,13 @@ def perfect_policy(table: jax.Array | None = None):
 TIC_TAC_TOE_PHASES = (("plies 0-2", 0, 3), ("plies 3-5", 3, 6), ("plies 6-8", 6, 9))
 
 
-def tic_tac_toe_oracle(table: jax.Array | None = None) -> Oracle:
+def tic_tac_toe_oracle() -> Oracle:
     """Value iteration as the move-accuracy oracle (:mod:`jaxgames.evaluation.accuracy`): the
-    mover's Q of every move (``table``: :meth:`ValueTable.mover_q_table`, default the zero-sum
-    one) gives the value before a move (the best legal Q: illegal moves' are -inf) and after
-    it; every move judged."""
-    q = np.asarray(_perfect_table() if table is None else table)
+    mover's Q of every move in the zero-sum table (undiscounted, draws 0, so Q is the exact
+    result) gives the value before a move (the best legal Q: illegal moves' are -inf) and after
+    it; every move judged. A discounted or draw-rewarding table (``ARTICLE_CPP``) ranks moves
+    but is no verdict, so none is taken."""
+    q = np.asarray(_perfect_table())
 
     def judge(positions, actions, ply):
         rows = q[positions[:, 0]]

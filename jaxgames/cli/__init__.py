@@ -78,13 +78,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.overrides = extra
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    enable_compile_cache(enabled=not no_cache)
     if isinstance(sys.stdin, io.TextIOWrapper):  # an undecodable byte (a Latin-1 name in a
         sys.stdin.reconfigure(errors="replace")  # GUI's game) is a character, not an exit
+
+    def run() -> Any:
+        enable_compile_cache(enabled=not no_cache)  # inside: its warning is one line too
+        return args.func(args)
+
     resume = "; rerun the same command to resume from the last checkpoint"
-    return report_errors(
-        lambda: args.func(args), f"interrupted{resume if args.command == 'train' else ''}"
-    )
+    return report_errors(run, f"interrupted{resume if args.command == 'train' else ''}")
 
 
 def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
