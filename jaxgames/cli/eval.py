@@ -2,8 +2,8 @@
 against each other and print W/D/L with 95% CIs (the game is read from a run if not given).
 
 Game k as first and game k as second player open with the same ``--opening-plies`` random
-plies (by default the game's ladder protocol, as ``rate`` and ``match``: deterministic players
-then meet varied games). Every game is fingerprinted move for move: the output says how many
+plies (by default as ``match``: the plies of the game's ladder, 0 on tic-tac-toe; deterministic
+players then meet varied games). Every game is fingerprinted move for move: the output says how many
 are distinct, and the intervals count each distinct game once (a game repeated is not an
 independent sample; a single game repeated gets no interval).
 """
@@ -84,8 +84,8 @@ def add_command(subparsers) -> None:
         "--opening-plies",
         type=int,
         default=None,
-        help="random plies before the policies take over (default: the game's ladder "
-        "protocol, as rate and match: 4 on reversi and animal shogi, 0 on tic-tac-toe)",
+        help="random plies before the policies take over (default, as match: the plies of "
+        "the game's ladder, 4 on reversi and animal shogi; 0 on tic-tac-toe)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", help="also write the result to this JSON file")

@@ -64,8 +64,8 @@ def add_command(subparsers) -> None:
         "--opening-plies",
         type=int,
         default=None,
-        help="random plies of each opening (default: the game's ladder protocol: 4 on reversi "
-        "and animal shogi, 0 on tic-tac-toe)",
+        help="random plies of each opening (default: the plies of the game's ladder, 4 on "
+        "reversi and animal shogi; 0 on tic-tac-toe)",
     )
     p.add_argument("--seed", type=int, default=0, help="openings and the games' random numbers")
     p.add_argument(
