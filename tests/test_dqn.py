@@ -206,6 +206,21 @@ def test_the_schedule_spans_the_gradient_steps_taken(rollout_steps, key):
     assert float(metrics["learning"][0]) < 1.0  # the first chunk waited
 
 
+def test_a_run_that_ends_before_learning_starts_is_refused(key):
+    """learning_starts at the run's last update's plies: that update learns; one ply more and
+    no update would, which is refused with the config (before any run directory is made)."""
+    cfg = tiny_config().override(["--rollout-steps=2"])
+    last = cfg.num_updates * cfg.steps_per_update
+    edge = cfg.override([f"--learning-starts={last}"])
+    assert edge.first_learning_update == edge.num_updates
+    state, _ = jax.jit(dqn.make_train(edge))(key)
+    assert int(state.grad_steps) == edge.optimizer_steps == edge.gradient_steps
+    with pytest.raises(ValueError, match=f"invalid learning_starts={last + 1}: the run's"):
+        cfg.override([f"--learning-starts={last + 1}"])
+    with pytest.raises(ValueError, match="invalid learning_starts=0: .*n-step"):  # no window
+        cfg.override(["--learning-starts=0", f"--n-step={cfg.num_updates * 2}"])
+
+
 @pytest.mark.parametrize("num_envs", [4, 64, 96])
 def test_scaled_to_keeps_the_learning_per_ply(num_envs):
     """scaled_to: each ply is replayed as often, the ring spans the same plies of every game and

@@ -58,7 +58,7 @@ from jaxgames.agents.common import (
 from jaxgames.agents.config import TrainConfig, sqrt_scaled_rate
 from jaxgames.agents.games_batch import TrainingGames, make_training_games
 from jaxgames.agents.replay import TrajectoryBuffer, TrajectoryBufferState, make_trajectory_buffer
-from jaxgames.validation import check_bool, check_choice, check_float, check_int
+from jaxgames.validation import check_bool, check_choice, check_float, check_int, fail
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,12 +127,29 @@ class DQNConfig(TrainConfig):
         }
 
     @property
-    def optimizer_steps(self) -> int:
-        """Gradient steps of the run: ``gradient_steps`` per update from the first update
-        that ends with ``learning_starts`` plies and an n-step window stored."""
+    def first_learning_update(self) -> int:
+        """The first update (from 1) that ends with ``learning_starts`` plies and an n-step
+        window stored: the one that takes the first gradient steps."""
         rows = -(-self.learning_starts // self.num_envs)  # time rows before learning
-        first = max(1, -(-rows // self.rollout_steps), -(-(self.n_step + 1) // self.rollout_steps))
-        return max(1, self.num_updates - first + 1) * self.gradient_steps
+        return max(1, -(-rows // self.rollout_steps), -(-(self.n_step + 1) // self.rollout_steps))
+
+    @property
+    def optimizer_steps(self) -> int:
+        """Gradient steps of the run: ``gradient_steps`` per update from
+        :attr:`first_learning_update` on."""
+        return max(1, self.num_updates - self.first_learning_update + 1) * self.gradient_steps
+
+    def check_schedule(self) -> None:
+        """Also refuses a run that ends before its first gradient step."""
+        super().check_schedule()
+        if self.first_learning_update > self.num_updates:
+            fail(
+                "learning_starts",
+                self.learning_starts,
+                f"the run's {self.num_updates} update(s) of {self.steps_per_update} plies end "
+                f"before learning starts (after learning_starts plies and {self.n_step + 1} "
+                "plies of every game for the n-step targets); lower it or raise total_steps",
+            )
 
     @property
     def steps_per_update(self) -> int:
