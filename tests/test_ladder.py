@@ -203,6 +203,11 @@ def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
     assert d["game"] == "tic_tac_toe" and len(d["rungs"]) == 2
     # random against itself scores about half
     assert abs(report.matches[0].score - 0.5) < 0.35
+    # a rung's games are the same whichever other rungs are played, in whatever order
+    alone = rate_policy(
+        random_policy, ttt, loaded, RUNGS.__getitem__, key=jax.random.PRNGKey(1), rungs=["first"]
+    )
+    assert alone.matches[0].to_dict() == report.matches[1].to_dict()
     with pytest.raises(ValueError, match="ladder is for"):
         rate_policy(random_policy, jaxgames.make("reversi", size=4), loaded, RUNGS.__getitem__)
     with pytest.raises(ValueError, match="format"):

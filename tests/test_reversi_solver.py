@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -165,6 +166,10 @@ def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
     assert bad["overall"]["margin_lost"]["mean"] > 0
     assert bad["as_first"]["moves"] + bad["as_second"]["moves"] == bad["overall"]["moves"]
     assert "discs lost per move" in format_accuracy(bad)
+    # a phase without moves (none judged before 8 empties) has no mean: "-", and strict JSON
+    empty = [s for s in bad["phases"].values() if s["moves"] == 0]
+    assert empty and all(s["margin_lost"]["mean"] is None for s in empty)
+    assert "nan" not in format_accuracy(bad) and json.dumps(bad, allow_nan=False)
     args = ["accuracy", "random", "--game", "reversi", "--size", "4", "--empties", "6"]
     assert cli.main(args + ["--against", "random", "--games", "2"]) == 0
     assert "discs lost per move" in capsys.readouterr().out

@@ -231,6 +231,15 @@ def _share(k: int, n: int) -> dict[str, Any]:
     return {"moves": int(n), "share": k / n if n else None, "lo": lo, "hi": hi}
 
 
+def _mean_interval(x: np.ndarray) -> dict[str, float | None]:
+    """Mean of ``x`` with its normal 95% interval (lower end at least 0); ``None`` for none."""
+    if not len(x):
+        return {"mean": None, "lo": None, "hi": None}
+    mean = float(x.mean())
+    half = Z95 * float(x.std(ddof=1)) / math.sqrt(len(x)) if len(x) > 1 else 0.0
+    return {"mean": mean, "lo": max(0.0, mean - half), "hi": mean + half}
+
+
 def _summary(before, after, game, games, lost=None) -> dict[str, Any]:
     kept = after == before
     blunder = after < before
@@ -238,18 +247,14 @@ def _summary(before, after, game, games, lost=None) -> dict[str, Any]:
     out = _share(int((kept & open_).sum()), int(open_.sum()))
     out["from_lost"] = int((~open_).sum())
     per_game = np.bincount(np.searchsorted(games, game), weights=blunder, minlength=len(games))
-    mean = float(per_game.mean()) if len(games) else float("nan")
-    half = Z95 * float(per_game.std(ddof=1)) / math.sqrt(len(games)) if len(games) > 1 else 0.0
     out["blunders"] = int(blunder.sum())
-    out["blunders_per_game"] = {"mean": mean, "lo": max(0.0, mean - half), "hi": mean + half}
+    out["blunders_per_game"] = _mean_interval(per_game)
     out["by_value"] = {
         VALUES[v]: _share(int((kept & (before == v)).sum()), int((before == v).sum()))
         for v in (1, 0)
     }
     if lost is not None:
-        mean = float(lost.mean()) if len(lost) else float("nan")
-        half = Z95 * float(lost.std(ddof=1)) / math.sqrt(len(lost)) if len(lost) > 1 else 0.0
-        out["margin_lost"] = {"mean": mean, "lo": max(0.0, mean - half), "hi": mean + half}
+        out["margin_lost"] = _mean_interval(np.asarray(lost))
     return out
 
 
@@ -332,6 +337,10 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
 def format_accuracy(out: dict[str, Any]) -> str:
     """Text lines of :func:`move_accuracy`'s result."""
     lines = [
@@ -347,12 +356,12 @@ def format_accuracy(out: dict[str, Any]) -> str:
             f"{name:>12}: {s['moves']:5d} moves from won/drawn positions ({s['from_lost']} from "
             f"lost), value kept {_pct(s['share'])} "
             f"[{_pct(s['lo'])}, {_pct(s['hi'])}], blunders {s['blunders']} "
-            f"({b['mean']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] per game); from won positions "
+            f"({_num(b['mean'])} [{_num(b['lo'])}, {_num(b['hi'])}] per game); from won positions "
             f"{_pct(s['by_value']['win']['share'])}, from drawn "
             f"{_pct(s['by_value']['draw']['share'])}"
         )
         if "margin_lost" in s:
             d = s["margin_lost"]
-            line += f"; discs lost per move {d['mean']:.2f} [{d['lo']:.2f}, {d['hi']:.2f}]"
+            line += f"; discs lost per move {_num(d['mean'])} [{_num(d['lo'])}, {_num(d['hi'])}]"
         lines.append(line)
     return "\n".join(lines)

@@ -95,8 +95,9 @@ def rate_policy(
 ) -> RatingReport:
     """Rate ``policy`` on ``ladder``: :func:`~jaxgames.evaluation.match.play_match` against
     every rung (or ``rungs``, built by ``make_rung(spec)``) on the first ``games_per_rung / 2``
-    ladder openings (default: the ladder's games per pairing), rung k with ``fold_in(key, k)``,
-    then :func:`~jaxgames.evaluation.ladder.rate_against_ladder`."""
+    ladder openings (default: the ladder's games per pairing), the ladder's rung k with
+    ``fold_in(key, k)`` (a rung's games do not depend on which other rungs are played, nor in
+    what order), then :func:`~jaxgames.evaluation.ladder.rate_against_ladder`."""
     ladder.check_env(env)
     games = ladder.games_per_pairing if games_per_rung is None else int(games_per_rung)
     if games < 2 or games % 2:
@@ -108,8 +109,9 @@ def rate_policy(
     states = ladder.opening_states(env, n)
     key = jax.random.PRNGKey(0) if key is None else key
     matches = []
-    for k, spec in enumerate(specs):
+    for spec in specs:
         t0 = time.perf_counter()
+        k = ladder.specs.index(spec)
         m = play_match(policy, make_rung(spec), env, states, jax.random.fold_in(key, k))
         matches.append(m)
         if log is not None:
