@@ -81,6 +81,10 @@ def parse_command(text: str) -> tuple[dict[str, float], list[str]]:
     while True:
         head, colon, tail = rest.partition(":")
         m = _SETTING.fullmatch(head.strip())
+        if colon and not m and re.fullmatch(r"(depth|time)=.*", head.strip()):
+            raise ValueError(
+                f"nboard: {head.strip()!r}: depth= takes an integer >= 1, time= seconds > 0"
+            )
         if not colon or not m:
             break
         if m[1] in settings:
@@ -183,6 +187,7 @@ class NBoardProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                errors="replace",  # an engine's Latin-1 name is a character, not a crash
                 bufsize=1,
             )
         except OSError as e:

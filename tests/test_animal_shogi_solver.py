@@ -234,6 +234,26 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(solver.ENV_VAR, "0")
     with pytest.raises(ValueError, match="is off"):
         specs.check_spec("perfect", env)
+    # a damaged table is named with how to rebuild it, not a KeyError inside a lookup
+    bad = tmp_path / "damaged"  # (a folder loaded once is not read again in this process)
+    solver.solve(ROOTS[:1], log2_slots=12).save(str(bad))
+    keys_path, results_path, stats_path = solver.table_paths(str(bad))
+    np.save(results_path, np.zeros(3, np.uint16))  # fewer results than keys
+    with pytest.raises(ValueError, match=f"the solved table in {bad} is damaged.*--force"):
+        solver.load_table(str(bad))
+    open(stats_path, "w").close()
+    with pytest.raises(ValueError, match="is damaged \\(Expecting value"):
+        solver.load_table(str(bad))
+    monkeypatch.setenv(solver.ENV_VAR, str(bad))
+    assert cli.main(["match", "perfect", "random", "--game", "animal_shogi", "--games", "2"]) == 2
+    assert "is damaged" in capsys.readouterr().err
+    # where the table would be saved is checked before the solve (minutes), as is the seed
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    assert cli.main(["solve", "animal_shogi", "--cache-dir", str(a_file)]) == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert cli.main(["solve", "animal_shogi", "--seed", "-1"]) == 2
+    assert "invalid --seed=-1" in capsys.readouterr().err
 
 
 def test_move_accuracy_of_perfect_and_random_play():

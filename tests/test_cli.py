@@ -32,6 +32,7 @@ def test_train_ppo_then_resume_then_clash(tmp_path, capsys):
     cfg = json.load(open(os.path.join(run_dir, "config.json")))["config"]
     assert cfg["seed"] == 3 and cfg["net"] == {"hidden": 8, "layers": 1} and cfg["num_envs"] == 8
     assert len(open(os.path.join(run_dir, "metrics.jsonl")).readlines()) == 2
+    files_before = sorted(os.listdir(run_dir))
     # same command again: resumes (nothing left to do), same metrics
     assert cli.main(args) == 0
     assert len(open(os.path.join(run_dir, "metrics.jsonl")).readlines()) == 2
@@ -39,6 +40,12 @@ def test_train_ppo_then_resume_then_clash(tmp_path, capsys):
     assert cli.main(args + ["--learning-rate=0.01"]) == 2
     err = capsys.readouterr().err
     assert "different config" in err and "learning_rate" in err
+    # a run named into another run's folder (its checkpoints, a seed's place) is refused
+    for inside in ("checkpoints/2", "seed5"):
+        name = f"tic_tac_toe-ppo-seed3/{inside}"
+        assert cli.main(args + ["--run-name", name]) == 2
+        assert "puts the run inside the run" in capsys.readouterr().err
+    assert sorted(os.listdir(run_dir)) == files_before
 
 
 def test_bad_values_and_unknown_fields(tmp_path, capsys):
@@ -154,3 +161,27 @@ def test_ratings_never_have_a_zero_width_interval():
     assert Record(5, 0, 5, distinct=1).ci("score") is None
     assert Record(6, 0, 4, distinct=5).ci("score") == wilson_interval(3, 5)  # 60% of 5 games
     assert Record(6, 0, 4, distinct=10).ci("score") == wilson_interval(6, 10)
+
+
+def test_a_closed_output_pipe_ends_quietly(monkeypatch, capsys):
+    """``jaxgames ... | head -1``: the reader going away ends the command without an error;
+    a broken pipe to anything else (an engine) is still one."""
+    read, write = os.pipe()
+    os.close(read)
+    out = os.fdopen(write, "w")
+    monkeypatch.setattr(sys, "stdout", out)
+
+    def chatty():
+        for _ in range(10_000):
+            print("a line of output")
+
+    assert cli.report_errors(chatty) == 0
+    monkeypatch.undo()
+    out.close()
+    assert capsys.readouterr().err == ""
+
+    def engine_gone():
+        raise BrokenPipeError(32, "Broken pipe")
+
+    assert cli.report_errors(engine_gone) == 2
+    assert capsys.readouterr().err.startswith("error:")

@@ -353,8 +353,9 @@ def test_reference_articles_tiny(tmp_path):
 
 @pytest.mark.slow
 def test_reference_articles_other_parts_tiny(tmp_path):
-    """The two parts the fast test leaves out (their training goes through the same train_part)."""
-    argv = ["--quick", "--parts", "othello6_dqn", "reversi8_ppo", "--othello-games", "20"]
+    """The two parts the fast test leaves out (their training goes through the same train_part;
+    the DQN part's 320 games of 32 plies reach its quick preset's first gradient steps)."""
+    argv = ["--quick", "--parts", "othello6_dqn", "reversi8_ppo", "--othello-games", "320"]
     argv += ["--reversi8-steps", "4096", "--eval-games", "4", "--opponents", "random"]
     rows = script("reference_articles").main(argv + ["--net.hidden=8", "--out", str(tmp_path)])
     assert {r["experiment"] for r in rows} == {"6x6 othello DQN", "8x8 reversi PPO"}

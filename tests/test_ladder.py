@@ -293,3 +293,17 @@ def test_git_version_names_only_a_jaxgames_checkout(tmp_path):
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here, capture_output=True)
     if head.returncode == 0:
         assert provenance.git_version() == head.stdout.decode().strip() != ""
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda d: [1, 2], "a ladder is a JSON object, not list"),
+        (lambda d: {**d, "env_options": [1]}, "env_options must be an object"),
+        (lambda d: {**d, "rungs": [{**d["rungs"][0], "spec": 5}]}, "spec must be a string"),
+    ],
+)
+def test_a_ladder_of_the_wrong_shape_is_one_error(change, why):
+    d = json.loads(json.dumps(load_ladder("tic_tac_toe").to_json()))
+    with pytest.raises(ValueError, match=why):
+        Ladder.from_json(change(d))

@@ -158,6 +158,8 @@ def test_spec_errors(tmp_path, capsys):
         ("nboard:", "needs the engine's command line"),
         ("nboard:depth=0:edax", "depth must be an integer >= 1"),
         ("nboard:depth=2:depth=3:edax", "given twice"),
+        ("nboard:time=-1:cat", "'time=-1': depth= takes an integer >= 1, time= seconds > 0"),
+        ("nboard:depth=x:edax", "'depth=x': depth= takes"),
     ]:
         with pytest.raises(ValueError, match=why):
             parse_spec(bad)

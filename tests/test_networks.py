@@ -104,6 +104,9 @@ def test_factory_errors():
         make_network("mlp", 9, hiden=3)
     with pytest.raises(ValueError, match="hidden=0"):
         make_network("mlp", 9, hidden=0)
+    for empty in ([], ()):  # no layer width at all
+        with pytest.raises(ValueError, match="must be positive integer"):
+            make_network("mlp", 9, hidden=empty)
     with pytest.raises(ValueError, match="num_actions"):
         make_network("mlp", 0)
     with pytest.raises(ValueError, match="value_activation"):

@@ -299,6 +299,9 @@ def test_config_overrides_and_round_trip():
     assert cnn.network == "cnn" and cnn.net == {"dense": (32,)}
     with pytest.raises(ValueError, match="unknown config field 'lr'"):
         cfg.override({"lr": 1.0})
+    # a partner's spec is kept as written (a default run name has dashes)
+    partnered = cfg.override(["--partners.runs/ttt-ppo-seed0=0.5"])
+    assert partnered.partners == {"runs/ttt-ppo-seed0": 0.5}
     with pytest.raises(ValueError, match="num_envs='abc'.*integer"):
         cfg.override(["--num-envs=abc"])
     with pytest.raises(ValueError, match="unknown config field"):

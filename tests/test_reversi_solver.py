@@ -179,3 +179,13 @@ def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
     assert "--size must be 4, 6 or 8" in capsys.readouterr().err
     assert cli.main(args[:2] + ["--empties", "3"]) == 2
     assert "--empties and --size are for --game reversi" in capsys.readouterr().err
+    # solve reversi: boards the solver has, counts and seeds checked before any solving
+    solve = ["solve", "reversi", "--empties", "4"]
+    for bad, why in [
+        (["--size", "100"], "--size must be 4, 6 or 8"),
+        (["--size", "-6"], "--size must be 4, 6 or 8"),
+        (["--positions", str(10**23)], "invalid --positions="),
+        (["--seed", "-1"], "invalid --seed=-1"),
+    ]:
+        assert cli.main(solve + bad) == 2
+        assert why in capsys.readouterr().err

@@ -258,8 +258,10 @@ class TrainConfig:
         if "net" in types and new_net != self.network:
             changes["net"] = {}
         for raw_key, value in overrides.items():
-            key = raw_key.replace("-", "_")
-            name, _, sub = key.partition(".")
+            raw_name, _, sub = raw_key.partition(".")
+            name = raw_name.replace("-", "_")
+            if name != "partners":  # option names take dashes for underscores; specs as given
+                sub = sub.replace("-", "_")
             if name not in types:
                 raise ValueError(
                     f"unknown config field {raw_key!r} for {type(self).__name__}; "

@@ -307,7 +307,7 @@ def check_network(name: str, options: dict[str, Any]) -> None:
     for k, v in options.items():
         sizes = v if isinstance(v, (list, tuple)) else [v]
         if k in ("hidden", "layers", "blocks", "channels", "kernel", "dense", "value_hidden"):
-            if not all(
+            if not sizes or not all(
                 isinstance(s, (int, np.integer)) and s >= (0 if k in ("layers", "blocks") else 1)
                 for s in sizes
             ):

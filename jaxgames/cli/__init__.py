@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import os
+import select
 import sys
 import warnings
 from typing import Any, Callable, Sequence
@@ -89,6 +91,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return report_errors(run, f"interrupted{resume if args.command == 'train' else ''}")
 
 
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (``poll`` reports an error on
+    it); if so it is pointed at the null device, so that the exit's flush does not fail
+    again."""
+    try:
+        fd = sys.stdout.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        if not any(events & select.POLLERR for _, events in poll.poll(0)):
+            return False
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+        return True
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no file descriptor
+        return False
+
+
 def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
     """``run()`` as a program (commands, ``experiments/`` scripts): its exit code (an int it
     returns, else 0); bad input (``ValueError``) and out of memory are one ``error:`` line
@@ -106,6 +124,11 @@ def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> i
         from jaxgames.terminal import one_line
 
         print(f"error: {one_line(e)}", file=sys.stderr)
+        return 2
+    except BrokenPipeError as e:
+        if _stdout_closed():  # the reader went away (``| head``): nothing left to say
+            return 0
+        print(f"error: {filesystem_error(e)}", file=sys.stderr)
         return 2
     except OSError as e:  # a missing, unreadable or unwritable path: named, never a traceback
         print(f"error: {filesystem_error(e)}", file=sys.stderr)

@@ -15,7 +15,9 @@ import numpy as np
 
 from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.evaluation import reversi_solver
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.terminal import one_line
+from jaxgames.validation import check_int, check_seed
 
 GAMES = ("animal_shogi", "reversi")
 _VALUES = {1: "win", 0: "draw", -1: "loss"}
@@ -25,8 +27,10 @@ def _reversi(args: argparse.Namespace) -> int:
     size = 6 if args.size is None else args.size
     if args.empties is None:
         raise ValueError("solve reversi needs --empties E (empty squares of the positions)")
-    if args.positions < 1:
-        raise ValueError(f"--positions must be >= 1, got {args.positions}")
+    if size not in (4, 6, 8):
+        raise ValueError(f"--size must be 4, 6 or 8 (the solver's boards), got {size}")
+    check_int("--positions", args.positions)
+    check_seed("--seed", args.seed)
     positions = reversi_solver.random_endgames(size, args.empties, args.positions, args.seed)
     seconds, nodes, margins = [], [], []
     for p, o in positions:
@@ -64,8 +68,12 @@ def run_solve(args: argparse.Namespace) -> int:
     folder = os.path.abspath(os.path.expanduser(args.cache_dir)) if args.cache_dir else None
     folder = folder or solver.cache_dir()
     try:
+        check_seed("--seed", args.seed)
         t0 = time.perf_counter()
-        if folder and not args.force and all(map(os.path.exists, solver.table_paths(folder))):
+        cached = folder and all(map(os.path.exists, solver.table_paths(folder)))
+        if folder and not (cached and not args.force):  # where it will save: before the solve
+            check_output_path(folder, "--cache-dir", folder=True)
+        if cached and not args.force:
             table = solver.load_table(folder)
             print(f"loaded the solved table from {folder} in {time.perf_counter() - t0:.1f} s")
         else:

@@ -19,7 +19,7 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import ALGORITHMS
 from jaxgames.cli import options
-from jaxgames.runs.outputs import check_output_path
+from jaxgames.runs.outputs import check_output_path, run_owning
 from jaxgames.training.driver import run_training, seed_run_dir
 from jaxgames.training.loggers import LOGGERS, parse_loggers
 
@@ -87,6 +87,9 @@ def _train(args: argparse.Namespace) -> int:
     else:
         name = check_run_name(args.run_name)
     run_dir = os.path.join(args.runs_dir, name)
+    owner = run_owning(os.path.realpath(os.path.dirname(run_dir)))
+    if owner is not None:  # a run inside another run's folder would pass for its files
+        raise ValueError(f"--run-name {name!r} puts the run inside the run {owner[0]!r}")
     print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
     summary = run_training(
         args.algorithm,

@@ -292,11 +292,25 @@ def solve_animal_shogi(
 
 @functools.lru_cache(maxsize=2)
 def _load(folder: str) -> SolvedTable:
+    """The table in ``folder``; ``ValueError`` naming the folder if its files are damaged."""
     keys_path, results_path, stats_path = table_paths(folder)
-    with open(stats_path) as f:
-        stats = json.load(f)
-    keys = np.load(keys_path, mmap_mode="r")
-    results = np.load(results_path, mmap_mode="r")
+    damaged = f"the solved table in {folder} is damaged"
+    fix = "run 'jaxgames solve animal_shogi --force' to rebuild it"
+    try:
+        with open(stats_path) as f:
+            stats = json.load(f)
+        keys = np.load(keys_path, mmap_mode="r")
+        results = np.load(results_path, mmap_mode="r")
+    except ValueError as e:  # not JSON, not a NumPy file
+        raise ValueError(f"{damaged} ({' '.join(str(e).split())}); {fix}") from None
+    if not isinstance(stats, dict):
+        raise ValueError(f"{damaged} (its statistics are not a JSON object); {fix}")
+    shapes_ok = keys.ndim == results.ndim == 1 and keys.shape == results.shape and len(keys)
+    if keys.dtype != np.uint64 or results.dtype != np.uint16 or not shapes_ok:
+        raise ValueError(
+            f"{damaged} (keys {keys.dtype}{list(keys.shape)}, results "
+            f"{results.dtype}{list(results.shape)}: expected uint64[N] and uint16[N]); {fix}"
+        )
     return SolvedTable(keys, results, stats)
 
 

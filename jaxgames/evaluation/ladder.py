@@ -435,12 +435,18 @@ class Ladder:
 
     @classmethod
     def from_json(cls, d: dict) -> "Ladder":
+        if not isinstance(d, dict):
+            raise ValueError(f"a ladder is a JSON object, not {type(d).__name__}")
         d = dict(d)
         fmt = d.pop("format", None)
         if fmt != LADDER_FORMAT:
             raise ValueError(f"unsupported ladder format {fmt!r} (this code reads {LADDER_FORMAT})")
         try:
             d["rungs"] = [Rung(r["spec"], Rating.from_json(r)) for r in d["rungs"]]
+            if not all(isinstance(r.spec, str) for r in d["rungs"]):
+                raise TypeError("every rung's spec must be a string")
+            if not isinstance(d.get("env_options", {}), dict):
+                raise TypeError("env_options must be an object")
             d["pairings"] = [Pairing.from_json(p) for p in d["pairings"]]
             names = {f.name for f in dataclasses.fields(cls)}
             return cls(**{k: v for k, v in d.items() if k in names})

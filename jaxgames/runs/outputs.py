@@ -57,7 +57,7 @@ def _is_training_run(path: str) -> bool:
     return any(os.path.exists(os.path.join(path, m)) for m in ("metrics.jsonl", "checkpoints"))
 
 
-def _run_owning(real: str) -> tuple[str, str] | None:
+def run_owning(real: str) -> tuple[str, str] | None:
     """(run folder, the part of ``real`` inside it) if ``real`` (an absolute path) is in a run
     folder's files or sub-folders, or is a run folder itself."""
     if os.path.isdir(real) and is_run_folder(real):
@@ -108,7 +108,7 @@ def check_output_path(
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"{flag} {path!r}: give a {kind} name")
     real = os.path.realpath(path)
-    owner = _run_owning(real)
+    owner = run_owning(real)
     if owner == (real, ".") and agent_folder and not _is_training_run(real):
         owner = None
     if owner is not None:
