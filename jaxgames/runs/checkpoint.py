@@ -254,8 +254,8 @@ class CheckpointStore:
         raise CheckpointError(
             f"none of the checkpoints in {self.directory} can be restored ("
             + "; ".join(errors)
-            + "). The run's files were left untouched; delete the run directory (or choose "
-            "another run name) to start over."
+            + "). The run's files were left untouched; to train it again from scratch, delete "
+            "the run directory or choose another run name."
         )
 
     def quarantine_after(self, step: int) -> list[str]:

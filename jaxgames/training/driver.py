@@ -514,7 +514,8 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
         raise CheckpointError(
             "no chunk has a readable checkpoint in every seed's directory ("
             + "; ".join(errors)
-            + "); delete the run directory (or choose another run name) to start over."
+            + "); to train them again from scratch, delete the run directory or choose another "
+            "run name."
         )
     if any(steps) and any(_logged_chunks(run) > 1 for run in runs):
         # seeds trained together past chunk 1, now asked with others: refuse, moving nothing
