@@ -768,6 +768,19 @@ def test_orbax_noise_filters_drop_only_the_noise(monkeypatch):
     for value in (closed, other):
         sys.unraisablehook(type("U", (), {"exc_value": value})())
     assert seen == [("hook", other), ("hook", closed), ("unraisable", other)]
+    # an orbax array read left unfinished (its coroutine, by name), and only that
+    seen.clear()
+
+    async def _read_array_index_and_device_put():
+        pass
+
+    async def mine():
+        pass
+
+    for coro in (_read_array_index_and_device_put(), mine()):
+        sys.unraisablehook(type("U", (), {"exc_value": other, "object": coro})())
+        coro.close()
+    assert seen == [("unraisable", other)]
 
     log = logging.getLogger("asyncio")
     keep = [f for f in log.filters if isinstance(f, checkpoint._UnretrievedReadErrors)]

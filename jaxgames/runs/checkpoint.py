@@ -71,11 +71,18 @@ def _first_non_finite(leaves: dict[str, np.ndarray]) -> str | None:
     return None
 
 
+#: orbax's coroutine reading one array; after a failed read its leftovers can end unawaited
+_ORBAX_READ = "_read_array_index_and_device_put"
+
+
 def _orbax_noise(unraisable: Any) -> bool:
-    """The error orbax's asyncio machinery leaves behind after a failed read: a tensorstore
-    callback that still fires, on another thread, into the event loop orbax already closed."""
+    """The errors orbax's asyncio machinery leaves behind after a failed read: a tensorstore
+    callback that still fires, on another thread, into the event loop orbax already closed,
+    or one of its array reads left unfinished."""
     exc = unraisable.exc_value
-    return isinstance(exc, RuntimeError) and str(exc) == "Event loop is closed"
+    if isinstance(exc, RuntimeError) and str(exc) == "Event loop is closed":
+        return True
+    return getattr(getattr(unraisable, "object", None), "__name__", None) == _ORBAX_READ
 
 
 class _UnretrievedReadErrors(logging.Filter):
