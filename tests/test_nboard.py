@@ -117,6 +117,17 @@ def test_client_plays_the_recorded_edax_answer():
     policy.process.close()
 
 
+def test_an_engine_writing_latin1_is_read():
+    """An engine whose output is not UTF-8 (its name in Latin-1) is read with a replacement
+    character, not a reader-thread crash that then looks like an engine not answering."""
+    env, state = _sample_state()
+    policy = make_opponent(_fake("edax_latin1.txt", "depth=6:time=20:"), env)
+    action = int(jax.jit(policy)(jax.random.PRNGKey(0), state))
+    assert env.action_to_text(state, action) == "d6"
+    assert "< set myname \ufffddax6" in policy.process.transcript
+    policy.process.close()
+
+
 @pytest.mark.parametrize(
     "transcript, message",
     [

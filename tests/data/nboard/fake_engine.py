@@ -3,7 +3,8 @@
     python fake_engine.py TRANSCRIPT
 
 ``> line``: the next line the client must send (anything else: a message on stderr, exit 3);
-``< line``: a line the engine answers; ``! exit N``: the engine dies with exit code N; ``#``
+``< line``: a line the engine answers (``~ line``: the same, written in Latin-1, as an engine
+with a non-ASCII name under another locale); ``! exit N``: the engine dies with exit code N; ``#``
 lines are comments. After the transcript it waits for the end of input (or ``quit``).
 """
 
@@ -22,6 +23,9 @@ def main(path: str) -> int:
                 return 3
         elif kind == "<":
             print(text, flush=True)
+        elif kind == "~":
+            sys.stdout.buffer.write(text.encode("latin-1") + b"\n")
+            sys.stdout.buffer.flush()
         elif kind == "!":
             print("fake engine: dying as told", file=sys.stderr, flush=True)
             return int(text.split()[1])
