@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from jaxgames.cli.options import add_force_argument, check_output_file, write_json_file
+from jaxgames.evaluation import reversi_solver
 from jaxgames.evaluation.accuracy import DEFAULT_EMPTIES, format_accuracy, move_accuracy
 from jaxgames.evaluation.reports import default_opening_plies
 from jaxgames.games import make
@@ -23,8 +24,7 @@ def _accuracy(args: argparse.Namespace) -> int:
         raise ValueError("--empties and --size are for --game reversi")
     if args.game == "reversi":
         size = 8 if args.size is None else args.size
-        if size not in DEFAULT_EMPTIES:
-            raise ValueError(f"--size must be 4, 6 or 8 (the exact solver's boards), not {size}")
+        reversi_solver.check_size(size, "--size")
         env = make("reversi", size=size)
         if args.against is None:
             raise ValueError("--against is needed on reversi (an opponent spec, e.g. engine:2)")

@@ -27,8 +27,7 @@ def _reversi(args: argparse.Namespace) -> int:
     size = 6 if args.size is None else args.size
     if args.empties is None:
         raise ValueError("solve reversi needs --empties E (empty squares of the positions)")
-    if size not in (4, 6, 8):
-        raise ValueError(f"--size must be 4, 6 or 8 (the solver's boards), got {size}")
+    reversi_solver.check_size(size, "--size")
     check_int("--positions", args.positions)
     check_seed("--seed", args.seed)
     positions = reversi_solver.random_endgames(size, args.empties, args.positions, args.seed)
@@ -70,10 +69,10 @@ def run_solve(args: argparse.Namespace) -> int:
     try:
         check_seed("--seed", args.seed)
         t0 = time.perf_counter()
-        cached = folder and all(map(os.path.exists, solver.table_paths(folder)))
-        if folder and not (cached and not args.force):  # where it will save: before the solve
+        load = folder and not args.force and all(map(os.path.exists, solver.table_paths(folder)))
+        if folder and not load:  # where the solve will save: checked before it
             check_output_path(folder, "--cache-dir", folder=True)
-        if cached and not args.force:
+        if load:
             table = solver.load_table(folder)
             print(f"loaded the solved table from {folder} in {time.perf_counter() - t0:.1f} s")
         else:

@@ -42,6 +42,16 @@ def library():
     return _library(native.build(SOURCE))
 
 
+#: the board sizes the C solver is built for
+SIZES = (4, 6, 8)
+
+
+def check_size(size: int, name: str = "size") -> None:
+    """``ValueError`` unless the solver has boards of ``size`` (``name`` names it)."""
+    if size not in SIZES:
+        raise ValueError(f"{name} must be 4, 6 or 8 (the solver's boards), got {size}")
+
+
 def solve_position(
     size: int,
     mover: int,
@@ -55,8 +65,7 @@ def solve_position(
     with the mover's and the opponent's discs as bitboards (bit ``row * size + col``);
     ``passed``: the opponent has just passed. Exact inside (alpha, beta), else a bound of the
     same side ((-1, 1): the sign alone, far cheaper)."""
-    if size not in (4, 6, 8):
-        raise ValueError(f"the solver takes boards of size 4, 6 or 8, not {size}")
+    check_size(size)
     value = ctypes.c_int()
     nodes = library().solve(
         size, int(mover), int(opponent), int(alpha), int(beta), int(passed), ctypes.byref(value)
@@ -157,6 +166,7 @@ def perfect_policy(env: Env, max_empties: int, before: Policy | None = None) -> 
 def random_endgames(size: int, empties: int, count: int, seed: int = 0) -> list[tuple[int, int]]:
     """``count`` (mover, opponent) bitboards of unfinished positions with exactly ``empties``
     empty squares, from random games on the host (a pass where no placement exists)."""
+    check_size(size)
     if not 1 <= empties <= size * size - 4:
         raise ValueError(f"empties must be from 1 to {size * size - 4}, got {empties}")
     rng = np.random.default_rng(seed)
