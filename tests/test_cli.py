@@ -106,6 +106,10 @@ def test_eval_command_bad_input(capsys):
     assert "alphabeta needs an integer depth" in capsys.readouterr().err
     assert cli.main(["eval", "--a", "greedy"]) == 2
     assert "--game is required" in capsys.readouterr().err
+    for flag, value, why in (("--games", "10000001", "at most 10,000,000 games"),
+                             ("--batch", "-1", "invalid --batch=-1")):  # fmt: skip
+        assert cli.main(["eval", "--game", "tic_tac_toe", "--a", "greedy", flag, value]) == 2
+        assert why in capsys.readouterr().err
 
 
 def test_rate_command(tmp_path, capsys):

@@ -11,7 +11,15 @@ import pytest
 
 import jaxgames
 from jaxgames.core import random_policy
-from jaxgames.evaluation.match import arena, arena_layout, play_from, play_games, play_match
+from jaxgames.evaluation.match import (
+    MAX_GAMES,
+    arena,
+    arena_layout,
+    check_games,
+    play_from,
+    play_games,
+    play_match,
+)
 from jaxgames.evaluation.openings import num_games, openings, openings_digest, position_keys
 from jaxgames.specs import make_opponent
 
@@ -72,6 +80,12 @@ def test_arena_rejects_bad_input(ttt):
     rnd = make_opponent("random", ttt)
     with pytest.raises(ValueError, match="n_games"):
         arena(rnd, rnd, ttt, 0, jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="n_games=10000001: at most 10,000,000 games"):
+        arena(rnd, rnd, ttt, MAX_GAMES + 1, jax.random.PRNGKey(0))  # refused before playing
+    with pytest.raises(ValueError, match="openings=5000001: at most 5,000,000 openings"):
+        check_games(MAX_GAMES // 2 + 1, None, "openings", games_each=2)
+    with pytest.raises(ValueError, match="batch=0"):
+        arena(rnd, rnd, ttt, 10, jax.random.PRNGKey(0), batch=0)
     with pytest.raises(ValueError, match="opening_plies"):
         arena(rnd, rnd, ttt, 10, jax.random.PRNGKey(0), opening_plies=-1)
 
@@ -190,6 +204,33 @@ def test_paired_loop_falls_back_when_a_pair_is_out_of_step(ttt):
     assert np.array_equal(np.sign(mine[N_OPEN:]), m2.outcomes[N_OPEN:])
     assert np.array_equal(final.step_count[:N_OPEN], m1.plies[:N_OPEN])
     assert np.array_equal(final.step_count[N_OPEN:], m2.plies[N_OPEN:])
+
+
+def test_games_in_batches_are_the_games_played_at_once(r4):
+    """arena and play_match in batches (of an odd size, pieces of unequal length) play the
+    games they play all at once: outcomes, plies, fingerprints, snapshots and final states in
+    the same order; play_match keeps both games of an opening in one batch."""
+    key = jax.random.PRNGKey(11)
+    late = lambda s: s.step_count >= 6  # noqa: E731
+    opts = dict(final_states=True, snapshot=late, fingerprint=True)
+    whole = arena(random_policy, first_legal, r4, 2 * N_OPEN + 1, key, 1, **opts)
+    s = openings(r4, N_OPEN, 2)
+    paired = play_match(random_policy, first_legal, r4, s, key, **opts)
+    for batch in (5, 2 * N_OPEN + 1):
+        part = arena(random_policy, first_legal, r4, 2 * N_OPEN + 1, key, 1, batch=batch, **opts)
+        part_paired = play_match(random_policy, first_legal, r4, s, key, batch=batch, **opts)
+        for a, b in ((whole, part), (paired, part_paired)):
+            assert a.keys == b.keys and np.array_equal(a.outcomes, b.outcomes)
+            assert np.array_equal(a.plies, b.plies) and np.array_equal(a.margin, b.margin)
+            for x, y in zip(
+                jax.tree.leaves((a.states, a.snapshots)), jax.tree.leaves((b.states, b.snapshots))
+            ):
+                assert np.array_equal(x, y)
+    assert len(set(whole.keys)) > N_OPEN  # the random player makes the games differ
+    # a game's final state keeps its last move's rewards (+1 to the winner), however long the
+    # loop ran on after it
+    last = whole.states.rewards[np.arange(2 * N_OPEN + 1), whole.a_player]
+    assert np.array_equal(np.sign(last), whole.outcomes) and np.any(last != 0)
 
 
 def test_reversi_margin_is_the_final_score_from_as_side(r4):

@@ -286,6 +286,8 @@ def test_match_command(tmp_path, capsys):
     "args, why",
     [
         (["random", "greedy", "--game", "tic_tac_toe", "--games", "0"], "invalid --games=0"),
+        (["random", "greedy", "--game", "tic_tac_toe", "--games", "5000001"], "5,000,000 open"),
+        (["random", "greedy", "--game", "tic_tac_toe", "--batch", "0"], "invalid --batch=0"),
         (["random", "greedy", "--game", "tic_tac_toe", "--opening-plies", "-1"], "--opening-plies"),
         (["random", "greedy", "--game", "tic_tac_toe", "--opening-plies", "9"], "at most 9 plies"),
         (["random", "greedy", "--game", "tic_tac_toe", "--max-plies", "0"], "--max-plies"),

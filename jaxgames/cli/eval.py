@@ -16,20 +16,23 @@ import jax
 import numpy as np
 
 from jaxgames.cli.options import (
+    add_batch_argument,
     add_force_argument,
     add_game_arguments,
     check_output_file,
     env_for,
     write_json_file,
 )
-from jaxgames.evaluation.match import arena
+from jaxgames.evaluation.match import arena, check_games
 from jaxgames.evaluation.reports import default_opening_plies
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
 
 
 def _eval(args: argparse.Namespace) -> int:
-    check_int("--games", args.games)
+    check_games(args.games, None, "--games")
+    if args.batch is not None:
+        check_int("--batch", args.batch)
     if args.opening_plies is not None:
         check_int("--opening-plies", args.opening_plies, minimum=0)
     check_seed("--seed", args.seed)
@@ -45,7 +48,9 @@ def _eval(args: argparse.Namespace) -> int:
         )
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     key = jax.random.PRNGKey(args.seed)
-    result = arena(a, b, env, args.games, key, opening_plies=plies, fingerprint=True)
+    result = arena(
+        a, b, env, args.games, key, opening_plies=plies, fingerprint=True, batch=args.batch
+    )
     if plies and bool(np.all(result.plies <= plies)):
         raise ValueError(
             f"invalid --opening-plies={plies}: every one of the {args.games} games ended "
@@ -88,6 +93,7 @@ def add_command(subparsers) -> None:
         "the game's ladder, 4 on reversi and animal shogi; 0 on tic-tac-toe)",
     )
     p.add_argument("--seed", type=int, default=0)
+    add_batch_argument(p)
     p.add_argument("--json", help="also write the result to this JSON file")
     add_force_argument(p, "--json file")
     p.set_defaults(func=_eval)

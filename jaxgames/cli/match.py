@@ -14,19 +14,23 @@ from __future__ import annotations
 import argparse
 
 from jaxgames.cli.options import (
+    add_batch_argument,
     add_force_argument,
     add_game_arguments,
     check_output_file,
     env_for,
     write_json_file,
 )
+from jaxgames.evaluation.match import check_games
 from jaxgames.evaluation.reports import REPORTS, format_match, parse_reports, run_match
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int, check_seed
 
 
 def _match(args: argparse.Namespace) -> int:
-    check_int("--games", args.games)
+    check_games(args.games, None, "--games", games_each=2)
+    if args.batch is not None:
+        check_int("--batch", args.batch)
     if args.opening_plies is not None:
         check_int("--opening-plies", args.opening_plies, minimum=0)
     if args.max_plies is not None:
@@ -39,7 +43,7 @@ def _match(args: argparse.Namespace) -> int:
     a, b = make_opponent(args.a, env), make_opponent(args.b, env)
     out = run_match(
         a, b, env, games=args.games, opening_plies=args.opening_plies, seed=args.seed,
-        reports=reports, max_plies=args.max_plies,
+        reports=reports, max_plies=args.max_plies, batch=args.batch,
     )  # fmt: skip
     print(f"{env!r}: A = {args.a}, B = {args.b}")
     print(format_match(out))
@@ -75,6 +79,7 @@ def add_command(subparsers) -> None:
         help=f"also report (repeatable): {', '.join(REPORTS)}",
     )
     p.add_argument("--max-plies", type=int, default=None, help="cap on plies after the opening")
+    add_batch_argument(p)
     p.add_argument("--json", help="also write the result to this JSON file")
     add_force_argument(p, "--json file")
     p.set_defaults(func=_match)

@@ -91,6 +91,19 @@ def add_force_argument(p: argparse.ArgumentParser, what: str = "output files") -
     )
 
 
+def add_batch_argument(p: argparse.ArgumentParser) -> None:
+    """``--batch``: games played at once (:data:`jaxgames.evaluation.match.BATCH` by default)."""
+    from jaxgames.evaluation.match import BATCH
+
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help=f"games played at once (default {BATCH}); fewer take less memory, and the games "
+        "are the same",
+    )
+
+
 def write_json_file(path: str, data: Any, flag: str) -> None:
     """Write ``data`` as JSON to ``path`` (``ValueError`` naming ``flag`` if that fails)."""
     import json

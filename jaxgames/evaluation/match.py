@@ -4,10 +4,13 @@
     result = arena(policy_a, policy_b, env, 4000, key, opening_plies=2)        # jaxgames eval
     print(result)                # W/D/L of A overall, as first, as second; A's score margin
 
-Every call plays all its games at once in one jitted ``lax.while_loop``, compiled once per
-(policies, env, number of games, options). At loop step t the mover's policy gets a key from
-(key, t, game id), whichever policy it is, so games with equal ids share their random numbers:
-both colours of a pairing meet the same luck (common random numbers).
+A call plays its games in one jitted ``lax.while_loop``, up to ``batch`` games at once (a
+larger match in pieces of that many, so a search's trees fit in memory), compiled once per
+(policies, env, number of games at once, options). At loop step t the mover's policy gets a
+key from (key, t, game id), whichever policy it is, so games with equal ids share their
+random numbers: both colours of a pairing meet the same luck (common random numbers), and a
+game does not depend on the batch it was played in (up to a network's batch-size-dependent
+float rounding).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 from collections.abc import Callable
 
 import jax
@@ -24,6 +28,12 @@ import numpy as np
 from jaxgames.core import Env, GameState, Policy, random_action
 from jaxgames.evaluation.elo import Z95, Match, Record
 from jaxgames.evaluation.openings import num_games, position_keys
+from jaxgames.validation import check_int, fail
+
+BATCH = 16384
+"""Games played at once by default: a search's trees for this many games fit in a few GB."""
+MAX_GAMES = 10_000_000
+"""The most games in one match: each game's record (about 300 bytes) is kept on the host."""
 
 
 # ============================================================================ the result
@@ -42,8 +52,9 @@ class MatchResult:
     outcomes: int8[G] +1 A won, 0 draw, -1 A lost. a_player: int32[G] A's player id.
     opening: int32[G] each game's opening (:func:`arena`: its pair of games), the bootstrap
     unit. plies: int32[G] final ply counts. margin: float32[G] A's final :meth:`Env.score`
-    margin, None without a score. states / snapshots: the final states and each game's first
-    state where ``snapshot`` held (numpy leaves [G, ...]), when asked for. keys: with
+    margin, None without a score. states / snapshots: the final states (their rewards the
+    last move's) and each game's first state where ``snapshot`` held (numpy leaves
+    [G, ...]), when asked for. keys: with
     ``fingerprint``, one byte string per game naming it move for move (A's side, its start
     position, a 64-bit hash of every action), so that the records count the **distinct**
     games (:attr:`Record.distinct`: repeats of a game are not independent samples).
@@ -179,11 +190,12 @@ def play_from(
     snapshot: Callable[[GameState], jax.Array] | None = None,
     fingerprint: bool = False,
 ):
-    """Play the games ``states`` [G] to the end in parallel (jit this) -> (final states,
-    summed rewards float32[G, 2]), and with ``snapshot`` (``state -> bool[]``) each game's
-    first state where it held (else its final one), and last with ``fingerprint`` (static)
-    uint32[G, 2]: a hash of each game's actions (FNV-1a and a multiplicative hash of the
-    actions played while it was live), equal for games played move for move alike.
+    """Play the games ``states`` [G] to the end in parallel (jit this) -> (final states, as
+    each game's last move left them, summed rewards float32[G, 2]), and with ``snapshot``
+    (``state -> bool[]``) each game's first state where it held (else its final one), and
+    last with ``fingerprint`` (static) uint32[G, 2]: a hash of each game's actions (FNV-1a
+    and a multiplicative hash of the actions played while it was live), equal for games
+    played move for move alike.
 
     a_player: int32[G] A's player id. game_ids: int32[G] seeds each game's randomness (default
     ``arange(G)``, or ``arange(G/2)`` twice when ``paired``). The first ``opening_plies``
@@ -265,8 +277,11 @@ def play_from(
         act_r = jax.vmap(random_action)(k_rand, states.legal_action_mask)
         action = jnp.where(t < opening_plies, act_r, action).astype(jnp.int32)
         fp = hashed(fp, states, action)
-        states = jax.vmap(env.step)(states, action)
-        return states, total + states.rewards, t + 1, keep(snaps, taken, states), fp
+        live = ~(states.terminated | states.truncated)
+        stepped = jax.vmap(env.step)(states, action)  # a finished game's step: zero rewards
+        total = total + stepped.rewards
+        states = _where_games(live, stepped, states)  # a finished game keeps its last rewards
+        return states, total, t + 1, keep(snaps, taken, states), fp
 
     zeros = jnp.zeros((g, env.num_players), jnp.float32)
     snapped = keep(states, jnp.zeros(g, bool), states) if snapshot is not None else ((), ())
@@ -349,16 +364,12 @@ def arena_layout(n_games: int) -> tuple[jax.Array, jax.Array]:
     return jnp.where(i < first, 0, 1).astype(jnp.int32), jnp.where(i < first, i, i - first)
 
 
-def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot, fingerprint):
-    """Jitted ``run(key, opening_plies, states)``: :func:`arena`'s ``n`` games from the start,
-    or (``paired``) every one of the ``n`` opening ``states`` twice, as :func:`play_match`."""
-    if paired:
-        a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), n)
-        ids = jnp.concatenate([jnp.arange(n, dtype=jnp.int32)] * 2)
-    else:
-        a_player, ids = arena_layout(n)
+def _build(policy_a, policy_b, env, paired, max_plies, final_states, snapshot, fingerprint):
+    """Jitted ``run(key, opening_plies, states, a_player, ids)``: the games ``ids`` int32[G]
+    from the start, A as ``a_player`` int32[G], or (``paired``) every one of the G / 2
+    opening ``states`` twice, as :func:`play_match` (compiled once per number of games)."""
 
-    def run(key, opening_plies, states):
+    def run(key, opening_plies, states, a_player, ids):
         if paired:
             states = jax.tree_util.tree_map(lambda x: jnp.concatenate([x, x]), states)
         else:
@@ -370,6 +381,42 @@ def _build(policy_a, policy_b, env, n, paired, max_plies, final_states, snapshot
         return _collect(env, out, final_states, snapshot is not None, fingerprint)
 
     return jax.jit(run)
+
+
+def check_games(
+    count: int, batch: int | None = None, name: str = "n_games", *, games_each: int = 1
+) -> int:
+    """The number of games played at once for ``count`` games (or openings of ``games_each``
+    games) in batches of ``batch`` (None: :data:`BATCH`); a one-line ValueError naming
+    ``name`` (or ``batch``) for a count that is not an integer in [1, the most that make
+    :data:`MAX_GAMES` games]."""
+    count = operator.index(count) if isinstance(count, np.integer) else count
+    check_int(name, count)
+    most = MAX_GAMES // games_each
+    if count > most:
+        what = "games" if games_each == 1 else f"openings ({games_each} games each)"
+        fail(name, count, f"at most {most:,} {what} in one match (each game's record is kept "
+             "in memory); play several seeds instead")  # fmt: skip
+    batch = BATCH if batch is None else batch
+    check_int("batch", operator.index(batch) if isinstance(batch, np.integer) else batch)
+    return min(int(batch), count * games_each)
+
+
+def _in_batches(run, n: int, batch: int, args, paired: bool = False) -> dict:
+    """``run(*args(lo, hi))`` over ``[0, n)`` in pieces of at most ``batch``, their outputs
+    (leaves [G, ...]) joined along the games on the host; ``paired``: a piece's games are its
+    openings with A first, then the same with A second, and join as one such whole."""
+    parts = [jax.device_get(run(*args(lo, min(lo + batch, n)))) for lo in range(0, n, batch)]
+    if len(parts) == 1:
+        return parts[0]
+
+    def join(*x):
+        if not paired:
+            return np.concatenate(x)
+        halves = [np.split(a, 2) for a in x]
+        return np.concatenate([h[0] for h in halves] + [h[1] for h in halves])
+
+    return jax.tree_util.tree_map(join, *parts)
 
 
 def arena(
@@ -384,23 +431,27 @@ def arena(
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
     fingerprint: bool = False,
+    batch: int | None = None,
 ) -> MatchResult:
     """``n_games`` of A against B from the start, colours as :func:`arena_layout`, so
     ``arena(a, b).swapped() == arena(b, a)`` for even ``n_games``; both policies run on every
     game. ``opening_plies`` random plies first; ``max_plies`` cap (unfinished games are
     draws); ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side);
-    ``fingerprint``: its records count the distinct games (:attr:`MatchResult.keys`).
+    ``fingerprint``: its records count the distinct games (:attr:`MatchResult.keys`);
+    ``batch``: at most this many games at once (default :data:`BATCH`), the same games
+    whatever it is (each game's random numbers follow its id).
     """
-    if n_games < 1:
-        raise ValueError(f"n_games must be >= 1, got {n_games}")
+    batch = check_games(n_games, batch)
     if opening_plies < 0:
         raise ValueError(f"opening_plies must be >= 0, got {opening_plies}")
-    args = (policy_a, policy_b, env, n_games, False, max_plies, final_states, snapshot)
-    args += (fingerprint,)
+    args = (policy_a, policy_b, env, False, max_plies, final_states, snapshot, fingerprint)
+    run = _compiled(_build, *args)
     a_player, ids = arena_layout(n_games)
-    return MatchResult.of(
-        a_player, ids, **_compiled(_build, *args)(key, jnp.int32(opening_plies), None)
+    plies = jnp.int32(opening_plies)
+    out = _in_batches(
+        run, n_games, batch, lambda lo, hi: (key, plies, None, a_player[lo:hi], ids[lo:hi])
     )
+    return MatchResult.of(a_player, ids, **out)
 
 
 def play_match(
@@ -414,20 +465,31 @@ def play_match(
     final_states: bool = False,
     snapshot: Callable[[GameState], jax.Array] | None = None,
     fingerprint: bool = False,
+    batch: int | None = None,
 ) -> MatchResult:
     """Every opening of ``opening_states`` [n] twice, A as player 0 (game i) and as player 1
     (game n + i), both with the same random numbers; each policy runs only where it moves.
     ``key`` feeds the loop directly; ``max_plies``, ``final_states``, ``snapshot``,
-    ``fingerprint``: as for :func:`arena` (the keys include each game's opening position).
+    ``fingerprint``: as for :func:`arena` (the keys include each game's opening position);
+    ``batch``: at most this many games at once (both games of an opening together, so an
+    odd batch plays one game fewer), the same games whatever it is.
     """
     n = num_games(opening_states)
+    pairs = max(1, check_games(n, batch, "openings", games_each=2) // 2)
     done = np.asarray(opening_states.terminated) | np.asarray(opening_states.truncated)
     if done.any():
         raise ValueError(f"openings {np.flatnonzero(done).tolist()} are finished games")
-    args = (policy_a, policy_b, env, n, True, max_plies, final_states, snapshot, fingerprint)
-    out = _compiled(_build, *args)(
-        key, jnp.int32(0), jax.tree_util.tree_map(jnp.asarray, opening_states)
-    )
+    args = (policy_a, policy_b, env, True, max_plies, final_states, snapshot, fingerprint)
+    run = _compiled(_build, *args)
+    states = jax.tree_util.tree_map(np.asarray, opening_states)
+
+    def piece(lo, hi):
+        ids = jnp.tile(jnp.arange(lo, hi, dtype=jnp.int32), 2)
+        a_player = jnp.repeat(jnp.arange(2, dtype=jnp.int32), hi - lo)
+        chunk = jax.tree_util.tree_map(lambda x: jnp.asarray(x[lo:hi]), states)
+        return key, jnp.int32(0), chunk, a_player, ids
+
+    out = _in_batches(run, n, pairs, piece, paired=True)
     a_player = np.repeat(np.array([0, 1], np.int32), n)
     starts = position_keys(opening_states) * 2 if fingerprint else None
     opening = np.tile(np.arange(n, dtype=np.int32), 2)

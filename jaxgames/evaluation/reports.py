@@ -47,7 +47,7 @@ import numpy as np
 from jaxgames.core import Env, GameState, Policy
 from jaxgames.evaluation.elo import Z95, Record, wilson_interval
 from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
-from jaxgames.evaluation.match import MatchResult, play_match
+from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
 from jaxgames.evaluation.reversi_engine import solve_endgame
 from jaxgames.validation import check_int, check_seed
@@ -108,6 +108,7 @@ def run_match(
     seed: int = 0,
     reports: Sequence[str] = (),
     max_plies: int | None = None,
+    batch: int | None = None,
 ) -> dict[str, Any]:
     """A against B by the protocol of the module docstring: ``games`` openings, two games each.
 
@@ -115,9 +116,10 @@ def run_match(
     ``overall`` / ``as_first`` / ``as_second`` (W/D/L, score, ``score_ci``,
     ``effective_games``), ``margin`` (mean, lo, hi; None for a game without a score),
     ``mean_plies`` (opening included), ``seconds`` and ``reports`` (name -> per colour).
-    ``max_plies``: cap on the plies after the opening (unfinished games are draws).
+    ``max_plies``: cap on the plies after the opening (unfinished games are draws);
+    ``batch``: at most this many games at once (:func:`~jaxgames.evaluation.match.play_match`).
     """
-    check_int("games", games)
+    check_games(games, batch, "games", games_each=2)
     check_seed("seed", seed)
     plies = default_opening_plies(env) if opening_plies is None else opening_plies
     check_int("opening_plies", plies, minimum=0)
@@ -137,7 +139,7 @@ def run_match(
     snapshot = _late(exact[0], env.num_actions - 1) if exact else None
     result = play_match(
         policy_a, policy_b, env, starts, jax.random.PRNGKey(seed), max_plies,
-        final_states=True, snapshot=snapshot,
+        final_states=True, snapshot=snapshot, batch=batch,
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     start_keys = position_keys(starts)
