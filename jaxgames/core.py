@@ -301,6 +301,18 @@ def check_rules_version(what: str, game: str, recorded: Any, current: int) -> No
         )
 
 
+def check_one_game(state: GameState, what: str, *, vmappable: bool = False) -> None:
+    """``ValueError`` when ``state`` is a batch of games where ``what`` takes one (the shape is
+    known while tracing too); ``vmappable``: the message offers ``jax.vmap(what)``."""
+    shape = jnp.shape(state.step_count)
+    if shape != ():
+        how = f"jax.vmap({what}) plays a batch; " if vmappable else ""
+        raise ValueError(
+            f"{what} takes one game, got a batch of shape {shape}: {how}one game of it is "
+            "jax.tree.map(lambda x: x[i], state)"
+        )
+
+
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions: subclasses set :attr:`spec` and implement
     :meth:`_init`, :meth:`_step` (legal actions on unfinished games), the text methods and
@@ -350,7 +362,8 @@ class Env(abc.ABC):
 
     @abc.abstractmethod
     def from_text(self, text: str) -> GameState:
-        """Parse position notation; raises ``ValueError`` on malformed text."""
+        """Parse position notation; raises ``ValueError`` on malformed text. A position the
+        rules have decided carries its result in ``rewards``, as the move that decided it."""
 
     @abc.abstractmethod
     def action_to_text(self, state: GameState, action: int) -> str:
@@ -381,13 +394,23 @@ class Env(abc.ABC):
         return identity_symmetries(self.observation_shape, self.num_actions)
 
     def init(self, key: PRNGKey) -> GameState:
-        """Start one game. ``key``: a PRNG key (games with a fixed start ignore it)."""
+        """Start one game. ``key``: a PRNG key (games with a fixed start ignore it); a batch
+        of keys is a ``ValueError`` (``jax.vmap(env.init)(keys)`` starts a batch)."""
+        if key is not None:
+            shape = jnp.shape(key)
+            typed = jax.dtypes.issubdtype(jnp.result_type(key), jax.dtypes.prng_key)
+            if len(shape) > (0 if typed else 1):
+                raise ValueError(
+                    f"env.init takes one key, got keys of shape {shape}: "
+                    "jax.vmap(env.init)(keys) starts a batch of games"
+                )
         return self._init(key)
 
     def step(self, state: GameState, action: Array) -> GameState:
         """The state after ``action`` (int32[]); jittable. Illegal actions and finished games
         as in the module docstring; a value that is not an action (:func:`check_action`) is
         :class:`IllegalActionError`, outside ``jit`` and while tracing alike."""
+        check_one_game(state, "env.step", vmappable=True)
         action = check_action(action)
         in_range, safe_action = action_in_range(action, self.num_actions)
         legal = in_range & state.legal_action_mask[safe_action]
@@ -439,6 +462,7 @@ class Env(abc.ABC):
     def step_checked(self, state: GameState, action: int) -> GameState:
         """:meth:`step` outside ``jit`` that raises :class:`IllegalActionError` for an
         illegal action or a finished game."""
+        check_one_game(state, "env.step_checked")
         a = action_index(action)
         if is_over(state):
             raise IllegalActionError(f"the game is over; no action (got {a}) can be played")
@@ -455,6 +479,7 @@ class Env(abc.ABC):
 
     def legal_actions(self, state: GameState) -> list[int]:
         """Sorted legal action ids of one (unbatched) state, as Python ints."""
+        check_one_game(state, "env.legal_actions")
         return [int(a) for a in jnp.flatnonzero(state.legal_action_mask)]
 
     def describe_legal(self, state: GameState) -> str:
@@ -467,6 +492,16 @@ class Env(abc.ABC):
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         return f"jaxgames.make({self.name!r}{', ' + opts if opts else ''})"
+
+    def __eq__(self, other: object) -> bool:
+        """Envs of one game made with the same options are equal (they play alike), so the
+        functions compiled for one (``jax.jit`` static arguments, match caches) serve both."""
+        if not isinstance(other, Env):
+            return NotImplemented
+        return type(self) is type(other) and self.config == other.config
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(sorted(self.config.items()))))
 
 
 class AutoResetStep(NamedTuple):

@@ -489,7 +489,9 @@ class EngineSession:
                     f"=== {move}/{self._eval(value)}/{seconds:.3f}",
                     "status",
                 ]
-            return self._hint(int(args[0]) if args and args[0].isdigit() else 1, move, value)
+            return self._hint(
+                int(args[0]) if args and args[0].isascii() and args[0].isdigit() else 1, move, value
+            )
         if re.fullmatch(r"[A-Za-z][0-9]{1,2}(/.*)?|PA|pa", cmd):  # NBoard 1.1: a bare move
             self._move(cmd)
         return []  # the protocol: ignore what is not understood

@@ -32,6 +32,7 @@ import datetime
 import functools
 import json
 import re
+import unicodedata
 from typing import Any, Sequence
 
 import jax
@@ -182,6 +183,12 @@ def parse(text: str, source: str = "<record>") -> GameRecord:
             key = m.group(1).lower()
             if key in fields:
                 raise RecordError(f"{source}:{no}: header {quote(key)} given twice")
+            control = [c for c in m.group(2) if c != "\t" and unicodedata.category(c) == "Cc"]
+            if control:  # printed as they are, they would drive the terminal that shows them
+                raise RecordError(
+                    f"{source}:{no}: header {quote(key)} holds a control character "
+                    f"({control[0]!r}); a header value is plain text"
+                )
             fields[key], lines[key] = m.group(2).strip(), no
             continue
         if not line:
@@ -292,13 +299,16 @@ def save(path: str, record: GameRecord) -> None:
 
 
 def read_text(path: str) -> str:
-    """The UTF-8 text of the record file ``path``; :class:`RecordError` naming the file and
-    the byte offset if it is not text (an image, a binary saved by mistake)."""
+    """The UTF-8 text of the record file ``path`` (a GGF file may be Latin-1);
+    :class:`RecordError` naming the file and the byte offset if it is not text (an image, a
+    binary saved by mistake)."""
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark is no text
     except UnicodeDecodeError as e:
+        if raw.lstrip().startswith(b"(;") and b"\0" not in raw:
+            return raw.decode("latin-1")  # a GGF file of the othello servers' era
         byte = raw[e.start : e.start + 1]
         raise RecordError(
             f"{path}: not a text game record (byte {e.start}, {byte!r}, is not UTF-8)"

@@ -16,6 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 import jax
 import numpy as np
 
+from jaxgames.core import check_one_game
 from jaxgames.view import BoardStyle, BoardView, Piece
 
 FILES = "abcdefghijklmnopqrstuvwxyz"
@@ -100,6 +101,7 @@ def text(
     legal: mark legal landing squares ``*`` and list them; numbers: each piece's move number
     (``X12``); flip: turn the board 180 degrees. Without a board view: the notation.
     """
+    check_one_game(state, "render.text")
     if last_move is None and history:
         last_move = history[-1]
     names = side_names(env)
@@ -409,6 +411,7 @@ def svg(
     ``pointer-events: all``), ``<g class="target" data-square="b3">`` per square and
     ``<g class="target" data-drop="C" data-owner="0|1">`` per piece in hand (the letter of a
     drop's notation)."""
+    check_one_game(state, "render.svg")
     width, height, items = _scene(
         state, env, history, last_move, legal, numbers, cell, flip, targets
     )

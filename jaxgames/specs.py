@@ -379,6 +379,26 @@ def runs_a_program(text: str) -> bool:
     return spec is not None
 
 
+def record_opponent(players: Sequence[str], env: Env) -> tuple[str, int] | None:
+    """(agent, the person's side) to continue a game record whose ``players`` (player 0's,
+    player 1's) are a person (``human``) and an agent that plays ``env``; ``("human", 0)`` for
+    two people; None when the record names no such pair. A record never names a program to
+    run: its ``nboard:`` agents are passed over (a file from anyone would otherwise run any
+    command)."""
+    if tuple(players) == ("human", "human"):
+        return "human", 0
+    for human in (0, 1):
+        agent = players[1 - human]
+        if players[human] != "human" or agent in ("human", "?") or runs_a_program(agent):
+            continue
+        try:
+            check_spec(agent, env)
+        except ValueError:
+            continue
+        return agent, human
+    return None
+
+
 def make_oracle(env: Env, *, empties: int | None = None) -> accuracy.Oracle:
     """What judges moves against perfect play on ``env`` (:mod:`jaxgames.evaluation.accuracy`):
     tic-tac-toe value iteration, else :func:`~jaxgames.evaluation.accuracy.default_oracle` (the

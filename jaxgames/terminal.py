@@ -519,6 +519,7 @@ class TerminalGame(GameLine):
         if not path:
             self.say("usage: save FILE")
             return
+        path = os.path.expanduser(path)  # ~/games/x.txt, as a shell would have it
         real = os.path.realpath(path)
         hint = "choose another name (a file saved in this session may be saved again)"
         check_output_path(path, "save", force=real in self.saved, overwrite_hint=hint)
@@ -583,7 +584,7 @@ def replay_session(
                 i = len(record.moves)
             elif cmd in ("s", "start"):
                 i = 0
-            elif cmd.isdigit():
+            elif cmd.isascii() and cmd.isdigit():
                 if int(cmd) > len(record.moves):
                     say(f"no move {cmd}: the game has {len(record.moves)} moves")
                     continue

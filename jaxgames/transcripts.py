@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import unicodedata
 from typing import Any, Sequence
 
 import jax
@@ -224,8 +225,17 @@ def from_ggf(text: str, source: str = "<ggf>") -> GameRecord:
     """The one GGF game in ``text`` as a checked record (see :func:`ggf_games` for several)."""
     games = ggf_games(text, source)
     if len(games) != 1:
-        raise RecordError(f"{source}: holds {len(games)} games; read them with ggf_games")
+        raise RecordError(
+            f"{source}: holds {len(games)} games; a record is one game: split the file, one "
+            "'(;...;)' per file (from Python, jaxgames.transcripts.ggf_games reads them all)"
+        )
     return games[0]
+
+
+def _plain(value: str) -> str:
+    """A GGF property's value on one line: control characters (line breaks, escapes) are
+    spaces, runs of spaces one."""
+    return " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in value).split())
 
 
 def _ggf_game(body: str, source: str) -> GameRecord:
@@ -236,7 +246,7 @@ def _ggf_game(body: str, source: str) -> GameRecord:
         if m.start() != pos:
             break
         pos = m.end()
-        key, value = m.group(1).upper(), m.group(2).strip()
+        key, value = m.group(1).upper(), _plain(m.group(2))
         if key in ("B", "W"):
             moves.append((value.split("/")[0].strip(), "BW".index(key)))
         elif key in props:
@@ -297,7 +307,7 @@ def _ggf_game(body: str, source: str) -> GameRecord:
 def _ggf_board(value: str, size: int | None, source: str) -> tuple[int, str]:
     """``BO[8 rows... side]`` -> (size, jaxgames position text)."""
     parts = value.split()
-    if len(parts) < 3 or not parts[0].isdigit():
+    if len(parts) < 3 or not (parts[0].isascii() and parts[0].isdigit()):
         raise RecordError(f"{source}: malformed BO[{value}]: expected 'N rows... side'")
     n, board, side = int(parts[0]), "".join(parts[1:-1]), parts[-1]
     if size is not None and n != size:
@@ -322,6 +332,7 @@ def parse_any(text: str, source: str = "<record>", validate: bool = True) -> Gam
     """A game record from its text in any format :func:`load` reads, every move checked
     (``validate=False``: a jaxgames record's moves are left to the caller's
     :func:`~jaxgames.records.replay`); :class:`RecordError` naming ``source``."""
+    text = text.removeprefix("\ufeff")  # a byte-order mark (text pasted from a file)
     body = text.strip()
     if body.startswith("(;"):
         return from_ggf(text, source=source)

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 import jaxgames
+from jaxgames import records, render
 from jaxgames.core import COMMON_FIELDS, GameState, GameStateBase
+from jaxgames.evaluation.match import arena
 from jaxgames.games import game_module
 
 # every variant of every registered game (reversi 6x6 and 8x8: jaxgames.games registry)
@@ -130,6 +132,57 @@ def test_text_round_trip_along_random_games(name, opts):
         np.testing.assert_array_equal(parsed.observation, s.observation)
         a = int(actions[t, 0])
         assert env.text_to_action(s, env.action_to_text(s, a)) == a
+
+
+@pytest.mark.parametrize(
+    "name,opts", CASES + [pytest.param("reversi", {"size": 4}, id="reversi-4")]
+)
+def test_finished_games_read_back_with_their_result(name, opts):
+    """The text of a game's final position reads back with the rewards its last move gave
+    (its result: a record starting there replays with it), whichever way the rules ended it:
+    a line or a full board, a disc majority after two passes, a try or a captured lion."""
+    env = jaxgames.make(name, **opts)
+    rand = jaxgames.random_policy
+    r = arena(rand, rand, env, 32, jax.random.PRNGKey(5), final_states=True)
+    ends = set()
+    for g in range(32):
+        s = jax.tree_util.tree_map(lambda x: x[g], r.states)
+        back = env.from_text(env.to_text(s))
+        assert records.result_of(back) == records.result_of(s), env.to_text(s)
+        np.testing.assert_array_equal(back.rewards, s.rewards)
+        ends.add((records.result_of(s), env.to_text(s).endswith(" end")))
+    assert len({result for result, _ in ends}) >= 2  # decisive games and others
+
+
+@pytest.mark.parametrize("name,opts", CASES)
+def test_one_game_functions_refuse_a_batch_and_equal_envs_are_equal(name, opts):
+    """A batch of games (or of keys) given where one is taken is one clear ValueError, not a
+    shape error from inside a game (or a silent answer for the first game); two envs made
+    alike are equal and hash alike (jit caches and compiled matches serve both)."""
+    env = jaxgames.make(name, **opts)
+    keys = jax.random.split(jax.random.PRNGKey(0), 3)
+    batch = jax.vmap(env.init)(keys)
+    calls = {
+        "env.step": lambda: env.step(batch, 0),
+        "env.step_checked": lambda: env.step_checked(batch, 0),
+        "env.to_text": lambda: env.to_text(batch),
+        "env.action_to_text": lambda: env.action_to_text(batch, 0),
+        "env.legal_actions": lambda: env.legal_actions(batch),
+        "render.text": lambda: render.text(batch, env),
+        "render.svg": lambda: render.svg(batch, env),
+    }
+    for what, call in calls.items():
+        with pytest.raises(
+            ValueError, match=rf"^{what} takes one game, got a batch of shape \(3,\)"
+        ):
+            call()
+    with pytest.raises(ValueError, match=r"env.init takes one key, got keys of shape \(3, 2\)"):
+        env.init(keys)
+    with pytest.raises(ValueError, match="takes one game"):
+        jax.jit(env.step)(batch, 0)  # refused while tracing too
+    twin = jaxgames.make(name, **opts)
+    assert twin == env and hash(twin) == hash(env) and twin is not env
+    assert env != jaxgames.make("reversi", size=4) and env != "env"
 
 
 @pytest.mark.parametrize("name,opts", CASES)

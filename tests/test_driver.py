@@ -182,6 +182,13 @@ def test_load_errors(tmp_path):
         load_policy(str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="no config.json"):
         load_policy(str(tmp_path))
+    with pytest.raises(ValueError, match=r"jaxgames.load_pretrained\('reversi6'\)"):
+        load_policy("pretrained:reversi6")  # a spec, not a folder: where to go instead
+    for seed in (0, 1):  # a parent of --seeds runs: name them
+        (tmp_path / f"seed{seed}").mkdir()
+        (tmp_path / f"seed{seed}" / "config.json").write_text("{}")
+    with pytest.raises(ValueError, match="holds the runs of seeds: seed0, seed1"):
+        load_policy(str(tmp_path))
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="corrupt"):
         load_policy(str(tmp_path))

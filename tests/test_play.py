@@ -230,6 +230,37 @@ def test_save_load_round_trip_and_replay(tmp_path):
     assert again.start is None and again.moves == played
 
 
+def test_load_continues_with_the_records_agent_and_side(tmp_path):
+    """``play --load`` takes the agent and the person's side from the record (the agent's
+    move stays the agent's when saved again); --agent / --color given choose otherwise."""
+    first, again, other = (str(tmp_path / f) for f in ("first.txt", "again.txt", "other.txt"))
+    argv = ["play", "--game", "tic_tac_toe", "--agent", "alphabeta:1", "--color", "second"]
+    assert play_main(argv, stdin=io.StringIO(f"save {first}\nquit\n"), stdout=io.StringIO()) == 0
+    rec = records.load(first)
+    assert rec.players == ("alphabeta:1", "human") and len(rec.moves) == 1  # X's opening
+    out = io.StringIO()
+    assert (
+        play_main(["play", "--load", first], stdin=io.StringIO(f"save {again}\nquit\n"), stdout=out)
+        == 0
+    )
+    assert "agent alphabeta:1 plays X" in out.getvalue(), out.getvalue()
+    back = records.load(again)
+    assert back.players == rec.players and back.moves == rec.moves  # the person is to move
+    argv = ["play", "--load", first, "--agent", "random", "--color", "first"]
+    assert play_main(argv, stdin=io.StringIO(f"save {other}\nquit\n"), stdout=io.StringIO()) == 0
+    mine = records.load(other)
+    assert mine.players == ("human", "random") and len(mine.moves) == 2  # random played O
+
+
+def test_replay_takes_only_plain_move_numbers(tmp_path):
+    """A superscript digit is an unknown command in replay, not the end of the session."""
+    path = str(tmp_path / "g.txt")
+    records.save(path, records.GameRecord(game="tic_tac_toe", moves=["b2", "a1"]))
+    out = io.StringIO()
+    assert play_main(["replay", path], stdin=io.StringIO("\u00b2\n2\nq\n"), stdout=out) == 0
+    assert "unknown command '\u00b2'" in out.getvalue() and "move 2/2> " in out.getvalue()
+
+
 def test_corrupt_record_is_one_line_error(tmp_path, capsys):
     path = tmp_path / "bad.txt"
     path.write_text("game: tic_tac_toe\n\nb2\na1\nb2\n")

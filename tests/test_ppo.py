@@ -20,6 +20,7 @@ from jaxgames.agents.common import (
     negamax_gae,
     sample_masked,
 )
+from jaxgames.specs import make_partners
 
 
 def tiny_config(**kw):
@@ -258,7 +259,34 @@ def test_vmap_over_seeds_gives_different_runs():
     assert int(states.update[0]) == 4
 
 
+def test_make_train_plays_the_partners_it_is_given_and_refuses_the_drivers_fields():
+    """make_train(config) with partners named by spec and no policies (they used to play at
+    random, silently) or with init_from (ignored) is a one-line error; given the policies,
+    the games against the partner are its games: perfect play never loses."""
+    config = tiny_config(num_envs=16, partners={"perfect": 0.5}, total_steps=512)
+    with pytest.raises(ValueError, match="names opponents that make_train cannot build"):
+        ppo.make_train(config)
+    with pytest.raises(ValueError, match="init_from='pretrained:tic_tac_toe'"):
+        ppo.make_train(tiny_config(init_from="pretrained:tic_tac_toe"))
+    partners = make_partners(config.partners, config.make_env())
+    _, metrics = jax.jit(ppo.make_train(config, partners))(jax.random.PRNGKey(0))
+    assert float(jnp.max(metrics["win_vs_perfect"])) == 0.0
+    assert float(jnp.max(metrics["loss_vs_perfect"])) > 0.0
+
+
 # ---------------------------------------------------------------------------- config
+def test_default_config_names_a_misspelt_field_with_or_without_scaling():
+    """A misspelt override is one ValueError naming it (it was a bare TypeError without
+    scale_envs), and the fields take dashes as override() does."""
+    for scale in (None, 64):
+        with pytest.raises(ValueError, match="unknown config field 'num_env' for PPOConfig"):
+            presets.default_config("ppo", "tic_tac_toe", scale_envs=scale, num_env=32)
+    assert presets.default_config("ppo", "tic_tac_toe", **{"num-envs": 32}).num_envs == 32
+    for field, value in (("game_options", None), ("net", None), ("partners", ["random"])):
+        with pytest.raises(ValueError, match=f"invalid {field}=.*: must be a mapping"):
+            ppo.PPOConfig(**{field: value})
+
+
 @pytest.mark.parametrize(
     "field, value, match",
     [

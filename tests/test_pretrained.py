@@ -393,3 +393,13 @@ def test_export_round_trip(tmp_path, capsys):
         load_agent(out)
     with open(os.path.join(out, "card.json")) as f:
         json.load(f)  # untouched by the failed loads
+
+
+def test_a_policy_given_another_board_says_so():
+    """A network asked about observations of another shape (reversi8 on a 6x6 board) is one
+    ValueError naming both shapes, not a parameter-shape error from inside flax."""
+    key = jax.random.PRNGKey(0)
+    policy = jaxgames.load_pretrained("reversi8")
+    with pytest.raises(ValueError, match=r"shape \(8, 8, 2\).*got \(6, 6, 2\).*board size"):
+        policy(key, jaxgames.make("reversi", size=6).init(key))
+    assert 0 <= int(policy(key, jaxgames.make("reversi", size=8).init(key))) < 65

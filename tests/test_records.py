@@ -87,6 +87,7 @@ HEADER = (
         (HEADER.replace("player0: human", "player0 human"), 4, "header line"),
         (HEADER.replace("game: tic_tac_toe\n", ""), 1, "no 'game"),
         (HEADER.replace("result: *", "start: XXX...... O"), 6, "bad start position"),
+        (HEADER.replace("player1: random", "player1: \x1b[2Jx"), 5, "control character"),
     ],
 )
 def test_corrupt_records_name_the_line(tmp_path, text, line, fragment):
@@ -98,6 +99,19 @@ def test_corrupt_records_name_the_line(tmp_path, text, line, fragment):
     assert msg.startswith(f"{path}:{line}: "), msg
     assert fragment in msg, msg
     assert isinstance(err.value, ValueError)
+
+
+def test_a_record_from_a_decided_position_has_its_result(tmp_path):
+    """A record starting where the game is already decided (X has a line; a full reversi
+    board) reads back with that result, and a file with a byte-order mark is read."""
+    won = HEADER.replace("result: *", "start: XXXOO.... O\nresult: 1-0")
+    path = tmp_path / "won.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + won.encode())
+    rec = records.load(str(path))
+    assert rec.game == "tic_tac_toe" and records.result_of(records.replay(rec)[1][-1]) == "1-0"
+    with pytest.raises(records.RecordError, match="does not match"):
+        path.write_text(won.replace("result: 1-0", "result: 1/2-1/2"))
+        records.load(str(path))
 
 
 def test_load_without_validation_keeps_illegal_moves(tmp_path):

@@ -185,6 +185,29 @@ def test_only_reversi_has_transcripts():
         transcripts.to_ggf(record)
 
 
+def test_foreign_files_read_with_plain_headers(tmp_path):
+    """GGF as the othello servers wrote it: Latin-1 names, line breaks or escapes inside a
+    value (kept on one line, as plain text), several games (named, with the way out); and a
+    final position given as the board reads back with its result."""
+    game = random_game(8, 2)
+    text = transcripts.to_ggf(game)
+    for name, raw in (
+        ("latin1.ggf", text.replace("PB[", "PB[St\xe9phane ").encode("latin-1")),
+        ("bom.ggf", b"\xef\xbb\xbf" + text.replace("PB[", "PB[\x1b[2J\nx ").encode()),
+    ):
+        (tmp_path / name).write_bytes(raw)
+        rec = transcripts.load(str(tmp_path / name))
+        assert (
+            rec.moves == game.moves and "\n" not in rec.players[0] and "\x1b" not in rec.players[0]
+        )
+    assert transcripts.load(str(tmp_path / "latin1.ggf")).players[0].startswith("Stéphane ")
+    (tmp_path / "two.ggf").write_text(text + "\n" + text + "\n")
+    with pytest.raises(RecordError, match="holds 2 games; a record is one game: split the file"):
+        transcripts.load(str(tmp_path / "two.ggf"))
+    full = "(;GM[Othello]BO[4 **** **** **** **OO O];)"
+    assert transcripts.from_ggf(full).result == "1-0"
+
+
 def test_load_reads_every_format(tmp_path):
     game = random_game(8, 1)
     files = {

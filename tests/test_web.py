@@ -167,6 +167,32 @@ def test_api_errors_are_one_line_and_the_game_goes_on(board):
     assert set(re.findall(r"https?://[^\s\"'`)]+", page)) == {"http://www.w3.org/2000/svg"}
 
 
+def test_malformed_requests_are_answered_at_once_and_change_nothing(board, capsys):
+    """A Content-Length that is negative or not a number is a 400 at once (a negative one
+    used to read until the client gave up, then play the move); a fractional number of
+    simulations is refused; a client gone before its answer leaves the terminal quiet."""
+    client = board("tic_tac_toe", "random", 0)
+    host, port = client.server.server_address[:2]
+    for length in ("-1", "ten"):
+        with socket.create_connection((host, port), timeout=30) as sock:
+            head = (
+                f"POST /api/move HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"X-Jaxgames-Token: {client.server.token}\r\nContent-Length: {length}\r\n\r\n"
+            )
+            sock.sendall(head.encode() + b'{"move": "b2"}')
+            answer = sock.recv(65536).decode()  # before the client closes its side
+        assert answer.startswith("HTTP/1.0 400") and "Content-Length" in answer, answer
+    assert client.ok("GET", "/api/state")["moves"] == []  # the move was never played
+    status, data = client.call("POST", "/api/new", {"agent": "uct:1", "simulations": 1.5})
+    assert status == 400 and "expected an integer, got 1.5" in data["error"]
+    for error in (BrokenPipeError(32, "Broken pipe"), ValueError("boom")):
+        try:
+            raise error
+        except Exception:
+            client.server.handle_error(None, ("127.0.0.1", 1))
+    assert capsys.readouterr().err == "warning: a request failed: boom\n"
+
+
 def test_api_hint_is_the_agents_probabilities_and_value(board):
     """The hint's probabilities and value are the shipped agent's own (computed here
     independently of the server)."""

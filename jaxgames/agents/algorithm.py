@@ -10,7 +10,7 @@ chunk is a pure function and a restored checkpoint continues bit-exactly.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -71,6 +71,27 @@ class Algorithm:
             return jax.lax.scan(lambda s, _: self.chunk(s), state, None, length=self.num_chunks)
 
         return train
+
+
+def check_standalone(config: Any, partners: Mapping[str, Any] | None) -> None:
+    """``make_train(config, partners)`` runs what it is given, so the config fields that only
+    the run driver (:func:`jaxgames.training.run_training`) applies are refused here rather
+    than dropped: training partners named by spec without their policies (they would play at
+    random), and ``init_from`` (the driver loads that agent). ``eval_games`` and the other
+    evaluation and checkpoint fields are the driver's: ``make_train`` returns the training
+    metrics alone."""
+    if config.partners and partners is None:
+        raise ValueError(
+            f"config.partners={dict(config.partners)!r} names opponents that make_train cannot "
+            "build itself; pass their policies, make_train(config, partners=jaxgames.specs."
+            "make_partners(config.partners, config.make_env())), or train with "
+            "jaxgames.training.run_training"
+        )
+    if getattr(config, "init_from", None):
+        raise ValueError(
+            f"config.init_from={config.init_from!r}: make_train starts from a fresh network; "
+            "jaxgames.training.run_training starts from that agent"
+        )
 
 
 # ----------------------------------------------------------------------------- shared building

@@ -32,7 +32,7 @@ from flax import struct
 
 from jaxgames import distributed
 from jaxgames.agents import presets
-from jaxgames.agents.algorithm import Algorithm
+from jaxgames.agents.algorithm import Algorithm, check_standalone
 from jaxgames.agents.common import Agent, batch_observation, masked_log_probs
 from jaxgames.agents.games_batch import TrainingGames
 from jaxgames.agents.replay import TrajectoryBuffer, TrajectoryBufferState, make_trajectory_buffer
@@ -281,7 +281,9 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
     return setup.algorithm("alphazero", config, update, init=init, partition=partition)
 
 
-def make_train(config: AlphaZeroConfig):
+def make_train(config: AlphaZeroConfig, partners: Mapping[str, Any] | None = None):
     """``train(key) -> (AlphaZeroState, metrics)``: the whole run as one pure, jittable,
-    vmappable function (metrics float32[num_chunks] per name)."""
-    return make_algorithm(config).make_train()
+    vmappable function (metrics float32[num_chunks] per name); ``partners``: the policies of
+    ``config.partners`` (:func:`~jaxgames.agents.algorithm.check_standalone`)."""
+    check_standalone(config, partners)
+    return make_algorithm(config, partners).make_train()

@@ -229,8 +229,16 @@ class Agent:
 
     def apply(self, params: Any, obs: Array) -> tuple[Array, Array]:
         """obs float32[*observation_shape] or float32[B, *observation_shape]
-        -> (logits float32[(B,) A], value float32[(B,)])."""
-        single = obs.ndim == len(self.observation_shape)
+        -> (logits float32[(B,) A], value float32[(B,)]); ``ValueError`` for observations of
+        another shape (a policy given another game or board size)."""
+        n = len(self.observation_shape)
+        if tuple(obs.shape[-n:]) != self.observation_shape or obs.ndim not in (n, n + 1):
+            raise ValueError(
+                f"this network takes observations of shape {self.observation_shape} (one game, "
+                f"or a batch of them), got {tuple(obs.shape)}: is it playing another game or "
+                "board size than it was trained on?"
+            )
+        single = obs.ndim == n
         x = obs[None] if single else obs
         if self.symmetries is None:
             logits, value = self.network.apply(params, self.network_input(x))

@@ -57,7 +57,7 @@ def _coerce(name: str, kind: Any, value: Any) -> Any:
         return str(value)
     if origin is dict:
         if not isinstance(value, Mapping):
-            fail(name, value, "must be a mapping such as {'size': 6}")
+            fail(name, value, "must be a mapping (a dict of key: value)")
         return {str(k): (tuple(v) if isinstance(v, list) else v) for k, v in value.items()}
     return value
 
@@ -110,11 +110,14 @@ class TrainConfig:
     init_from: str = ""
 
     def __post_init__(self) -> None:
+        types = self.field_types()
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
             if isinstance(v, np.generic):  # a NumPy scalar: the Python value it holds
                 object.__setattr__(self, f.name, v := v.item())
-            if isinstance(v, dict):  # keep configs comparable with their JSON round trip
+            # a mapping field holds a plain dict (comparable with its JSON round trip); any
+            # other value there is a ValueError naming the field
+            if isinstance(v, dict) or (typing.get_origin(types[f.name]) or types[f.name]) is dict:
                 object.__setattr__(self, f.name, _coerce(f.name, dict, v))
         self.validate()
         self.check_schedule()

@@ -41,6 +41,7 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    check_standalone,
     chunked_algorithm,
     make_agent,
     make_optimizer,
@@ -460,7 +461,9 @@ def make_algorithm(config: DQNConfig, partners: Mapping[str, Any] | None = None)
     return chunked_algorithm("dqn", config, env, agent, init, update, **fields)
 
 
-def make_train(config: DQNConfig):
+def make_train(config: DQNConfig, partners: Mapping[str, Any] | None = None):
     """``train(key) -> (DQNState, metrics)``: the whole run as one pure, jittable,
-    vmappable function (metrics float32[num_chunks] per name)."""
-    return make_algorithm(config).make_train()
+    vmappable function (metrics float32[num_chunks] per name); ``partners``: the policies of
+    ``config.partners`` (:func:`~jaxgames.agents.algorithm.check_standalone`)."""
+    check_standalone(config, partners)
+    return make_algorithm(config, partners).make_train()

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.agents import presets
-from jaxgames.agents.algorithm import Algorithm
+from jaxgames.agents.algorithm import Algorithm, check_standalone
 from jaxgames.agents.common import (
     Agent,
     action_log_prob,
@@ -141,7 +141,9 @@ def make_algorithm(config: PPOConfig, partners: Mapping[str, Any] | None = None)
     return setup.algorithm("ppo", config, update)
 
 
-def make_train(config: PPOConfig):
+def make_train(config: PPOConfig, partners: Mapping[str, Any] | None = None):
     """``train(key) -> (PPOState, metrics)``: the whole run as one pure, jittable,
-    vmappable function (metrics float32[num_chunks] per name)."""
-    return make_algorithm(config).make_train()
+    vmappable function (metrics float32[num_chunks] per name); ``partners``: the policies of
+    ``config.partners`` (:func:`~jaxgames.agents.algorithm.check_standalone`)."""
+    check_standalone(config, partners)
+    return make_algorithm(config, partners).make_train()

@@ -185,10 +185,8 @@ def default_config(
     values: dict[str, Any] = dict(PRESETS[algorithm].get(game, {}))
     if quick:
         values.update(QUICK[algorithm])
-    if scale_envs is None:
-        values.update(overrides)
     resolved = {k: v(options) if callable(v) else v for k, v in values.items()}
     config = config_class(game=game, game_options=options, **resolved)
-    if scale_envs is None:
-        return config
-    return config.scaled_to(scale_envs).override(overrides)
+    if scale_envs is not None:
+        config = config.scaled_to(scale_envs)
+    return config.override(overrides)  # a field named wrong is a ValueError naming it

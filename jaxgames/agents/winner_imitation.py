@@ -26,6 +26,7 @@ from jaxgames.agents import presets
 from jaxgames.agents.algorithm import (
     Algorithm,
     check_config_type,
+    check_standalone,
     chunked_algorithm,
     make_agent,
     make_optimizer,
@@ -254,5 +255,7 @@ def make_algorithm(
 
 
 def make_train(config: WinnerImitationConfig):
-    """``train(key) -> (WIState, metrics)``: the whole run as one pure, jittable function."""
+    """``train(key) -> (WIState, metrics)``: the whole run as one pure, jittable function
+    (:func:`~jaxgames.agents.algorithm.check_standalone`)."""
+    check_standalone(config, None)
     return make_algorithm(config).make_train()

@@ -12,6 +12,7 @@ from jaxgames import records, render, transcripts
 from jaxgames.cli.options import add_game_arguments, check_spec_texts, make_env
 from jaxgames.games import shared_env
 from jaxgames.runs.outputs import check_output_path
+from jaxgames.specs import record_opponent
 from jaxgames.terminal import COLORS, TerminalGame, one_line, replay_session
 from jaxgames.validation import check_seed
 from jaxgames.web import BoardServer, WebGame, agent_spec, serve
@@ -24,25 +25,27 @@ def run_play(
     try:
         check_seed("--seed", args.seed)
         check_spec_texts(args.agent, args.hint)
-        color = args.color.strip().lower()
-        if color not in COLORS:
+        if args.color is not None and args.color.strip().lower() not in COLORS:
             raise ValueError(f"unknown colour {args.color!r}; use one of {', '.join(COLORS)}")
-        start, moves = None, None
+        start, moves, found = None, None, None
         if args.load:
             record = transcripts.load(args.load)
             env, states = records.replay(record)
             # a record from the standard position stays one (no start: line when saved again)
             start = None if record.start is None else states[0]
             moves = record.moves
+            found = record_opponent(record.players, env)  # its agent and its person's side
         else:
             env = make_env(args)
+        agent_text = args.agent or (found[0] if found else "random")
+        side = COLORS[args.color.strip().lower()] if args.color else found[1] if found else 0
         if args.web:
             env = shared_env(env.name, **env.config)  # one env: compiled calls are shared
-            agent = agent_spec(args.agent, args.simulations)
+            agent = agent_spec(agent_text, args.simulations)
             first = WebGame(
                 env,
                 agent,
-                COLORS[color],
+                side,
                 hint=args.hint,
                 seed=args.seed,
                 start=start,
@@ -53,7 +56,7 @@ def run_play(
             if args.simulations:
                 raise ValueError("--simulations is for --web; in the terminal use mcts:N:<agent>")
             shown = dict(legal=args.legal, numbers=args.numbers, hint=args.hint, seed=args.seed)
-            game = TerminalGame(env, args.agent, COLORS[color], stdin=stdin, stdout=stdout, **shown)
+            game = TerminalGame(env, agent_text, side, stdin=stdin, stdout=stdout, **shown)
     except (ValueError, OSError) as e:
         print(f"error: {one_line(e)}", file=sys.stderr)
         return 2
@@ -103,16 +106,18 @@ def add_command(subparsers: Any) -> None:
     add_game_arguments(p)
     p.add_argument(
         "--agent",
-        default="random",
+        default=None,
         help="opponent: any opponent spec (random, greedy, alphabeta:D, perfect, a run "
-        "directory, mcts:N:<run directory>, ...) or human (default: random)",
+        "directory, mcts:N:<run directory>, ...) or human (default: random; with --load, "
+        "the record's agent)",
     )
     p.add_argument(
         "--color",
         "--colour",
         dest="color",
-        default="first",
-        help="your side: first/black/x/sente or second/white/o/gote (default: first)",
+        default=None,
+        help="your side: first/black/x/sente or second/white/o/gote (default: first; with "
+        "--load, the record's person's side)",
     )
     p.add_argument(
         "--hint", default=None, metavar="SPEC", help="policy asked by 'hint' (default: the agent)"

@@ -433,10 +433,11 @@ def arena(
     fingerprint: bool = False,
     batch: int | None = None,
 ) -> MatchResult:
-    """``n_games`` of A against B from the start, colours as :func:`arena_layout`, so
-    ``arena(a, b).swapped() == arena(b, a)`` for even ``n_games``; both policies run on every
-    game. ``opening_plies`` random plies first; ``max_plies`` cap (unfinished games are
-    draws); ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side);
+    """``n_games`` of A against B from the start, colours as :func:`arena_layout`, so for
+    even ``n_games`` ``arena(b, a)`` plays the games of ``arena(a, b).swapped()`` (the same
+    records, each half of the games in the other's place); both policies run on every game.
+    ``opening_plies`` random plies first; ``max_plies`` cap (unfinished games are draws);
+    ``final_states`` / ``snapshot``: kept in the :class:`MatchResult` (A's side);
     ``fingerprint``: its records count the distinct games (:attr:`MatchResult.keys`);
     ``batch``: at most this many games at once (default :data:`BATCH`), the same games
     whatever it is (each game's random numbers follow its id).

@@ -30,7 +30,14 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxgames.core import Env, GameStateBase, action_index, common_fields, winner_rewards
+from jaxgames.core import (
+    Env,
+    GameStateBase,
+    action_index,
+    check_one_game,
+    common_fields,
+    winner_rewards,
+)
 from jaxgames.games import grid
 from jaxgames.games.bitboard import (
     Words,
@@ -417,6 +424,7 @@ class Reversi(Env):
 
     # ------------------------------------------------------------------- text
     def to_text(self, state) -> str:
+        check_one_game(state, "env.to_text")
         values = cells(self.geo, state)
         text = f"{''.join('-XO'[v] for v in values)} {'XO'[int(state.current_player)]}"
         over = bool(state.terminated) or bool(state.truncated)
@@ -437,14 +445,25 @@ class Reversi(Env):
         white = pack_mask(np.array(values) == 2)
         mover, opp = (black, white) if side == 0 else (white, black)
         nb, nw = values.count(1), values.count(2)
-        terminated = over or _board_over(values)
         mw = tuple(jnp.uint32(x) for x in mover)
         ow = tuple(jnp.uint32(x) for x in opp)
-        return self._make_state_fn(
-            mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated), jnp.zeros(2, jnp.float32)
-        )
+        zeros = jnp.zeros(2, jnp.float32)
+
+        def can_place(p, o) -> bool:
+            s = self._make_state_fn(p, o, 0, nb + nw - 4, False, jnp.bool_(False), zeros)
+            return bool(jnp.any(s.legal_action_mask[:-1]))
+
+        # decided by the rules (the disc majority wins): a full or one-coloured board, or a
+        # game marked over where neither side can place (it ended with two passes); marked
+        # over with a placement left, it ended otherwise (an illegal move): no result known
+        decided = _board_over(values) or (over and not can_place(mw, ow) and not can_place(ow, mw))
+        winner = 0 if nb > nw else 1 if nw > nb else -1
+        rewards = winner_rewards(jnp.int32(winner)) if decided else zeros
+        terminated = over or _board_over(values)
+        return self._make_state_fn(mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated), rewards)
 
     def action_to_text(self, state, action: int) -> str:
+        check_one_game(state, "env.action_to_text")
         a = action_index(action)
         if not 0 <= a < self.num_actions:
             raise ValueError(f"action {a} is out of range 0..{self.num_actions - 1}")

@@ -15,7 +15,14 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxgames.core import Env, GameStateBase, action_index, common_fields, winner_rewards
+from jaxgames.core import (
+    Env,
+    GameStateBase,
+    action_index,
+    check_one_game,
+    common_fields,
+    winner_rewards,
+)
 from jaxgames.games import grid
 from jaxgames.validation import quote
 from jaxgames.view import BoardStyle, BoardView, Piece
@@ -77,9 +84,11 @@ def winner_of(board: jax.Array) -> jax.Array:
 def make_state(
     spec: TicTacToeSpec, board: jax.Array, current_player: jax.Array, step_count: jax.Array
 ) -> TicTacToeState:
-    """State for ``board`` with ``current_player`` to move; ends the game if it is decided."""
+    """State for ``board`` with ``current_player`` to move; ends the game if it is decided
+    (the winner's rewards +1 / -1, as the move that made the line gave them)."""
     board = jnp.asarray(board, jnp.int32)
-    terminated = (winner_of(board) >= 0) | jnp.all(board != EMPTY)
+    winner = winner_of(board)
+    terminated = (winner >= 0) | jnp.all(board != EMPTY)
     return TicTacToeState(
         board=board,
         **common_fields(
@@ -87,6 +96,7 @@ def make_state(
             legal_action_mask=(board == EMPTY) & ~terminated,
             terminated=terminated,
             step_count=step_count,
+            rewards=winner_rewards(winner),  # a decided board: as the move that decided it
         ),
     )
 
@@ -100,9 +110,7 @@ def step(spec: TicTacToeSpec, state: TicTacToeState, action: jax.Array) -> TicTa
     """Place the mover's mark on empty square ``action`` (int32[])."""
     mover = state.current_player
     board = state.board.at[action].set(mover)
-    nxt = make_state(spec, board, 1 - mover, state.step_count + 1)
-    won = has_line(board, mover)
-    return nxt.replace(rewards=winner_rewards(jnp.where(won, mover, -1)))
+    return make_state(spec, board, 1 - mover, state.step_count + 1)  # a line: the mover's
 
 
 def heuristic(spec: TicTacToeSpec, state: TicTacToeState) -> jax.Array:
@@ -160,6 +168,7 @@ class TicTacToe(Env):
         return board_view(self.spec, state)
 
     def to_text(self, state: TicTacToeState) -> str:
+        check_one_game(state, "env.to_text")
         board = [int(v) for v in state.board]
         cells = "".join(".XO"[v + 1] for v in board)
         text = f"{cells} {'XO'[int(state.current_player)]}"
@@ -191,6 +200,7 @@ class TicTacToe(Env):
         return state
 
     def action_to_text(self, state, action: int) -> str:
+        check_one_game(state, "env.action_to_text")
         action = action_index(action)
         if not 0 <= action < 9:
             raise ValueError(f"action {action} is out of range 0..8")

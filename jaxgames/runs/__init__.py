@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from typing import Any
 
 import jax
@@ -66,10 +67,23 @@ def _check_rules(run_dir: str, data: dict[str, Any]) -> None:
 def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
     """(path of config.json, its parsed content); errors as :func:`read_run_config`."""
     if not os.path.isdir(run_dir):
-        raise RunNotFoundError(f"run directory {run_dir!r} does not exist")
+        hint = ""
+        if str(run_dir).startswith("pretrained:"):  # a player spec, not a folder
+            hint = (
+                f"; a shipped agent is jaxgames.load_pretrained({str(run_dir)[11:]!r}) (any "
+                "spec: jaxgames.specs.make_opponent)"
+            )
+        raise RunNotFoundError(f"run directory {run_dir!r} does not exist{hint}")
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
-        raise RunNotFoundError(f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}")
+        seeds = sorted(
+            d for d in os.listdir(run_dir) if re.fullmatch(r"seed\d+", d)
+            and os.path.exists(os.path.join(run_dir, d, CONFIG_FILE))
+        )  # fmt: skip
+        hint = f"; it holds the runs of seeds: {', '.join(seeds)} (load one)" if seeds else ""
+        raise RunNotFoundError(
+            f"{run_dir!r} is not a training run: it has no {CONFIG_FILE}{hint}"
+        )
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)

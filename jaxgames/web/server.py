@@ -26,12 +26,13 @@ import http.server
 import json
 import pathlib
 import secrets
+import sys
 import threading
 import urllib.parse
 from typing import Any, Callable
 
 from jaxgames import records, transcripts
-from jaxgames.specs import check_spec, runs_a_program
+from jaxgames.specs import check_spec, record_opponent
 from jaxgames.terminal import one_line
 from jaxgames.web.session import (
     Display,
@@ -70,6 +71,13 @@ class BoardServer(http.server.ThreadingHTTPServer):
         self.token = secrets.token_urlsafe(24)
         self.lock = threading.Lock()
         self.page = PAGE.read_text(encoding="utf-8").replace("__TOKEN__", self.token)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A page closed or reloaded before its answer (the connection gone) is nothing to
+        report; anything else is one line on stderr, never a traceback."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            print(f"warning: a request failed: {one_line(error)}", file=sys.stderr)
 
     @property
     def port(self) -> int:
@@ -152,31 +160,24 @@ class BoardServer(http.server.ThreadingHTTPServer):
 
 def _opponent(record: records.GameRecord, old: WebGame, env: Any) -> tuple[str, int]:
     """(agent, human's side) to continue ``record`` with: the record's agent against its
-    human where it names one that plays ``env``, else the current game's agent (``random``
-    for another game) and colour. A record never names a program to run: its ``nboard:``
-    agents are passed over (a file from anyone would otherwise run any command)."""
-    players = record.players
-    if players == ("human", "human"):
-        return "human", 0
-    for human in (0, 1):
-        agent = players[1 - human]
-        if runs_a_program(agent):
-            continue
-        if players[human] == "human" and agent not in ("human", "?"):
-            try:
-                check_spec(agent, env)
-            except ValueError:
-                continue
-            return agent, human
+    human (:func:`~jaxgames.specs.record_opponent`), else the current game's agent
+    (``random`` for another game) and colour."""
+    found = record_opponent(record.players, env)
+    if found is not None:
+        return found
     same = (old.env.name, dict(old.env.config)) == (env.name, dict(env.config))
     return ((old.agent or "human") if same else "random"), old.human
 
 
 def _int(value: Any) -> int:
-    try:
+    """An integer of a request: a JSON integer (a float only when whole) or its text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
         return int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"expected an integer, got {value!r}") from None
+    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal() and value.isascii():
+        return int(value)
+    raise ValueError(f"expected an integer, got {value!r}")
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -243,9 +244,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             query_items = urllib.parse.parse_qs(query, keep_blank_values=True).items()
             flags = {k: v[-1] not in ("0", "false", "") for k, v in query_items}
             return {"display": flags}
-        size = int(self.headers.get("Content-Length") or 0)
-        if size > MAX_BODY:
-            raise ValueError(f"request of {size:,} bytes; at most {MAX_BODY:,}")
+        text = self.headers.get("Content-Length") or "0"
+        try:
+            size = int(text)
+        except ValueError:
+            raise ValueError(f"Content-Length {text!r} is not a number of bytes") from None
+        if not 0 <= size <= MAX_BODY:
+            raise ValueError(f"request of {size:,} bytes; between 0 and {MAX_BODY:,}")
         raw = self.rfile.read(size) if size else b"{}"
         try:
             body = json.loads(raw or b"{}")

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Env
+from jaxgames.core import Env, check_one_game
 from jaxgames.games.animal_shogi import notation, rules
 from jaxgames.games.animal_shogi.rules import AnimalShogiSpec, AnimalShogiState
 from jaxgames.validation import quote
@@ -73,6 +73,7 @@ class AnimalShogi(Env):
         return notation.board_view(self.spec, state)
 
     def to_text(self, state: AnimalShogiState) -> str:
+        check_one_game(state, "env.to_text")
         # a draw by repetition or an illegal move: the only ends the position does not show
         unseen_end = bool(state.terminated) and int(state.winner) < 0
         return notation.position_text(
@@ -97,6 +98,7 @@ class AnimalShogi(Env):
         return state
 
     def action_to_text(self, state: AnimalShogiState, action: int) -> str:
+        check_one_game(state, "env.action_to_text")
         return notation.action_text(action, int(state.current_player))
 
     def text_to_action(self, state: AnimalShogiState, text: str) -> int:

@@ -242,7 +242,8 @@ def apply_action(view: jax.Array, own_hand: jax.Array, action: jax.Array):
 
 def make_state(spec: AnimalShogiSpec, board, hand, player, step_count) -> AnimalShogiState:
     """State of any position without history (board int32[12], hand int32[2, 3]): a finished
-    try if the side not to move has its lion on its far rank, lost if the mover cannot move."""
+    try if the side not to move has its lion on its far rank, lost if the mover cannot move
+    (the rewards +1 / -1 of the move that decided it)."""
     board = jnp.asarray(board, jnp.int32)
     hand = jnp.asarray(hand, jnp.int32)
     chex.assert_shape(board, (NUM_SQUARES,))
@@ -258,6 +259,7 @@ def make_state(spec: AnimalShogiSpec, board, hand, player, step_count) -> Animal
     key = position_key(board, hand, player)
     history = jnp.full((max_steps, 2), NO_POSITION, jnp.uint32)
     history = jnp.where((jnp.arange(max_steps) == step_count)[:, None], key[None, :], history)
+    winner = jnp.where(lost, 1 - player, -1).astype(jnp.int32)
     return AnimalShogiState(
         board=board,
         hand=hand,
@@ -267,8 +269,9 @@ def make_state(spec: AnimalShogiSpec, board, hand, player, step_count) -> Animal
             terminated=lost,
             truncated=~lost & (step_count >= max_steps),
             step_count=step_count,
+            rewards=winner_rewards(winner),  # a decided position: as the move that decided it
         ),
-        winner=jnp.where(lost, 1 - player, -1).astype(jnp.int32),
+        winner=winner,
         repetitions=jnp.int32(0),
         history=history,
     )
