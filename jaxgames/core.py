@@ -301,6 +301,16 @@ def check_rules_version(what: str, game: str, recorded: Any, current: int) -> No
         )
 
 
+def check_player(player: Any) -> None:
+    """``ValueError`` for a player id known on the host (not traced) that is not 0 or 1
+    (one id, or one per game)."""
+    if isinstance(player, jax.core.Tracer):
+        return
+    ids = np.asarray(player)
+    if ids.dtype.kind not in "iu" or np.any((ids < 0) | (ids > 1)):
+        raise ValueError(f"a player id is 0 or 1, got {player!r}")
+
+
 def check_one_game(state: GameState, what: str, *, vmappable: bool = False) -> None:
     """``ValueError`` when ``state`` is a batch of games where ``what`` takes one (the shape is
     known while tracing too); ``vmappable``: the message offers ``jax.vmap(what)``."""
@@ -439,6 +449,7 @@ class Env(abc.ABC):
     def observe(self, state: GameState, player: Array) -> Array:
         """float32[observation_shape]: ``state`` from ``player``'s side, whoever moves (the
         default sets ``current_player``; games stored relative to the mover override it)."""
+        check_player(player)
         return state.replace(current_player=jnp.asarray(player, jnp.int32)).observation
 
     def heuristic(self, state: GameState) -> Array:

@@ -200,6 +200,10 @@ def test_observe_takes_a_batch_or_one_state(name, opts):
         mover = np.asarray(players == batch.current_player)
         np.testing.assert_array_equal(views[mover], batch.observation[mover])
         assert not np.array_equal(views[~mover], batch.observation[~mover])
+    one = jax.tree_util.tree_map(lambda x: x[0], batch)
+    for bad in (2, -1, jnp.array([0, 2, 1]), 0.5):  # a player id known on the host
+        with pytest.raises(ValueError, match="a player id is 0 or 1"):
+            env.observe(batch if jnp.ndim(bad) else one, bad)
 
 
 @pytest.mark.parametrize("name,opts", CASES)

@@ -35,6 +35,7 @@ from jaxgames.core import (
     GameStateBase,
     action_index,
     check_one_game,
+    check_player,
     common_fields,
     winner_rewards,
 )
@@ -402,6 +403,7 @@ class Reversi(Env):
 
     def observe(self, state, player):
         """The planes swapped for the player not to move (discs are stored by mover)."""
+        check_player(player)
         obs = state.observation
         same = jnp.asarray(player) == state.current_player  # [] or the batch's axes
         same = same.reshape(same.shape + (1,) * len(self.observation_shape))
