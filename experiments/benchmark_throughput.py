@@ -8,7 +8,7 @@ an auto-reset written like ``jaxgames.step_autoreset`` when it has the game and 
 
     python experiments/benchmark_throughput.py --games reversi8 reversi6 animal_shogi \\
         tic_tac_toe --batch-sizes 1 4 16 64 256 1024 4096 16384 --steps 200 --out runs/throughput
-    python experiments/benchmark_throughput.py --quick   # < 1 minute
+    python experiments/benchmark_throughput.py --quick   # a small grid
     python experiments/benchmark_throughput.py --devices 1 2 4 --no-pgx \\
         --games reversi8 tic_tac_toe --batch-sizes 1024 16384 --out runs/throughput_devices
 

@@ -50,8 +50,8 @@ LADDERS: dict[str, tuple[str, dict, list[str], int, int]] = {
     "reversi8": (
         "reversi",
         {"size": 8},
-        # the order the shipped ladder was built with (its pairings; uct:1000 rates below
-        # engine:1, docs/ladders.md); engine:5 to engine:7 extend it (--extend)
+        # the order the shipped ladder was built with (its pairings, docs/ladders.md);
+        # engine:5 to engine:7 extend it (--extend)
         [
             "random",
             "greedy",

@@ -60,8 +60,8 @@ from jaxgames.training.init_from import initial_params
 
 QUICK_GAMES = ["tic_tac_toe", "reversi6"]
 # fmt: off
-#: env steps per seed of the full runs (3 seeds in one vmap within the time budget on 2 CPU
-#: cores); the others train for the preset's ``total_steps``
+#: env steps per seed of the full runs (3 seeds in one vmap, sized to the time budget); the
+#: others train for the preset's ``total_steps``
 FULL_STEPS = {
     ("reversi6", "ppo"): 6_000_000, ("reversi6", "dqn"): 3_000_000,
     ("reversi6", "alphazero"): 3_000_000, ("reversi8", "ppo"): 5_000_000,
@@ -70,7 +70,7 @@ FULL_STEPS = {
     ("animal_shogi", "alphazero"): 2_000_000,
 }
 #: overrides of the full runs (not with --quick or --total-steps; command-line ones win): the
-#: reversi 6x6 PPO variant that did best against random in the ablation (docs/results.md)
+#: reversi 6x6 PPO variant of the ablation in docs/results.md
 FULL_OVERRIDES = {("reversi6", "ppo"): {
     "ent_coef": 0.1, "partners": {"random": 0.25, "greedy": 0.25, "alphabeta:2": 0.25}}}
 #: the costliest rungs played at every evaluation (uct simulations, engine depth)

@@ -1,5 +1,5 @@
 """Quick start: a short PPO self-play run on tic-tac-toe, then its strength against random,
-greedy and the perfect player. A few minutes on a 2-core CPU, compilation included.
+greedy and the perfect player.
 
     python experiments/quickstart.py
     python experiments/quickstart.py --total-steps 200000 --out runs/quickstart_short
@@ -32,7 +32,7 @@ from jaxgames.specs import make_opponent
 from jaxgames.training.driver import run_training
 from jaxgames.training.experiment import write_json
 
-#: about 600k plies: strong against random after a minute or two of CPU training
+#: about 600k plies
 DEFAULT_STEPS = 614_400
 
 

@@ -1,7 +1,7 @@
 """Every figure and table of the results in one command: environment throughput, the learning
 curves, the reference articles and the tic-tac-toe baselines, in that order.
 
-    python experiments/reproduce.py            # full: hours on a 2-core CPU
+    python experiments/reproduce.py            # full: every script's full run
     python experiments/reproduce.py --quick    # every script's --quick mode, under runs/quick/
     python experiments/reproduce.py --only learning_curves reference_articles
 

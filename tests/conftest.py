@@ -4,12 +4,12 @@ import os
 # the user's home: the CLI and experiment code run here (also in subprocesses) see it off
 os.environ["JAXGAMES_COMPILE_CACHE"] = "0"
 # most tests run tiny programs once, so their time is XLA compile time: compiling with most
-# optimisations off (the same programs, run slower) cuts the suite's time by a sixth or more;
+# optimisations off (the same programs, run slower) cuts that compile time;
 # set before JAX is imported, so subprocesses started by the tests inherit it too
 os.environ.setdefault("JAX_DISABLE_MOST_OPTIMIZATIONS", "1")
 # and with XLA's older CPU code generator for fused loops: with optimisations off it compiles
-# 1.1-1.6x faster (its programs run slower), which takes the suite from 32 to 23 minutes on a
-# 2-core machine; experiments/compile_flags.py measures it (docs/workflow.md, "Running the tests")
+# faster (its programs run slower); experiments/compile_flags.py measures both settings
+# (docs/workflow.md, "Running the tests")
 if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false"

@@ -166,8 +166,8 @@ class CNN(nn.Module):
 
     Input float32[B, H, W, C] -> (logits float32[B, A], value float32[B]).
     The 6x6-othello article used channels (4, 8, 16, 32), 2x2 kernels and dense (256, 256).
-    ``conv="patches"`` (default) computes the convolutions as im2col matmuls (:class:`PatchConv`,
-    several times faster on CPU), ``conv="xla"`` with ``nn.Conv``; same function class.
+    ``conv="patches"`` (default) computes the convolutions as im2col matmuls (:class:`PatchConv`;
+    why in its docstring), ``conv="xla"`` with ``nn.Conv``; same function class.
     """
 
     num_actions: int

@@ -38,12 +38,13 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             ent_coef=0.2,
         ),
         "reversi": dict(
-            # the article's CNN costs more per ply for no gain: docs/presets.md#ppo-on-reversi
+            # an MLP rather than the article's CNN: docs/presets.md#ppo-on-reversi
             network="mlp", net={"hidden": 256, "layers": 3},
             num_envs=128, num_steps=32, total_steps=4_000_000, learning_rate=1e-3,
             num_minibatches=4, update_epochs=4, ent_coef=0.03, gamma=1.0, gae_lambda=0.95,
             updates_per_chunk=25, eval_games=256,
-            # pure self-play plateaus against them: docs/presets.md#ppo-on-reversi
+            # partners punish the blunders that self-play between equals misses:
+            # docs/presets.md#ppo-on-reversi
             partners=CLASSIC_PARTNERS,
         ),
         "animal_shogi": dict(
@@ -67,7 +68,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             n_step=1, eps_end=0.3,
         ),
         "reversi": dict(
-            # an MLP instead of the article's CNN: faster on CPU: docs/presets.md#dqn-on-reversi
+            # an MLP instead of the article's CNN: docs/presets.md#dqn-on-reversi
             network="mlp", net={"hidden": 256, "layers": 3},
             num_envs=128, rollout_steps=1, total_steps=4_000_000, learning_rate=5e-4,
             anneal_lr=True, max_grad_norm=10.0, batch_size=256, gradient_steps=1,
@@ -81,12 +82,12 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
             buffer_size=200_000, learning_starts=10_000, gamma=0.99, n_step=8,
             eps_decay=5_000, target_period=250, updates_per_chunk=200, eval_games=256,
             partners=CLASSIC_PARTNERS,
-            # a constant rate kept the win rate wandering: docs/presets.md#dqn-on-animal-shogi
+            # the learning rate decays linearly to 0: docs/presets.md#dqn-on-animal-shogi
             anneal_lr=True,
         ),
     },
-    # the PPO presets' MLPs: every ply costs num_simulations + 1 network calls, and a CNN costs
-    # more per call on CPU; a replay window of a few updates' searched positions
+    # the PPO presets' MLPs: every ply costs num_simulations + 1 network calls; a replay window
+    # of a few updates' searched positions
     "alphazero": {
         "tic_tac_toe": dict(
             network="mlp", net={"hidden": 128, "layers": 3}, num_envs=32, num_steps=16,
@@ -100,37 +101,39 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         ),
         "reversi": dict(  # one preset for every board size
             network="mlp",
-            # sized for the short default run; longer runs pay for a wider MLP:
-            # docs/presets.md#alphazero-on-reversi
+            # sized for the short default run: docs/presets.md#alphazero-on-reversi
             net={"hidden": 256, "layers": 3},
-            # beats the bare discs at equal plies: docs/presets.md#alphazero-on-reversi
+            # mobility planes, what classical othello evaluations weigh:
+            # docs/presets.md#alphazero-on-reversi
             features="mobility",
             num_envs=128, num_steps=16, total_steps=1_000_000, learning_rate=1e-3,
             augment=True, updates_per_chunk=25, eval_games=256,
-            # Gumbel search improves the policy with few simulations (Danihelka et al. 2022);
-            # 4 lost to 8 at equal time, 16 came out level: docs/presets.md#alphazero-on-reversi
+            # Gumbel search improves the policy with few simulations (Danihelka et al. 2022):
+            # docs/presets.md#alphazero-on-reversi
             num_simulations=8,
-            # 4 updates of play, within noise of 0 and 65536: docs/presets.md#alphazero-on-reversi
+            # 4 updates of play: docs/presets.md#alphazero-on-reversi
             replay_size=8_192,
-            # pure self-play beat the classic partners: docs/presets.md#alphazero-on-reversi
+            # pure self-play, as in AlphaZero (Silver et al. 2018):
+            # docs/presets.md#alphazero-on-reversi
             partners={},
-            # higher ladder ratings on 6x6 and 8x8: docs/presets.md#alphazero-on-reversi
+            # Dirichlet root noise (Silver et al. 2017) keeps moves the prior has written off
+            # within the search's reach: docs/presets.md#alphazero-on-reversi
             root_noise=0.25,
         ),
         "animal_shogi": dict(
             network="mlp",
-            # sized for the short default run; longer runs pay for a wider MLP:
-            # docs/presets.md#alphazero-on-animal-shogi
+            # sized for the short default run: docs/presets.md#alphazero-on-animal-shogi
             net={"hidden": 128, "layers": 6},
-            # beats the bare observation at equal plies: docs/presets.md#alphazero-on-animal-shogi
+            # attack planes, what a classical evaluation weighs:
+            # docs/presets.md#alphazero-on-animal-shogi
             features="attacks",
             num_envs=128, num_steps=16, total_steps=1_000_000, learning_rate=5e-4,
             num_simulations=8, updates_per_chunk=25, eval_games=256,
             replay_size=32_768,  # 16 updates of play
             augment=True,  # the left-right mirror
-            # pure self-play beat the classic partners: docs/presets.md#alphazero-on-animal-shogi
+            # pure self-play, as in AlphaZero: docs/presets.md#alphazero-on-animal-shogi
             partners={},
-            root_noise=0.25,  # a higher ladder rating: docs/presets.md#alphazero-on-animal-shogi
+            root_noise=0.25,  # as for reversi: docs/presets.md#alphazero-on-animal-shogi
             # a win sooner is worth more than shuffling pieces to a repetition:
             # docs/presets.md#alphazero-on-animal-shogi
             gamma=0.99,

@@ -76,7 +76,7 @@ ROOT_TIE_EPS = 1e-2
 WEIGHT_NAMES = ("discs", "corners", "closeness", "mobility", "potential", "stability")
 #: the literature weights (Kukreja's; stability hand-set), in the order of WEIGHT_NAMES
 LITERATURE_WEIGHTS = (10.0, 801.724, 382.026, 78.922, 74.396, 2000.0)
-#: boards of 8x8 and larger: closeness lowered to 150 by self-play checks (docs/engines.md)
+#: boards of 8x8 and larger: a lower closeness weight (docs/engines.md)
 WEIGHTS = (10.0, 801.724, 150.0, 78.922, 74.396, 2000.0)
 
 
@@ -430,7 +430,7 @@ def search(
     exact with at most ``endgame_empties`` empties.
 
     full_root: False skips a forced root (single move or pass; value 0). midgame: False leaves
-    the midgame loop out (for known endgames; half the compile time). weights: the 6 weights
+    the midgame loop out (for known endgames: one loop fewer to compile). weights: the 6 weights
     (floats or a traced float32[6]), default :func:`default_weights`. The two loops (every
     square a lane / the root's empties) each idle for a root of the other mode.
     """
