@@ -31,9 +31,9 @@ from jaxgames.evaluation.openings import num_games, position_keys
 from jaxgames.validation import check_int, fail
 
 BATCH = 16384
-"""Games played at once by default: a search's trees for this many games fit in a few GB."""
+"""Games played at once by default: a search's trees grow with the games played at once."""
 MAX_GAMES = 10_000_000
-"""The most games in one match: each game's record (about 300 bytes) is kept on the host."""
+"""The most games in one match: each game's record is kept on the host."""
 
 
 # ============================================================================ the result
@@ -54,10 +54,10 @@ class MatchResult:
     unit. plies: int32[G] final ply counts. margin: float32[G] A's final :meth:`Env.score`
     margin, None without a score. states / snapshots: the final states (their rewards the
     last move's) and each game's first state where ``snapshot`` held (numpy leaves
-    [G, ...]), when asked for. keys: with
-    ``fingerprint``, one byte string per game naming it move for move (A's side, its start
-    position, a 64-bit hash of every action), so that the records count the **distinct**
-    games (:attr:`Record.distinct`: repeats of a game are not independent samples).
+    [G, ...]), when asked for. keys: with ``fingerprint``, one byte string per game naming
+    it move for move (A's side, its start position, a 64-bit hash of every action), so that
+    the records count the **distinct** games (:attr:`Record.distinct`: repeats of a game are
+    not independent samples).
     """
 
     outcomes: np.ndarray
@@ -472,8 +472,8 @@ def play_match(
     (game n + i), both with the same random numbers; each policy runs only where it moves.
     ``key`` feeds the loop directly; ``max_plies``, ``final_states``, ``snapshot``,
     ``fingerprint``: as for :func:`arena` (the keys include each game's opening position);
-    ``batch``: at most this many games at once (both games of an opening together, so an
-    odd batch plays one game fewer), the same games whatever it is.
+    ``batch``: at most this many games at once (both games of an opening together: an odd
+    batch plays one game fewer, a batch of 1 two), the same games whatever it is.
     """
     n = num_games(opening_states)
     pairs = max(1, check_games(n, batch, "openings", games_each=2) // 2)
