@@ -2,7 +2,7 @@
 
     python experiments/pgx_ppo_peer.py                       # 128 envs, 5 rounds
     python experiments/pgx_ppo_peer.py --num-envs 128 1024 --repeats 7
-    python experiments/pgx_ppo_peer.py --train-updates 200   # also trains the peer, then plays it against random
+    python experiments/pgx_ppo_peer.py --train-updates 200   # trains it, then plays random
     python experiments/pgx_ppo_peer.py --quick               # 2 rounds of 2-update chunks
 
 What "purejaxrl-style" means here (Lu et al. 2022, purejaxrl's ``ppo.py``): one file, a pure

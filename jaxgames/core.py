@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.validation import fail, quote
+from jaxgames.validation import check_one_game, fail, quote
 from jaxgames.view import BoardView
 
 Array = jax.Array
@@ -309,18 +309,6 @@ def check_player(player: Any) -> None:
     ids = np.asarray(player)
     if ids.dtype.kind not in "iu" or np.any((ids < 0) | (ids > 1)):
         raise ValueError(f"a player id is 0 or 1, got {player!r}")
-
-
-def check_one_game(state: GameState, what: str, *, vmappable: bool = False) -> None:
-    """``ValueError`` when ``state`` is a batch of games where ``what`` takes one (the shape is
-    known while tracing too); ``vmappable``: the message offers ``jax.vmap(what)``."""
-    shape = jnp.shape(state.step_count)
-    if shape != ():
-        how = f"jax.vmap({what}) plays a batch; " if vmappable else ""
-        raise ValueError(
-            f"{what} takes one game, got a batch of shape {shape}: {how}one game of it is "
-            "jax.tree.map(lambda x: x[i], state)"
-        )
 
 
 class Env(abc.ABC):

@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 import jax
 import numpy as np
 
-from jaxgames.core import check_one_game
+from jaxgames.validation import check_one_game
 from jaxgames.view import BoardStyle, BoardView, Piece
 
 FILES = "abcdefghijklmnopqrstuvwxyz"

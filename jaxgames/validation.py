@@ -23,6 +23,20 @@ def is_finite(value: int | float) -> bool:
         return False
 
 
+def check_one_game(state: Any, what: str, *, vmappable: bool = False) -> None:
+    """``ValueError`` when ``state`` (a game state: its ``step_count`` has the batch's shape)
+    is a batch of games where ``what`` takes one (the shape is known while tracing too);
+    ``vmappable``: the message offers ``jax.vmap(what)``."""
+    count = getattr(state, "step_count", None)
+    shape = () if count is None else tuple(getattr(count, "shape", ()))
+    if shape != ():
+        how = f"jax.vmap({what}) plays a batch; " if vmappable else ""
+        raise ValueError(
+            f"{what} takes one game, got a batch of shape {shape}: {how}one game of it is "
+            "jax.tree.map(lambda x: x[i], state)"
+        )
+
+
 #: the largest integer a count may take: every count reaches jitted code as an int32 (a larger
 #: one overflows there, far from where it was typed)
 MAX_INT = 2**31 - 1
