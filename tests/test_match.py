@@ -207,7 +207,7 @@ def test_paired_loop_falls_back_when_a_pair_is_out_of_step(ttt):
 
 
 def test_games_in_batches_are_the_games_played_at_once(r4):
-    """arena and play_match in batches (of an odd size, pieces of unequal length) play the
+    """arena and play_match in batches (pieces of unequal length) play the
     games they play all at once: outcomes, plies, fingerprints, snapshots and final states in
     the same order; play_match keeps both games of an opening in one batch."""
     key = jax.random.PRNGKey(11)
@@ -216,7 +216,7 @@ def test_games_in_batches_are_the_games_played_at_once(r4):
     whole = arena(random_policy, first_legal, r4, 2 * N_OPEN + 1, key, 1, **opts)
     s = openings(r4, N_OPEN, 2)
     paired = play_match(random_policy, first_legal, r4, s, key, **opts)
-    for batch in (5, 2 * N_OPEN + 1):
+    for batch in (6, 2 * N_OPEN + 1):  # pieces of 6, 6, 5 games and of 3, 3, 2 openings
         part = arena(random_policy, first_legal, r4, 2 * N_OPEN + 1, key, 1, batch=batch, **opts)
         part_paired = play_match(random_policy, first_legal, r4, s, key, batch=batch, **opts)
         for a, b in ((whole, part), (paired, part_paired)):

@@ -260,12 +260,14 @@ def test_vmap_over_seeds_gives_different_runs():
 
 
 def test_make_train_plays_the_partners_it_is_given_and_refuses_the_drivers_fields():
-    """make_train(config) with partners named by spec and no policies (they used to play at
-    random, silently) or with init_from (ignored) is a one-line error; given the policies,
-    the games against the partner are its games: perfect play never loses."""
+    """make_train(config) with partners named by spec and no policies (they would play at
+    random) or with init_from (it would start afresh) is a one-line error, a random partner
+    needs no policy; given the policies, the games against the partner are its games:
+    perfect play never loses."""
     config = tiny_config(num_envs=16, partners={"perfect": 0.5}, total_steps=512)
     with pytest.raises(ValueError, match="names opponents that make_train cannot build"):
         ppo.make_train(config)
+    ppo.make_train(tiny_config(num_envs=16, partners={"random": 0.5}))
     with pytest.raises(ValueError, match="init_from='pretrained:tic_tac_toe'"):
         ppo.make_train(tiny_config(init_from="pretrained:tic_tac_toe"))
     partners = make_partners(config.partners, config.make_env())

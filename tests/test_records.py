@@ -110,7 +110,13 @@ def test_a_record_from_a_decided_position_has_its_result(tmp_path):
     rec = records.load(str(path))
     assert rec.game == "tic_tac_toe" and records.result_of(records.replay(rec)[1][-1]) == "1-0"
     with pytest.raises(records.RecordError, match="does not match"):
-        path.write_text(won.replace("result: 1-0", "result: 1/2-1/2"))
+        path.write_text(won.replace("result: 1-0", "result: 0-1"))
+        records.load(str(path))
+    # a draw, as older records of no moves from a decided start say: read with its result
+    path.write_text(won.replace("result: 1-0", "result: 1/2-1/2"))
+    assert records.result_of(records.replay(records.load(str(path)))[1][-1]) == "1-0"
+    with pytest.raises(records.RecordError, match="does not match"):  # with moves: checked
+        path.write_text(HEADER.replace("result: *", "result: 1/2-1/2") + "a1\nb1\na2\nb2\na3\n")
         records.load(str(path))
 
 

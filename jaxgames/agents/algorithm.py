@@ -77,10 +77,11 @@ def check_standalone(config: Any, partners: Mapping[str, Any] | None) -> None:
     """``make_train(config, partners)`` runs what it is given, so the config fields that only
     the run driver (:func:`jaxgames.training.run_training`) applies are refused here rather
     than dropped: training partners named by spec without their policies (they would play at
-    random), and ``init_from`` (the driver loads that agent). ``eval_games``, ``seed`` (the
-    driver's ``PRNGKey(seed)``; ``train(key)`` takes its key) and the checkpoint fields are
-    the driver's: ``make_train`` returns the training metrics alone."""
-    if config.partners and partners is None:
+    random; ``random`` itself needs none), and ``init_from`` (the driver loads that agent).
+    ``eval_games``, ``seed`` (the driver's ``PRNGKey(seed)``; ``train(key)`` takes its key)
+    and the checkpoint fields are the driver's: ``make_train`` returns the training metrics
+    alone."""
+    if partners is None and any(spec != "random" for spec in config.partners):
         raise ValueError(
             f"config.partners={dict(config.partners)!r} names opponents that make_train cannot "
             "build itself; pass their policies, make_train(config, partners=jaxgames.specs."

@@ -25,6 +25,7 @@ from __future__ import annotations
 import http.server
 import json
 import pathlib
+import re
 import secrets
 import sys
 import threading
@@ -175,7 +176,7 @@ def _int(value: Any) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("+-").isdecimal() and value.isascii():
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]+\s*", value):
         return int(value)
     raise ValueError(f"expected an integer, got {value!r}")
 
