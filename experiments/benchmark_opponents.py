@@ -26,8 +26,15 @@ import jax
 
 import jaxgames
 from jaxgames.cli import report_errors
-from jaxgames.specs import make_opponent
-from jaxgames.training.experiment import game_ladder, make_variant, variant_keys, write_csv
+from jaxgames.specs import check_spec, make_opponent
+from jaxgames.training.experiment import (
+    check_experiment_out,
+    game_ladder,
+    make_variant,
+    variant_keys,
+    write_csv,
+)
+from jaxgames.validation import check_int
 
 
 def ladder_specs(env) -> list[str]:
@@ -87,6 +94,14 @@ def main(argv=None) -> list[dict]:
     a = p.parse_args(argv)
     if any(b < 1 for b in a.batch):
         p.error(f"--batch sizes must be >= 1, got {a.batch}")
+    check_int("--repeats", a.repeats)
+    if a.plies is not None:
+        check_int("--plies", a.plies, minimum=0)
+    for label in a.games:  # every game and spec checked before any is timed
+        env = make_variant(label)
+        for spec in a.specs or ():
+            check_spec(spec, env)
+    check_experiment_out(a.out)
     if a.quick:
         a.repeats = min(a.repeats, 2)
     device = jax.devices()[0].platform

@@ -38,6 +38,7 @@ from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.cli import report_errors
 from jaxgames.core import random_action
 from jaxgames.specs import make_partners
+from jaxgames.training.experiment import check_experiment_out
 
 
 def variant_config(base, variant: str):
@@ -66,7 +67,9 @@ def games_only(games, plies: int):
 
 def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+        allow_abbrev=False,
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--algorithm", default="ppo", choices=sorted(ALGORITHMS))
     p.add_argument("--game", default="reversi")
@@ -77,6 +80,7 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--out", default="runs/benchmark_partners")
     p.add_argument("--quick", action="store_true", help="2 rounds, chunks of one update")
     args, extra = p.parse_known_args(argv)
+    check_experiment_out(args.out)
     overrides = parse_overrides(extra)
     overrides.setdefault("updates_per_chunk", "1" if args.quick else "5")
     args.repeats = min(args.repeats, 2) if args.quick else args.repeats

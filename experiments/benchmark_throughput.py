@@ -14,7 +14,7 @@ an auto-reset written like ``jaxgames.step_autoreset`` when it has the game and 
 
 Writes ``<out>/throughput.csv`` (game, impl, batch, steps_per_s, compile_s, seconds, steps),
 ``<out>/throughput.png`` / ``.pdf`` (log-log steps/s vs batch) and ``<out>/config.json``, and
-prints a table with the jaxgames/pgx ratio. Games that are not registered are skipped.
+prints a table with the jaxgames/pgx ratio.
 
 Devices axis (``--devices 1 2 4``): each count runs in its own subprocess with the batch of
 games split over a ``jaxgames.distributed`` mesh of that many devices (the first n of
@@ -47,6 +47,7 @@ from jaxgames import distributed
 from jaxgames.cli import report_errors
 from jaxgames.training import experiment as ex
 from jaxgames.training.experiment import parse_variant, random_plies, random_rollout
+from jaxgames.validation import check_int
 
 #: jaxgames game name -> (pgx env id, the jaxgames options it corresponds to)
 PGX_EQUIVALENT = {
@@ -172,6 +173,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     )
     ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    for b in args.batch_sizes:
+        check_int("--batch-sizes", b)
+    check_int("--steps", args.steps)
+    check_int("--repeats", args.repeats)
+    for n in args.devices or ():
+        check_int("--devices", n)
+    for label in args.games:  # a misspelt game is an error, not a skipped row
+        parse_variant(label)
+    ex.check_experiment_out(args.out)
     if args.quick:
         args.batch_sizes, args.steps, args.repeats = QUICK_BATCHES, 50, 2
     if args.devices and args.child_devices is None:
@@ -192,11 +202,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     rows: list[dict] = []
     for label in args.games:
-        try:
-            name, options = parse_variant(label)
-        except ValueError as e:
-            print(f"skipping {label}: {e}", file=sys.stderr)
-            continue
+        name, options = parse_variant(label)
         env = jaxgames.make(name, **options)
         pgx_id = None
         if have_pgx and name in PGX_EQUIVALENT:

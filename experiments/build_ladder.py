@@ -32,6 +32,7 @@ import jaxgames
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.ladder import build_ladder, game_key, ladder_path, load_ladder, save_ladder
 from jaxgames.specs import make_opponent
+from jaxgames.validation import check_int
 
 #: the reversi 6x6 and animal-shogi rungs, weakest first (engine:5 and engine:6 extend the
 #: shipped ladders: --extend)
@@ -169,11 +170,15 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="8 openings, written to runs/ only")
     p.add_argument("--runs", default="runs/ladders")
     args = p.parse_args(argv)
+    if args.openings is not None:
+        check_int("--openings", args.openings)
     if args.all:
         keys = list(LADDERS)
     elif args.game:
         opts = {} if args.size is None else {"size": args.size}
         keys = [game_key(jaxgames.make(args.game, **opts))]
+        if keys[0] not in LADDERS:
+            raise ValueError(f"no ladder for {keys[0]}; ladders: {', '.join(LADDERS)}")
     else:
         p.error("give --game (and --size) or --all")
     if args.extend and (len(keys) != 1 or args.rungs or args.quick):

@@ -53,10 +53,11 @@ from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.cli import report_errors
 from jaxgames.evaluation import accuracy as acc
-from jaxgames.specs import make_opponent, make_oracle, parse_spec, playable_rungs
+from jaxgames.specs import check_spec, make_opponent, make_oracle, parse_spec, playable_rungs
 from jaxgames.training import experiment as ex
 from jaxgames.training.driver import run_training
 from jaxgames.training.init_from import initial_params
+from jaxgames.validation import check_float, check_int
 
 QUICK_GAMES = ["tic_tac_toe", "reversi6"]
 # fmt: off
@@ -391,7 +392,7 @@ def write_index(out: str) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--games", nargs="+", help=f"default: {' '.join(ex.variant_keys())}")
     p.add_argument("--algos", nargs="+", default=["ppo", "dqn", "alphazero"])
     p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")
@@ -422,6 +423,10 @@ def parse_args(argv=None):
     a, extra = p.parse_known_args(argv)
     a.overrides = parse_overrides(extra)  # --field=value, as for jaxgames train
     a.games = a.games or (QUICK_GAMES if a.quick else ex.variant_keys())
+    if a.total_steps is not None:
+        check_int("--total-steps", a.total_steps)
+    check_int("--evals", a.evals)
+    check_float("--budget-minutes", a.budget_minutes, 0.0, float("inf"))
     if a.quick:
         a.evals, a.eval_games = min(a.evals, 4), min(a.eval_games, 64)
     if a.seeds < 1 or a.eval_games < 1 or (a.opening_plies or 0) < 0 or a.accuracy < 0:
@@ -444,9 +449,12 @@ def main(argv=None) -> list[dict]:
         return []
     for key in a.games:
         ex.make_variant(key)  # ValueError for an unknown game before anything runs
-    for key in a.games:  # and for an override that one of the configs refuses
-        for algo in a.algos:
-            make_config(key, algo, a)
+    for key in a.games:  # and for an override that one of the configs refuses, or an
+        for algo in a.algos:  # opponent that does not play the game
+            env = make_config(key, algo, a).make_env()
+            for o in a.opponents or ():
+                check_spec(o, env)
+    ex.check_experiment_out(a.out)
     summaries = []
     for key in a.games:
         for algo in a.algos:

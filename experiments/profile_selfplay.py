@@ -674,6 +674,7 @@ def _without(argv: list[str], *options: str) -> list[str]:
 def main(argv: list[str] | None = None) -> list[dict]:
     """Profile every game x algorithm x num_envs (x simulations); returns the rows."""
     ap = argparse.ArgumentParser(
+        allow_abbrev=False,
         description=__doc__.split("\n\n")[0],
         epilog="--field=value overrides any config field (e.g. --net.hidden=256)",
     )

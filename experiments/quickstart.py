@@ -28,16 +28,17 @@ from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.match import arena
-from jaxgames.specs import make_opponent
+from jaxgames.specs import check_spec, make_opponent
 from jaxgames.training.driver import run_training
 from jaxgames.training.experiment import write_json
+from jaxgames.validation import check_int
 
 #: about 600k plies
 DEFAULT_STEPS = 614_400
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--total-steps", type=int, default=None, help="self-play plies in all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games-per-colour", type=int, default=500, help="evaluation games")
@@ -46,11 +47,16 @@ def main(argv=None) -> dict:
     p.add_argument("--quick", action="store_true", help="40k plies, 100 games per colour")
     p.add_argument("--no-progress", action="store_true")
     a, extra = p.parse_known_args(argv)
+    if a.total_steps is not None:
+        check_int("--total-steps", a.total_steps)
+    check_int("--games-per-colour", a.games_per_colour)
     steps = a.total_steps or (40_960 if a.quick else DEFAULT_STEPS)
     games = min(a.games_per_colour, 100) if a.quick else a.games_per_colour
     t0 = time.time()
     cfg = default_config("ppo", "tic_tac_toe", seed=a.seed, total_steps=steps)
     cfg = cfg.override({"updates_per_chunk": 5, "eval_games": 200, **parse_overrides(extra)})
+    for name in a.opponents:  # every opponent plays before anything trains
+        check_spec(name, cfg.make_env())
     print(f"PPO self-play on tic-tac-toe: {cfg.total_steps:,} plies, {cfg.num_envs} games at once")
     run = run_training("ppo", cfg, a.out, progress=not a.no_progress)
     t_train = time.time() - t0

@@ -46,7 +46,7 @@ from jaxgames.agents.presets import default_config
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.elo import wilson_interval
 from jaxgames.evaluation.match import arena
-from jaxgames.specs import make_opponent
+from jaxgames.specs import check_spec, make_opponent
 from jaxgames.training.driver import run_training
 from jaxgames.training.experiment import (
     parse_variant,
@@ -56,6 +56,7 @@ from jaxgames.training.experiment import (
     write_csv,
     write_json,
 )
+from jaxgames.validation import check_int, check_seed
 
 PARTS = ["tabular_q", "othello6_dqn", "shogi_winner_imitation", "reversi8_ppo"]
 YARDSTICKS = ["random", "greedy", "alphabeta:2"]
@@ -247,7 +248,7 @@ RUNNERS = {
 
 
 def main(argv=None) -> list[dict]:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--parts", nargs="+", default=PARTS, choices=PARTS)
     p.add_argument("--seeds", type=int, default=1, help="seeds per part (trained at once)")
     p.add_argument("--seed", type=int, default=0)
@@ -264,11 +265,20 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--quick", action="store_true", help="small budgets (not the articles')")
     a, extra = p.parse_known_args(argv)
     a.overrides = parse_overrides(extra)  # --field=value for the trained parts
+    check_int("--seeds", a.seeds)
+    check_seed("--seed", a.seed)
+    check_int("--evals", a.evals)
+    check_int("--eval-games", a.eval_games)
+    for flag in ("othello_games", "shogi_games", "vs_init_games", "reversi8_steps"):
+        if getattr(a, flag) is not None:
+            check_int(f"--{flag.replace('_', '-')}", getattr(a, flag))
     if a.quick:
         a.eval_games, a.evals = min(a.eval_games, 100), min(a.evals, 2)
-    for part in a.parts:  # an override a trained part refuses: before anything is written
-        if part in TRAINED:
-            part_config(part, a)
+    for part in a.parts:  # an override a trained part refuses, or a yardstick that does not
+        if part in TRAINED:  # play its game: before anything is written
+            env = part_config(part, a).make_env()
+            for o in a.opponents or ():
+                check_spec(o, env)
     prepare_out(a.out, dict(script="reference_articles.py", **vars(a)))
     rows, details = [], {}
     for part in a.parts:

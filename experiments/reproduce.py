@@ -26,6 +26,7 @@ import sys
 import time
 
 from jaxgames.cli import report_errors
+from jaxgames.runs.outputs import check_output_path
 from jaxgames.training.experiment import prepare_out, write_json
 
 #: where the scripts are
@@ -94,6 +95,9 @@ def main(argv=None) -> dict:
     a = p.parse_args(argv)
     root = os.path.join("runs", "quick") if a.quick else "runs"
     out = a.out or os.path.join(root, "reproduce")
+    dest = a.publish or ("docs/results" if not a.quick and not a.only else "none")
+    if dest != "none":  # a folder the copies can go to, checked before hours of runs
+        check_output_path(dest, "--publish", folder=True)
     prepare_out(out, dict(script="reproduce.py", quick=a.quick, only=a.only))
     timings, t_all = [], time.time()
     for step, script, full_args in STEPS:
@@ -126,7 +130,6 @@ def main(argv=None) -> dict:
     with open(os.path.join(out, "timings.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
-    dest = a.publish or ("docs/results" if not a.quick and not a.only else "none")
     if dest != "none":
         publish(dest, root)
     failed = [t["step"] for t in timings if t["status"] != "ok"]

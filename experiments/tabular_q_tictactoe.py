@@ -29,6 +29,8 @@ import numpy as np
 from jaxgames.baselines.tabular_q import TabularQConfig, learning_curve, make_train
 from jaxgames.cli import report_errors
 from jaxgames.evaluation.elo import wilson_interval
+from jaxgames.training.experiment import check_experiment_out, prepare_out
+from jaxgames.validation import check_int, check_seed
 
 #: the article's numbers, as stated in its text (games played, win rate vs random)
 ARTICLE = [(10_000, 0.80), (20_000, 0.88), (30_000, 0.89)]
@@ -49,8 +51,13 @@ def main(argv=None):
     p.add_argument("--out", default="runs/tabular_q")
     p.add_argument("--quick", action="store_true", help="tiny run for a smoke test")
     a = p.parse_args(argv)
-    if a.quick:
-        a.games, a.seeds, a.points, a.eval_games, a.envs = 6000, 2, 6, 500, 128
+    for flag in ("seeds", "points", "eval_games", "window"):  # --games, --envs: the config's
+        check_int(f"--{flag.replace('_', '-')}", getattr(a, flag))
+    check_seed("--seed", a.seed)
+    check_experiment_out(a.out)
+    if a.quick:  # a smaller run: never more than asked
+        a.games, a.seeds, a.points = min(a.games, 6000), min(a.seeds, 2), min(a.points, 6)
+        a.eval_games, a.envs = min(a.eval_games, 500), min(a.envs, 128)
 
     cfg = TabularQConfig(
         total_games=a.games,
@@ -61,11 +68,7 @@ def main(argv=None):
         eval_points=a.points,
         eval_games=a.eval_games,
     )
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump(
-            dict(dataclasses.asdict(cfg), seeds=a.seeds, seed=a.seed, window=a.window), f, indent=2
-        )
+    prepare_out(a.out, dict(dataclasses.asdict(cfg), seeds=a.seeds, seed=a.seed, window=a.window))
 
     train = jax.jit(jax.vmap(make_train(cfg)))
     keys = jax.random.split(jax.random.PRNGKey(a.seed), a.seeds)

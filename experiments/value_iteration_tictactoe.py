@@ -31,6 +31,8 @@ from jaxgames.cli import report_errors
 from jaxgames.evaluation.elo import bradley_terry, plot_ratings, write_ratings_csv
 from jaxgames.evaluation.match import arena, round_robin
 from jaxgames.specs import make_opponent
+from jaxgames.training.experiment import check_experiment_out
+from jaxgames.validation import check_int, check_seed
 
 SPECS = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
 
@@ -45,8 +47,12 @@ def main(argv=None):
     p.add_argument("--out", default="runs/value_iteration")
     p.add_argument("--quick", action="store_true")
     a = p.parse_args(argv)
-    if a.quick:
-        a.games, a.rr_games = 400, 200
+    check_int("--games", a.games)
+    check_int("--rr-games", a.rr_games)
+    check_seed("--seed", a.seed)
+    check_experiment_out(a.out)
+    if a.quick:  # a smaller run: never more than asked
+        a.games, a.rr_games = min(a.games, 400), min(a.rr_games, 200)
     os.makedirs(a.out, exist_ok=True)
     env = jaxgames.make("tic_tac_toe")
     summary = {}

@@ -166,6 +166,34 @@ def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys
     assert report_errors(lambda: ra.main(parts + ["--clip-eps=0.1"])) == 2
     assert "unknown config field 'clip-eps' for DQNConfig" in capsys.readouterr().err
     assert not ra_out.exists()
+    # an opponent that does not exist, a count out of range, a misspelt game, an --out that
+    # is a training run (its config.json would be replaced) or inside one: refused up front
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    (run / "metrics.jsonl").write_text("")
+    for name, argv, why in [
+        ("quickstart", ["--quick", "--opponents", "chess"], "unknown opponent"),
+        ("quickstart", ["--quick", "--total-steps", "0"], "invalid --total-steps=0"),
+        ("quickstart", ["--quick", "--out", str(run / "sub")], "inside the run"),
+        ("learning_curves", ["--games", "tic_tac_toe", "--opponents", "bogus"], "bogus"),
+        ("learning_curves", ["--games", "tic_tac_toe", "--out", str(run)], "is the run"),
+        ("tabular_q_tictactoe", ["--quick", "--seeds", "0"], "invalid --seeds=0"),
+        ("tabular_q_tictactoe", ["--quick", "--out", str(run)], "is the run"),
+        ("benchmark_throughput", ["--games", "chess", "--no-pgx"], "chess"),
+        ("benchmark_throughput", ["--games", "tic_tac_toe", "--steps", "0"], "--steps=0"),
+        ("benchmark_opponents", ["--games", "tic_tac_toe", "--repeats", "0"], "--repeats=0"),
+        ("build_ladder", ["--game", "reversi", "--size", "4", "--runs", "-"], "no ladder for"),
+        ("value_iteration_tictactoe", ["--games", "0"], "invalid --games=0"),
+        ("reference_articles", ["--parts", "othello6_dqn", "--seeds", "-1"], "--seeds=-1"),
+    ]:
+        out = tmp_path / f"{name}_out"
+        argv = [str(out) if a == "-" else a for a in argv]  # build_ladder's folder: --runs
+        argv = argv if {"--out", "--runs"} & set(argv) else argv + ["--out", str(out)]
+        assert report_errors(lambda: script(name).main(argv)) == 2, (name, argv)
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and why in err, (name, err)
+        assert not out.exists() and sorted(os.listdir(run)) == ["config.json", "metrics.jsonl"]
     for name in sorted(f for f in os.listdir(EXPERIMENTS) if f.endswith(".py")):
         with open(os.path.join(EXPERIMENTS, name)) as f:
             text = f.read()

@@ -81,6 +81,7 @@ from jaxgames.runs.checkpoint import (
 )
 from jaxgames.runs.lock import RunLock
 from jaxgames.runs.metrics import MetricsLog, chunk_record, plot_learning_curve
+from jaxgames.runs.outputs import run_owning
 from jaxgames.specs import make_partners
 from jaxgames.training.init_from import initial_params, start_from
 from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
@@ -345,6 +346,9 @@ def run_training(
         raise TypeError(
             f"{algorithm} expects a {module.Config.__name__}, got {type(config).__name__}"
         )
+    owner = run_owning(os.path.realpath(os.path.dirname(os.path.abspath(run_dir))))
+    if owner is not None:  # a run inside another run's folder would pass for its files
+        raise ValueError(f"{run_dir!r} would put a run inside the run {owner[0]!r}")
     if seeds is not None:
         return _run_seeds(
             module, algorithm, config, run_dir, seeds, on_chunk, progress, max_chunks, echo,

@@ -37,6 +37,7 @@ from jaxgames.evaluation.ladder import (
 from jaxgames.evaluation.match import MatchResult, arena_layout, play_games
 from jaxgames.games import game_variants, make, registered_games
 from jaxgames.provenance import machine_description
+from jaxgames.runs.outputs import run_owning
 
 
 # ----------------------------------------------------------------------------- games
@@ -275,9 +276,21 @@ def random_plies(env: Env, batch: int, steps: int, mesh=None) -> Callable:
 
 
 # ----------------------------------------------------------------------------- files
+def check_experiment_out(out: str) -> None:
+    """``ValueError`` naming ``--out`` when ``out`` is a training run's folder (or an exported
+    agent's) or inside one: an experiment writing its ``config.json`` there would replace the
+    run's."""
+    owner = run_owning(os.path.realpath(out))
+    if owner is not None:
+        where = "is the run" if owner[1] == "." else "is inside the run"
+        raise ValueError(f"--out {out!r} {where} {owner[0]!r}; choose another folder")
+
+
 def prepare_out(out: str, config: dict[str, Any], name: str = "config.json") -> str:
     """Create ``out`` and write ``config`` to ``out/<name>`` with the backend, devices, jax
-    version, machine and time. Returns ``out``."""
+    version, machine and time. Returns ``out``. ``ValueError`` (before writing) when ``out``
+    is a training run's folder or inside one: its files are the run's."""
+    check_experiment_out(out)
     os.makedirs(out, exist_ok=True)
     write_json(
         os.path.join(out, name),
