@@ -37,7 +37,7 @@ from jaxgames.agents.games_batch import make_training_games
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
 from jaxgames.cli import report_errors
 from jaxgames.core import random_action
-from jaxgames.specs import make_partners
+from jaxgames.specs import check_partners, make_partners
 from jaxgames.training.experiment import check_experiment_out
 
 
@@ -45,7 +45,11 @@ def variant_config(base, variant: str):
     """``base`` with the partners of ``variant`` (``preset`` keeps the preset's)."""
     if variant == "preset":
         return base
-    return base.override({"partners": json.loads(variant)})
+    try:
+        partners = json.loads(variant)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"invalid --variants entry {variant!r}: not JSON ({e})") from None
+    return base.override({"partners": partners})
 
 
 def games_only(games, plies: int):
@@ -73,7 +77,7 @@ def main(argv=None) -> list[dict]:
     )
     p.add_argument("--algorithm", default="ppo", choices=sorted(ALGORITHMS))
     p.add_argument("--game", default="reversi")
-    p.add_argument("--size", type=int, default=8, help="board size (reversi only)")
+    p.add_argument("--size", type=int, default=None, help="board size (reversi only; default 8)")
     p.add_argument("--variants", nargs="+", default=["preset", "{}"])
     p.add_argument("--repeats", type=int, default=5, help="timing rounds (one chunk per variant)")
     p.add_argument("--games-only", action="store_true", help="also time the games without learning")
@@ -84,9 +88,14 @@ def main(argv=None) -> list[dict]:
     overrides = parse_overrides(extra)
     overrides.setdefault("updates_per_chunk", "1" if args.quick else "5")
     args.repeats = min(args.repeats, 2) if args.quick else args.repeats
-    options = {"size": args.size} if args.game == "reversi" else {}
+    if args.size is not None and args.game != "reversi":
+        raise ValueError(f"--size is for reversi, not {args.game!r}")
+    options = {"size": args.size or 8} if args.game == "reversi" else {}
     module = algorithm_module(args.algorithm)
     base = module.default_config(args.game, options).override(overrides)
+    for v in args.variants:  # every variant's partners play the game before any compiles
+        config = variant_config(base, v)
+        check_partners(config.partners, config.make_env())
 
     built = []
     for v in args.variants:

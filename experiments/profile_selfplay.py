@@ -738,6 +738,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     unknown = sorted(k for k in overrides if k.replace("-", "_").partition(".")[0] not in known)
     if unknown:
         raise ValueError(f"unknown config field(s) {unknown} for {' or '.join(args.algos)}")
+    ex.check_experiment_out(args.out)
     pieces = set(args.pieces)
     t_all = time.perf_counter()
     plans: list[Plan] = []
