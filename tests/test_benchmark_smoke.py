@@ -18,7 +18,6 @@ def test_benchmark_main_tiny(tmp_path):
             "--games",
             "reversi4",
             "tic_tac_toe",
-            "no_such_game",
             "--batch-sizes",
             "2",
             "--steps",
