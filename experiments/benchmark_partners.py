@@ -93,13 +93,12 @@ def main(argv=None) -> list[dict]:
     options = {"size": args.size or 8} if args.game == "reversi" else {}
     module = algorithm_module(args.algorithm)
     base = module.default_config(args.game, options).override(overrides)
-    for v in args.variants:  # every variant's partners play the game before any compiles
-        config = variant_config(base, v)
+    configs = [(v, variant_config(base, v)) for v in args.variants]
+    for _, config in configs:  # every variant's partners play the game before any compiles
         check_partners(config.partners, config.make_env())
 
     built = []
-    for v in args.variants:
-        config = variant_config(base, v)
+    for v, config in configs:
         env = config.make_env()
         policies = make_partners(config.partners, env)
         algo = module.make_algorithm(config, policies)

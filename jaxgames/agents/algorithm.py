@@ -88,7 +88,7 @@ def check_standalone(config: Any, partners: Mapping[str, Any] | None) -> None:
             "make_partners(config.partners, config.make_env())), or train with "
             "jaxgames.training.run_training"
         )
-    if getattr(config, "init_from", None):
+    if config.init_from:
         raise ValueError(
             f"config.init_from={config.init_from!r}: make_train starts from a fresh network; "
             "jaxgames.training.run_training starts from that agent"

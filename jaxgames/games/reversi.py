@@ -458,10 +458,11 @@ class Reversi(Env):
         # decided by the rules (the disc majority wins): a full or one-coloured board, or a
         # game marked over where neither side can place (it ended with two passes); marked
         # over with a placement left, it ended otherwise (an illegal move): no result known
-        decided = _board_over(values) or (over and not can_place(mw, ow) and not can_place(ow, mw))
+        board_over = _board_over(values)
+        decided = board_over or (over and not can_place(mw, ow) and not can_place(ow, mw))
         winner = 0 if nb > nw else 1 if nw > nb else -1
         rewards = winner_rewards(jnp.int32(winner)) if decided else zeros
-        terminated = over or _board_over(values)
+        terminated = over or board_over
         return self._make_state_fn(mw, ow, side, nb + nw - 4, False, jnp.bool_(terminated), rewards)
 
     def action_to_text(self, state, action: int) -> str:

@@ -68,10 +68,11 @@ def _read_record(run_dir: str) -> tuple[str, dict[str, Any]]:
     """(path of config.json, its parsed content); errors as :func:`read_run_config`."""
     if not os.path.isdir(run_dir):
         hint = ""
-        if str(run_dir).startswith("pretrained:"):  # a player spec, not a folder
+        name = str(run_dir).removeprefix("pretrained:")
+        if name != str(run_dir):  # a player spec, not a folder
             hint = (
-                f"; a shipped agent is jaxgames.load_pretrained({str(run_dir)[11:]!r}) (any "
-                "spec: jaxgames.specs.make_opponent)"
+                f"; a shipped agent is jaxgames.load_pretrained({name!r}) (any spec: "
+                "jaxgames.specs.make_opponent)"
             )
         raise RunNotFoundError(f"run directory {run_dir!r} does not exist{hint}")
     path = os.path.join(run_dir, CONFIG_FILE)
