@@ -17,7 +17,6 @@ Prints a table per game and writes ``<out>/<game>.csv`` and ``<out>/opponents.md
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -25,7 +24,7 @@ import time
 import jax
 
 import jaxgames
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.specs import check_spec, make_opponent
 from jaxgames.training.experiment import (
     check_experiment_out,
@@ -78,7 +77,7 @@ def time_spec(env, spec: str, batch: int, plies: int, repeats: int) -> dict:
 
 
 def main(argv=None) -> list[dict]:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--games",
         nargs="+",

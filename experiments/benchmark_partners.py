@@ -35,7 +35,7 @@ import jax
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.games_batch import make_training_games
 from jaxgames.agents.registry import ALGORITHMS, algorithm_module
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.core import random_action
 from jaxgames.specs import check_partners, make_partners
 from jaxgames.training.experiment import check_experiment_out
@@ -70,7 +70,7 @@ def games_only(games, plies: int):
 
 
 def main(argv=None) -> list[dict]:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         allow_abbrev=False,
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,

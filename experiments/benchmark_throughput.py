@@ -44,7 +44,7 @@ import jax.numpy as jnp
 
 import jaxgames
 from jaxgames import distributed
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.training import experiment as ex
 from jaxgames.training.experiment import parse_variant, random_plies, random_rollout
 from jaxgames.validation import check_int
@@ -138,7 +138,7 @@ def plot(rows: list[dict], out: str) -> None:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     """Run the benchmark; returns the CSV rows (dicts)."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
         "--games",
         nargs="+",

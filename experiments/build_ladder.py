@@ -22,14 +22,13 @@ see :func:`jaxgames.evaluation.ladder.build_ladder`), at the cost of the new pai
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import sys
 import time
 
 import jaxgames
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation.ladder import build_ladder, game_key, ladder_path, load_ladder, save_ladder
 from jaxgames.specs import make_opponent
 from jaxgames.validation import check_int
@@ -152,7 +151,7 @@ def build(key: str, args) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--game", choices=sorted({g for g, *_ in LADDERS.values()}))
     p.add_argument("--size", type=int, default=None)
     p.add_argument("--all", action="store_true", help="every game's default ladder")

@@ -11,7 +11,6 @@ reversi 6x6 train with the preset's partners: random, greedy, alphabeta:2).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import sys
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.specs import make_partners
 
 CASES = [
@@ -83,7 +82,7 @@ def fingerprint(tree) -> str:
 
 
 def main(argv=None) -> list[str]:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="the tic-tac-toe cases only")
     a = p.parse_args(argv)
     lines = []

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 
 #: setting -> (extra XLA_FLAGS, extra environment)
 SETTINGS = {
@@ -135,7 +135,7 @@ def max_abs_diff(a, b, program: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", nargs="+", choices=PROGRAMS, default=list(PROGRAMS))
     parser.add_argument("--settings", nargs="+", choices=list(SETTINGS), default=list(SETTINGS))
     parser.add_argument("--repeats", type=int, default=5)

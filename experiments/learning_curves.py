@@ -39,7 +39,6 @@ Elo figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -51,7 +50,7 @@ import numpy as np
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation import accuracy as acc
 from jaxgames.specs import check_spec, make_opponent, make_oracle, parse_spec, playable_rungs
 from jaxgames.training import experiment as ex
@@ -392,7 +391,7 @@ def write_index(out: str) -> str:
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--games", nargs="+", help=f"default: {' '.join(ex.variant_keys())}")
     p.add_argument("--algos", nargs="+", default=["ppo", "dqn", "alphazero"])
     p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")

@@ -29,7 +29,6 @@ Writes ``<out>/peer.csv`` (one row per variant and batch size) and ``<out>/confi
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -42,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.training.experiment import prepare_out, write_csv
 
 PEER_CONFIG = dict(
@@ -302,7 +301,7 @@ def bench(num_envs: int, updates: int, repeats: int, echo=print) -> list[dict[st
 
 
 def main(argv=None) -> list[dict[str, Any]]:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--num-envs", type=int, nargs="+", default=[128])
     p.add_argument("--updates-per-chunk", type=int, default=10)
     p.add_argument("--repeats", type=int, default=5, help="timed rounds")

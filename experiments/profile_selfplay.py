@@ -65,7 +65,6 @@ too, this script run in a subprocess on a temporary worktree of REV (written to
 
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import dataclasses
 import json
@@ -87,7 +86,7 @@ from jaxgames.agents.presets import default_config
 from jaxgames.agents.replay import make_trajectory_buffer
 from jaxgames.agents.rollout_learning import make_setup, optimise
 from jaxgames.agents.search import guide_outputs, search_batch
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.specs import make_partners
 from jaxgames.training import experiment as ex
 
@@ -673,7 +672,7 @@ def _without(argv: list[str], *options: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     """Profile every game x algorithm x num_envs (x simulations); returns the rows."""
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         allow_abbrev=False,
         description=__doc__.split("\n\n")[0],
         epilog="--field=value overrides any config field (e.g. --net.hidden=256)",

@@ -17,7 +17,6 @@ finished run is only re-evaluated). ``--field=value`` overrides the PPO config. 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ import jax
 
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation.match import arena
 from jaxgames.specs import check_spec, make_opponent
 from jaxgames.training.driver import run_training
@@ -38,7 +37,7 @@ DEFAULT_STEPS = 614_400
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--total-steps", type=int, default=None, help="self-play plies in all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games-per-colour", type=int, default=500, help="evaluation games")

@@ -31,7 +31,6 @@ article, ours, note), ``details.json``, ``config.json`` and one folder per part.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -43,7 +42,7 @@ import numpy as np
 
 from jaxgames.agents.config import parse_overrides
 from jaxgames.agents.presets import default_config
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation.elo import wilson_interval
 from jaxgames.evaluation.match import arena
 from jaxgames.specs import check_spec, make_opponent
@@ -248,7 +247,7 @@ RUNNERS = {
 
 
 def main(argv=None) -> list[dict]:
-    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--parts", nargs="+", default=PARTS, choices=PARTS)
     p.add_argument("--seeds", type=int, default=1, help="seeds per part (trained at once)")
     p.add_argument("--seed", type=int, default=0)

@@ -162,7 +162,7 @@ def measure(name: str, dest: str, args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = cli.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", action="append", default=[], metavar="NAME=RUN_DIR")
     p.add_argument(
         "--measure-only",

@@ -17,7 +17,6 @@ figure and the reference-article report.
 
 from __future__ import annotations
 
-import argparse
 import glob
 import os
 import shutil
@@ -25,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.runs.outputs import check_output_path
 from jaxgames.training.experiment import prepare_out, write_json
 
@@ -83,7 +82,7 @@ def publish(dest: str, runs: str = "runs") -> list[str]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="each script's --quick mode")
     p.add_argument("--only", nargs="+", choices=[s[0] for s in STEPS], help="only these steps")
     p.add_argument("--out", help="where timings go (default runs/reproduce, runs/quick/reproduce)")

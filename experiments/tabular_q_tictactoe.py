@@ -15,7 +15,6 @@ learning_curve.png/.pdf, summary.json.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import json
@@ -27,7 +26,7 @@ import jax
 import numpy as np
 
 from jaxgames.baselines.tabular_q import TabularQConfig, learning_curve, make_train
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation.elo import wilson_interval
 from jaxgames.training.experiment import check_experiment_out, prepare_out
 from jaxgames.validation import check_int, check_seed
@@ -37,7 +36,7 @@ ARTICLE = [(10_000, 0.80), (20_000, 0.88), (30_000, 0.89)]
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=40_000, help="games per seed (about)")
     p.add_argument("--envs", type=int, default=256, help="simultaneous games per seed")
     p.add_argument("--seeds", type=int, default=5)

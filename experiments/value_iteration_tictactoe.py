@@ -17,7 +17,6 @@ Writes runs/value_iteration/: summary.json, ratings.csv, ratings_matches.csv, el
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,7 +26,7 @@ import jax
 
 import jaxgames
 from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
-from jaxgames.cli import report_errors
+from jaxgames.cli import ArgumentParser, report_errors
 from jaxgames.evaluation.elo import bradley_terry, plot_ratings, write_ratings_csv
 from jaxgames.evaluation.match import arena, round_robin
 from jaxgames.specs import make_opponent
@@ -38,7 +37,7 @@ SPECS = ["random", "greedy", "alphabeta:2", "alphabeta:4", "perfect"]
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=20_000, help="games of perfect vs random")
     p.add_argument(
         "--rr-games", type=int, default=4000, help="games per pairing of the round robin"

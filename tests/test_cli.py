@@ -112,6 +112,26 @@ def test_eval_command_bad_input(capsys):
         assert why in capsys.readouterr().err
 
 
+def test_argument_errors_are_one_line(capsys):
+    """argparse's own errors (a value of the wrong type, an unknown command or flag, a missing
+    command) are one ``error:`` line naming the help to read, as every other bad input is."""
+    cases = (
+        (["eval", "--games", "x"], "argument --games: invalid int value: 'x'", "jaxgames eval"),
+        (["evl"], "invalid choice: 'evl'", "jaxgames"),
+        (["eval", "--game", "tic_tac_toe", "--a", "random", "--bogus"], "unrecognized arguments: --bogus",
+         "jaxgames eval"),
+        ([], "the following arguments are required: COMMAND", "jaxgames"),
+    )  # fmt: skip
+    for argv, why, prog in cases:
+        try:
+            code = cli.main(argv)
+        except SystemExit as e:
+            code = e.code
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, (argv, err)
+        assert err.startswith("error: ") and why in err and f"(see {prog} --help)" in err, err
+
+
 def test_rate_command(tmp_path, capsys):
     """`jaxgames rate` places a player on the packaged tic-tac-toe ladder (a few games per
     rung) and writes JSON; a game without a packaged ladder is a one-line error."""

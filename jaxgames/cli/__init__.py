@@ -26,7 +26,7 @@ import os
 import select
 import sys
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from jaxgames.compile_cache import enable_compile_cache
 from jaxgames.signals import interrupts_held
@@ -46,8 +46,17 @@ COMMANDS = (
 )
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are the project's one ``error:`` line (exit 2),
+    naming the fault and where the help is, in place of argparse's usage block; its
+    sub-command parsers are of this class too. The ``experiments/`` scripts use it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="jaxgames", description="Board games in JAX and agents trained on device."
     )
     parser.add_argument(
@@ -79,7 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args([a for a in argv if a != "--no-compile-cache"])
     args.overrides = extra
     if extra and args.command != "train":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.exit(
+            2,
+            f"error: unrecognized arguments: {' '.join(extra)} "
+            f"(see {parser.prog} {args.command} --help)\n",
+        )
     if isinstance(sys.stdin, io.TextIOWrapper):  # an undecodable byte (a Latin-1 name in a
         sys.stdin.reconfigure(errors="replace")  # GUI's game) is a character, not an exit
 
