@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import logging
 import operator
 import warnings
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
@@ -270,10 +271,41 @@ def action_in_range(action: Any, num_actions: int) -> tuple[Array, Array]:
 
 
 class ExternalPlayerError(ValueError):
-    """A player outside JAX (an engine program spoken to over a protocol, e.g.
-    :mod:`jaxgames.nboard`) failed: missing, exited, silent, or played an illegal move. One
-    line naming the program; raised inside a ``jax.pure_callback`` it reaches the caller inside
-    a ``JaxRuntimeError`` whose text ends with it."""
+    """A player outside JAX failed: an engine program spoken to over a protocol (e.g.
+    :mod:`jaxgames.nboard`: missing, exited, silent, or played an illegal move) or a table
+    read on the host without the position asked. One line naming the player; raised inside a
+    ``jax.pure_callback`` it reaches the caller inside a ``JaxRuntimeError`` whose text ends
+    with it (:func:`external_error` takes it out)."""
+
+
+def external_error(error: BaseException) -> str | None:
+    """The one-line message of an :class:`ExternalPlayerError` raised inside a JAX callback
+    (carried out as a ``JaxRuntimeError``), else ``None``."""
+    if isinstance(error, ExternalPlayerError):
+        return str(error)
+    text = str(error)
+    marker = f"{ExternalPlayerError.__name__}: "
+    if type(error).__name__ not in ("JaxRuntimeError", "XlaRuntimeError") or marker not in text:
+        return None
+    return text[text.rindex(marker) + len(marker) :].strip().splitlines()[0]
+
+
+class _CallbackNoise(logging.Filter):
+    """Drops JAX's log of a callback that raised :class:`ExternalPlayerError` (the error
+    itself reaches the caller, as one line on the command line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, ExternalPlayerError)
+
+
+def quiet_external_errors() -> None:
+    """Keep JAX from logging the traceback of a callback that raised
+    :class:`ExternalPlayerError` (once per process; a player calls it when made)."""
+    for name in ("jax._src.callback", "jax._src.dispatch"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _CallbackNoise) for f in log.filters):
+            log.addFilter(_CallbackNoise())
 
 
 #: what a file without a ``rules_version`` was made under (every file before versions existed)

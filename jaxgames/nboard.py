@@ -34,14 +34,13 @@ opponent moves (``match`` and ``rate`` pair the games, so it is asked for its ow
 Errors (program missing, exited, silent past the timeout, an illegal move, a malformed answer)
 are :class:`~jaxgames.core.ExternalPlayerError` lines naming the program; raised inside a
 callback, JAX carries them out in a ``JaxRuntimeError`` that the command line reduces to the
-one line (:func:`external_error`).
+one line (:func:`jaxgames.core.external_error`).
 """
 
 from __future__ import annotations
 
 import atexit
 import collections
-import logging
 import os
 import queue
 import re
@@ -58,7 +57,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import records, transcripts
-from jaxgames.core import Env, ExternalPlayerError, Policy, is_over
+from jaxgames.core import Env, ExternalPlayerError, Policy, is_over, quiet_external_errors
 from jaxgames.games import grid, shared_env
 from jaxgames.records import RecordError
 
@@ -286,15 +285,6 @@ def close_all() -> None:
 
 
 # ----------------------------------------------------------------------------- player side
-class _CallbackNoise(logging.Filter):
-    """Drops JAX's log of a callback that raised :class:`ExternalPlayerError` (the error
-    itself reaches the caller, as one line on the command line)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, ExternalPlayerError)
-
-
 class NBoardPolicy:
     """``policy(key, state) -> int32[]`` playing reversi through an NBoard engine program
     (module docstring). ``depth``: ``set depth`` once per session; ``seconds``: each move's
@@ -315,10 +305,7 @@ class NBoardPolicy:
         self.process = NBoardProcess(argv, depth=depth, seconds=seconds)
         self.seconds = seconds
         _PROCESSES.append(self.process)
-        for name in ("jax._src.callback", "jax._src.dispatch"):
-            log = logging.getLogger(name)
-            if not any(isinstance(f, _CallbackNoise) for f in log.filters):
-                log.addFilter(_CallbackNoise())
+        quiet_external_errors()
 
     def __call__(self, key: jax.Array, state: Any) -> jax.Array:
         del key  # the engine plays as it plays
@@ -364,18 +351,6 @@ def nboard_policy(text: str, env: Env) -> NBoardPolicy:
     settings, argv = parse_command(text)
     depth = int(settings["depth"]) if "depth" in settings else None
     return NBoardPolicy(env, argv, depth=depth, seconds=settings.get("time"))
-
-
-def external_error(error: BaseException) -> str | None:
-    """The one-line message of an :class:`ExternalPlayerError` raised inside a JAX callback
-    (carried out as a ``JaxRuntimeError``), else ``None``."""
-    if isinstance(error, ExternalPlayerError):
-        return str(error)
-    text = str(error)
-    marker = f"{ExternalPlayerError.__name__}: "
-    if type(error).__name__ not in ("JaxRuntimeError", "XlaRuntimeError") or marker not in text:
-        return None
-    return text[text.rindex(marker) + len(marker) :].strip().splitlines()[0]
 
 
 # ----------------------------------------------------------------------------- engine side

@@ -6,6 +6,7 @@ table is a benchmark: docs/perfect_play.md)."""
 from __future__ import annotations
 
 import functools
+import json
 
 import jax
 import jax.numpy as jnp
@@ -247,6 +248,38 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(solver.ENV_VAR, str(bad))
     assert cli.main(["match", "perfect", "random", "--game", "animal_shogi", "--games", "2"]) == 2
     assert "is damaged" in capsys.readouterr().err
+    small = solver.solve(ROOTS[:1], log2_slots=12)
+    stats = dict(small.stats)
+    damages = [  # (file, what is written there, the message)
+        ("keys.npy", b"", "is damaged \\(No data left in file"),
+        ("json", b"{}", "its statistics lack counts of positions"),
+        ("json", json.dumps({**stats, "positions": "many"}).encode(), "lack counts"),
+        ("json", json.dumps({**stats, "wins": stats["wins"] + 1}).encode(), "won, lost or drawn"),
+        ("json", json.dumps({**stats, "rules_version": 99}).encode(), "rules version 99"),
+    ]
+    for i, (part, data, why) in enumerate(damages):
+        folder = tmp_path / f"damage{i}"
+        small.save(str(folder))
+        (folder / f"animal_shogi.{part}").write_bytes(data)
+        with pytest.raises(ValueError, match=why):
+            solver.load_table(str(folder))
+    # a reduced solve's table does not hold the start: solve names it, the player too
+    assert cli.main(["solve", "animal_shogi", "--cache-dir", str(tmp_path)]) == 2
+    assert "does not hold the start position" in capsys.readouterr().err
+    monkeypatch.setenv(solver.ENV_VAR, str(tmp_path))
+    assert cli.main(["match", "perfect", "random", "--game", "animal_shogi", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: perfect: a position is not in the solved table") and (
+        err.count("\n") == 1
+    ), err
+    # the cache off: no solve whose table nothing could read; flags of the other game refused
+    monkeypatch.setenv(solver.ENV_VAR, "0")
+    assert cli.main(["solve", "animal_shogi"]) == 2
+    assert "the solve cache is off" in capsys.readouterr().err
+    assert cli.main(["solve", "animal_shogi", "--size", "6"]) == 2
+    assert "--size is for 'solve reversi'" in capsys.readouterr().err
+    assert cli.main(["solve", "reversi", "--empties", "4", "--check", "5"]) == 2
+    assert "--check is for 'solve animal_shogi'" in capsys.readouterr().err
     # where the table would be saved is checked before the solve (minutes), as is the seed
     a_file = tmp_path / "a_file"
     a_file.write_text("")
@@ -368,3 +401,27 @@ def test_official_rules_count_matches_a_python_enumeration(rules):
         assert len(solver.solve(root[None], log2_slots=14)) == ours < len(seen)
     with pytest.raises(ValueError, match="rules must be one of"):
         solver.count_reachable(ROOTS[:1], rules="tanaka")
+
+
+def test_solver_calls_hold_the_lock(monkeypatch):
+    """The C solver keeps its tables and rules in globals and ctypes lets go of the GIL
+    during a call: every call (solve, move generation, a count under other rules) holds the
+    module's lock, so threads never share the globals."""
+    lib = solver.library()
+    held = []
+
+    class Watched:
+        def __getattr__(self, name):
+            def call(*args):
+                held.append((name, solver._LOCK._is_owned()))
+                return getattr(lib, name)(*args)
+
+            return call
+
+    monkeypatch.setattr(solver, "library", lambda: Watched())
+    solver.c_children(solver.START)
+    solver.c_parents(solver.START)
+    solver.count_reachable(ROOTS[:1], rules="official", log2_slots=12)
+    names = {name for name, _ in held}
+    assert {"as_children", "as_parents", "as_solve", "as_set_rules", "as_free"} <= names
+    assert all(owned for _, owned in held), held

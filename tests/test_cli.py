@@ -118,8 +118,8 @@ def test_argument_errors_are_one_line(capsys):
     cases = (
         (["eval", "--games", "x"], "argument --games: invalid int value: 'x'", "jaxgames eval"),
         (["evl"], "invalid choice: 'evl'", "jaxgames"),
-        (["eval", "--game", "tic_tac_toe", "--a", "random", "--bogus"], "unrecognized arguments: --bogus",
-         "jaxgames eval"),
+        (["eval", "--game", "tic_tac_toe", "--a", "random", "--bogus"],
+         "unrecognized arguments: --bogus", "jaxgames eval"),
         ([], "the following arguments are required: COMMAND", "jaxgames"),
     )  # fmt: skip
     for argv, why, prog in cases:

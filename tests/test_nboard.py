@@ -17,9 +17,9 @@ from reference_reversi import RefReversi
 
 import jaxgames
 from jaxgames import cli, transcripts
-from jaxgames.core import is_over
+from jaxgames.core import external_error, is_over
 from jaxgames.games import grid
-from jaxgames.nboard import EngineSession, external_error, nboard_policy, parse_command
+from jaxgames.nboard import EngineSession, nboard_policy, parse_command
 from jaxgames.records import replay
 from jaxgames.specs import check_spec, make_opponent, parse_spec, runs_a_program
 

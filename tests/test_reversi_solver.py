@@ -189,3 +189,35 @@ def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
     ]:
         assert cli.main(solve + bad) == 2
         assert why in capsys.readouterr().err
+
+
+def test_solver_refuses_what_is_not_a_position():
+    """Bitboards off the board, overlapping or negative are refused (the solver read them as
+    some other position)."""
+    for mover, opponent, why in [
+        (-1, 0, "mover=-0x1 is not a bitboard of a 4x4 board"),
+        (0b0110, 0b0110, "share squares"),
+        (1, 1 << 16, "opponent=0x10000 is not a bitboard"),
+        (1.0, 2, "mover must be an int bitboard"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            reversi_solver.solve_position(4, mover, opponent)
+
+
+def test_solves_hold_the_lock(monkeypatch):
+    """The C solver keeps its search in globals (the board size among them) and ctypes lets
+    go of the GIL during a call: every call holds the module's lock, so solves from threads
+    never share the globals."""
+    lib = reversi_solver.library()
+    held = []
+
+    class Watched:
+        def solve(self, *args):
+            held.append(reversi_solver._LOCK.locked())
+            return lib.solve(*args)
+
+    monkeypatch.setattr(reversi_solver, "library", lambda: Watched())
+    (p, o), *_ = reversi_solver.random_endgames(4, 6, 1, 0)
+    reversi_solver.solve_position(4, p, o)
+    reversi_solver.move_margins(4, p, o)
+    assert len(held) > 1 and all(held)

@@ -123,7 +123,8 @@ def _stdout_closed() -> bool:
 def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> int:
     """``run()`` as a program (commands, ``experiments/`` scripts): its exit code (an int it
     returns, else 0); bad input (``ValueError``) and out of memory are one ``error:`` line
-    (exit 2), a file system error one line naming the path (exit 2), warnings one line each,
+    (exit 2), a file system error one line naming the path (exit 2), as are an external
+    player's failure and a solver that cannot be built, warnings one line each,
     Ctrl-C ``interrupted`` (130)."""
     format_warning = warnings.formatwarning
     warnings.formatwarning = _one_line_warning
@@ -147,11 +148,17 @@ def report_errors(run: Callable[[], Any], interrupted: str = "interrupted") -> i
         print(f"error: {filesystem_error(e)}", file=sys.stderr)
         return 2
     except Exception as e:  # out of memory: a size no check could foresee (batch x network)
-        from jaxgames.nboard import external_error
+        from jaxgames.core import external_error
+        from jaxgames.evaluation.native import SolverUnavailable
 
         external = external_error(e)  # an engine program's failure inside a JAX callback
         if external is not None:
             print(f"error: {external}", file=sys.stderr)
+            return 2
+        if isinstance(e, SolverUnavailable):  # no C compiler, a failed build
+            from jaxgames.terminal import one_line
+
+            print(f"error: {one_line(e)}", file=sys.stderr)
             return 2
         if not _out_of_memory(e):
             raise

@@ -29,7 +29,6 @@ def _reversi(args: argparse.Namespace) -> int:
         raise ValueError("solve reversi needs --empties E (empty squares of the positions)")
     reversi_solver.check_size(size, "--size")
     check_int("--positions", args.positions)
-    check_seed("--seed", args.seed)
     positions = reversi_solver.random_endgames(size, args.empties, args.positions, args.seed)
     seconds, nodes, margins = [], [], []
     for p, o in positions:
@@ -53,8 +52,32 @@ def _reversi(args: argparse.Namespace) -> int:
     return 0
 
 
+#: each game's own flags (the others are refused, not ignored) and their defaults
+_FLAGS = {
+    "reversi": {"size": None, "empties": None, "positions": 20},
+    "animal_shogi": {"cache_dir": None, "force": False, "check": 0, "unfolded": False},
+}
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """``ValueError`` naming a flag given that belongs to the other game."""
+    for game, flags in _FLAGS.items():
+        if game == args.game:
+            continue
+        for name, default in flags.items():
+            if getattr(args, name) != default:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{flag} is for 'solve {game}', not 'solve {args.game}'")
+
+
 def run_solve(args: argparse.Namespace) -> int:
     """``solve``; a missing compiler or a failed solve prints one line and returns 2."""
+    try:
+        _check_flags(args)
+        check_seed("--seed", args.seed)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.game == "reversi":
         try:
             return _reversi(args)
@@ -66,22 +89,31 @@ def run_solve(args: argparse.Namespace) -> int:
         return 2
     folder = os.path.abspath(os.path.expanduser(args.cache_dir)) if args.cache_dir else None
     folder = folder or solver.cache_dir()
+    if folder is None:  # a solve of minutes and gigabytes that nothing could read back
+        print(
+            f"error: the solve cache is off ({solver.ENV_VAR}=0): give --cache-dir FOLDER for "
+            "the table",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        check_seed("--seed", args.seed)
         t0 = time.perf_counter()
-        load = folder and not args.force and all(map(os.path.exists, solver.table_paths(folder)))
-        if folder and not load:  # where the solve will save: checked before it
+        load = not args.force and all(map(os.path.exists, solver.table_paths(folder)))
+        if not load:  # where the solve will save: checked before it
             check_output_path(folder, "--cache-dir", folder=True)
         if load:
             table = solver.load_table(folder)
             print(f"loaded the solved table from {folder} in {time.perf_counter() - t0:.1f} s")
         else:
-            table = solver.solve_animal_shogi(
-                folder, verbose=not args.quiet, save=folder is not None
-            )
-            where = f"saved to {folder}" if folder else "not saved (the cache is off)"
-            print(f"solved in {table.stats['seconds']:.0f} s, {where}")
-        value, plies = table.lookup(solver.START[None])
+            table = solver.solve_animal_shogi(folder, verbose=not args.quiet)
+            print(f"solved in {table.stats['seconds']:.0f} s, saved to {folder}")
+        try:
+            value, plies = table.lookup(solver.START[None])
+        except KeyError:  # a table of a reduced solve (other roots) saved under the name
+            raise ValueError(
+                f"the solved table in {folder} does not hold the start position (a reduced "
+                "solve's?): run 'jaxgames solve animal_shogi --force' to rebuild it"
+            ) from None
         s = table.stats
         print(
             f"positions {s['positions']:,} (side to move normalised, mirror folded): "

@@ -31,14 +31,22 @@ import dataclasses
 import functools
 import json
 import os
+import threading
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import Policy, random_action
+from jaxgames.core import (
+    DEFAULT_RULES_VERSION,
+    ExternalPlayerError,
+    Policy,
+    quiet_external_errors,
+    random_action,
+)
 from jaxgames.evaluation import native
+from jaxgames.games.animal_shogi.env import AnimalShogi
 from jaxgames.games.animal_shogi.rules import (
     INIT_BOARD,
     NUM_ACTIONS,
@@ -70,14 +78,14 @@ class TableMissing(FileNotFoundError):
 cache_dir = native.cache_dir
 
 
-def build_library() -> str:
-    """The compiled solver's path (:func:`jaxgames.evaluation.native.build`)."""
-    return native.build(SOURCE)
+#: the C solver keeps its tables and rules in globals (ctypes lets go of the GIL during a
+#: call): one call at a time per process (re-entrant: a count sets the rules, then solves)
+_LOCK = threading.RLock()
 
 
 @functools.lru_cache(maxsize=None)
-def _library(path: str):
-    lib = ctypes.CDLL(path)
+def _library():
+    lib = native.load(SOURCE)
     u8p, u64p = ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_uint64)
     lib.as_solve.restype = ctypes.c_int64
     lib.as_solve.argtypes = [u8p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
@@ -95,7 +103,7 @@ def _library(path: str):
 
 def library():
     """The loaded solver (ctypes), built at first use."""
-    return _library(build_library())
+    return _library()
 
 
 def _u8(a: np.ndarray):
@@ -107,7 +115,9 @@ def c_children(position: np.ndarray) -> np.ndarray:
     generator; none after a try)."""
     out = np.zeros(128, np.uint64)
     pos = np.ascontiguousarray(position, np.uint8)
-    n = library().as_children(_u8(pos), out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    lib = library()
+    with _LOCK:
+        n = lib.as_children(_u8(pos), out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
     return out[:n]
 
 
@@ -116,7 +126,9 @@ def c_parents(position: np.ndarray) -> np.ndarray:
     it (un-moves; a superset of the legal predecessors)."""
     out = np.zeros(512, np.uint64)
     pos = np.ascontiguousarray(position, np.uint8)
-    n = library().as_parents(_u8(pos), out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    lib = library()
+    with _LOCK:
+        n = lib.as_parents(_u8(pos), out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
     return out[:n]
 
 
@@ -230,16 +242,18 @@ def solve(
     lib = library()
     stats = (ctypes.c_int64 * 8)()
     t0 = time.perf_counter()
-    n = lib.as_solve(_u8(roots), len(roots), log2_slots, int(verbose), stats)
-    if n < 0:
-        raise SolverUnavailable(f"the solve failed: {_ERRORS.get(n, n)}")
-    try:
-        keys = np.ctypeslib.as_array(lib.as_keys(), shape=(n,)).copy()
-        results = np.ctypeslib.as_array(lib.as_results(), shape=(n,)).copy()
-    finally:
-        lib.as_free()
+    with _LOCK:
+        n = lib.as_solve(_u8(roots), len(roots), log2_slots, int(verbose), stats)
+        if n < 0:
+            raise SolverUnavailable(f"the solve failed: {_ERRORS.get(n, n)}")
+        try:
+            keys = np.ctypeslib.as_array(lib.as_keys(), shape=(n,)).copy()
+            results = np.ctypeslib.as_array(lib.as_results(), shape=(n,)).copy()
+        finally:
+            lib.as_free()
     info = dict(zip(_STATS, map(int, stats)))
     info["seconds"] = round(time.perf_counter() - t0, 1)
+    info["rules_version"] = AnimalShogi.rules_version
     return SolvedTable(keys, results, info)
 
 
@@ -259,11 +273,12 @@ def count_reachable(
     if rules not in COUNT_RULES:
         raise ValueError(f"rules must be one of {', '.join(COUNT_RULES)}, not {rules!r}")
     lib = library()
-    lib.as_set_rules(COUNT_RULES[rules])
-    try:
-        table = solve(roots, log2_slots=log2_slots)
-    finally:
-        lib.as_set_rules(0)
+    with _LOCK:
+        lib.as_set_rules(COUNT_RULES[rules])
+        try:
+            table = solve(roots, log2_slots=log2_slots)
+        finally:
+            lib.as_set_rules(0)
     return {"positions": len(table), "unfolded": table.unfolded_count()}
 
 
@@ -301,15 +316,30 @@ def _load(folder: str) -> SolvedTable:
             stats = json.load(f)
         keys = np.load(keys_path, mmap_mode="r")
         results = np.load(results_path, mmap_mode="r")
-    except ValueError as e:  # not JSON, not a NumPy file
-        raise ValueError(f"{damaged} ({' '.join(str(e).split())}); {fix}") from None
-    if not isinstance(stats, dict):
-        raise ValueError(f"{damaged} (its statistics are not a JSON object); {fix}")
+    except (ValueError, EOFError) as e:  # not JSON, not a NumPy file, an empty file
+        raise ValueError(f"{damaged} ({' '.join(str(e).split()) or 'empty'}); {fix}") from None
+    counts = ("positions", "wins", "losses", "draws", "longest")
+    if not isinstance(stats, dict) or not all(
+        type(stats.get(k)) is int and stats[k] >= 0 for k in counts
+    ):
+        raise ValueError(f"{damaged} (its statistics lack counts of {', '.join(counts)}); {fix}")
     shapes_ok = keys.ndim == results.ndim == 1 and keys.shape == results.shape and len(keys)
     if keys.dtype != np.uint64 or results.dtype != np.uint16 or not shapes_ok:
         raise ValueError(
             f"{damaged} (keys {keys.dtype}{list(keys.shape)}, results "
             f"{results.dtype}{list(results.shape)}: expected uint64[N] and uint16[N]); {fix}"
+        )
+    outcomes = stats["wins"] + stats["losses"] + stats["draws"]
+    if not len(keys) == stats["positions"] == outcomes:
+        raise ValueError(
+            f"{damaged} ({len(keys):,} positions; its statistics say {stats['positions']:,}, "
+            f"{outcomes:,} won, lost or drawn); {fix}"
+        )
+    rules = stats.get("rules_version", DEFAULT_RULES_VERSION)
+    if rules != AnimalShogi.rules_version:
+        raise ValueError(
+            f"the solved table in {folder} was built under animal_shogi rules version {rules}; "
+            f"this jaxgames plays version {AnimalShogi.rules_version}: {fix}"
         )
     return SolvedTable(keys, results, stats)
 
@@ -379,11 +409,19 @@ def perfect_policy(table: SolvedTable | None = None) -> Policy:
     fastest win or the slowest loss, one of them drawn with ``key``. ``table``: default
     :func:`load_table` (:class:`TableMissing` when not built)."""
     table = load_table() if table is None else table
+    quiet_external_errors()
 
     def host(positions, legal):
         legal = np.asarray(legal)
         flat = np.asarray(positions).reshape(-1, NUM_ACTIONS, 18)
-        return action_scores(table, flat, legal.reshape(-1, NUM_ACTIONS)).reshape(legal.shape)
+        try:
+            scores = action_scores(table, flat, legal.reshape(-1, NUM_ACTIONS))
+        except KeyError:
+            raise ExternalPlayerError(
+                "perfect: a position is not in the solved table: it cannot be reached from "
+                "animal shogi's start (the table holds every position that can)"
+            ) from None
+        return scores.reshape(legal.shape)
 
     def policy(key: jax.Array, state) -> jax.Array:
         pos = state_positions(state.board, state.hand, state.current_player)

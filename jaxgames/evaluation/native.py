@@ -5,11 +5,12 @@ beyond the package's install.
 The compiled libraries and the tables the solvers write live in the solve cache:
 ``$JAXGAMES_SOLVE_CACHE``, else ``$XDG_CACHE_HOME/jaxgames/solved`` (or
 ``~/.cache/jaxgames/solved``); ``JAXGAMES_SOLVE_CACHE=0`` turns the tables off (libraries
-then go to the temp folder).
+then go to a temp folder of the process's own).
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import shutil
@@ -36,12 +37,30 @@ def cache_dir() -> str | None:
     return os.path.join(base, "jaxgames", "solved")
 
 
+_PRIVATE: list[str] = []  # this process's own folder of libraries while the cache is off
+
+
+def _library_folder() -> str:
+    """Where compiled libraries go: the cache folder, else a folder of this process's own
+    (never a shared temp path, where a file another user left would be loaded)."""
+    folder = cache_dir()
+    if folder is not None:
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise SolverUnavailable(
+                f"the solve cache {folder} ({ENV_VAR}, or its default) is a file, not a folder"
+            )
+        return folder
+    if not _PRIVATE:
+        _PRIVATE.append(tempfile.mkdtemp(prefix="jaxgames_solvers_"))
+    return _PRIVATE[0]
+
+
 def build(source: str) -> str:
-    """Compile the C file ``source`` once per content (into :func:`cache_dir`, else the temp
-    folder); the shared library's path. :class:`SolverUnavailable` naming the problem."""
+    """Compile the C file ``source`` once per content (into :func:`cache_dir`, else a private
+    temp folder); the shared library's path. :class:`SolverUnavailable` naming the problem."""
     with open(source, "rb") as f:
         tag = hashlib.sha256(f.read()).hexdigest()[:12]
-    folder = cache_dir() or tempfile.gettempdir()
+    folder = _library_folder()
     stem = os.path.splitext(os.path.basename(source))[0]
     lib = os.path.join(folder, f"{stem}_{tag}.so")
     if os.path.exists(lib):
@@ -51,15 +70,42 @@ def build(source: str) -> str:
         raise SolverUnavailable(
             f"no C compiler found to build {os.path.basename(source)} (install gcc or set CC)"
         )
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise SolverUnavailable(
+            f"cannot create the solve cache {folder} ({ENV_VAR}, or its default): {e.strerror or e}"
+        ) from None
     tmp = f"{lib}.{os.getpid()}"
-    done = subprocess.run(
-        [cc, "-O2", "-shared", "-fPIC", "-o", tmp, source], capture_output=True, text=True
-    )
+    try:
+        done = subprocess.run(
+            [cc, "-O2", "-shared", "-fPIC", "-o", tmp, source], capture_output=True, text=True
+        )
+    except OSError as e:  # CC names no program
+        raise SolverUnavailable(f"cannot run the C compiler {cc!r}: {e.strerror or e}") from None
     if done.returncode != 0:
-        raise SolverUnavailable(f"building the solver failed: {done.stderr.strip()[:300]}")
+        why = " ".join(done.stderr.split())[:300] or "no message"
+        raise SolverUnavailable(
+            f"building {os.path.basename(source)} with {cc} failed (exit code "
+            f"{done.returncode}): {why}"
+        )
     os.replace(tmp, lib)  # atomic: a concurrent build leaves one whole library
     return lib
+
+
+def load(source: str) -> ctypes.CDLL:
+    """The C file ``source`` compiled (:func:`build`) and loaded; a cached library that does
+    not load (a damaged file) is built again once, then :class:`SolverUnavailable` names it."""
+    lib = build(source)
+    try:
+        return ctypes.CDLL(lib)
+    except OSError:
+        os.remove(lib)
+    lib = build(source)
+    try:
+        return ctypes.CDLL(lib)
+    except OSError as e:
+        raise SolverUnavailable(f"the compiled solver {lib} does not load: {e}") from None
 
 
 def has_compiler() -> bool:

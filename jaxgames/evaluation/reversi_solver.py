@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -28,9 +29,14 @@ SOURCE = __file__[: -len(".py")] + ".c"
 BOUND = 65
 
 
+#: the C solver keeps its search in globals (ctypes lets go of the GIL during a call): one
+#: solve at a time per process
+_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=None)
-def _library(path: str):
-    lib = ctypes.CDLL(path)
+def _library():
+    lib = native.load(SOURCE)
     lib.solve.restype = ctypes.c_longlong
     lib.solve.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]
     lib.solve.argtypes += [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
@@ -39,7 +45,7 @@ def _library(path: str):
 
 def library():
     """The loaded solver (ctypes), built at first use."""
-    return _library(native.build(SOURCE))
+    return _library()
 
 
 #: the board sizes the C solver is built for
@@ -50,6 +56,23 @@ def check_size(size: int, name: str = "size") -> None:
     """``ValueError`` unless the solver has boards of ``size`` (``name`` names it)."""
     if size not in SIZES:
         raise ValueError(f"{name} must be 4, 6 or 8 (the solver's boards), got {size}")
+
+
+def check_position(size: int, mover: int, opponent: int) -> None:
+    """``ValueError`` unless ``mover`` and ``opponent`` are bitboards of a ``size`` board (one
+    bit a square, ``row * size + col``) with no square in both."""
+    check_size(size)
+    full = (1 << size * size) - 1
+    for name, bits in (("mover", mover), ("opponent", opponent)):
+        if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
+            raise ValueError(f"{name} must be an int bitboard, got {type(bits).__name__}")
+        if not 0 <= int(bits) <= full:
+            raise ValueError(
+                f"{name}={int(bits):#x} is not a bitboard of a {size}x{size} board (bits 0.."
+                f"{size * size - 1})"
+            )
+    if int(mover) & int(opponent):
+        raise ValueError(f"mover and opponent share squares ({int(mover) & int(opponent):#x})")
 
 
 def solve_position(
@@ -65,11 +88,13 @@ def solve_position(
     with the mover's and the opponent's discs as bitboards (bit ``row * size + col``);
     ``passed``: the opponent has just passed. Exact inside (alpha, beta), else a bound of the
     same side ((-1, 1): the sign alone, far cheaper)."""
-    check_size(size)
+    check_position(size, mover, opponent)
     value = ctypes.c_int()
-    nodes = library().solve(
-        size, int(mover), int(opponent), int(alpha), int(beta), int(passed), ctypes.byref(value)
-    )
+    lib = library()
+    with _LOCK:
+        nodes = lib.solve(
+            size, int(mover), int(opponent), int(alpha), int(beta), int(passed), ctypes.byref(value)
+        )
     if nodes < 0:
         raise MemoryError("the reversi solver could not allocate its transposition table")
     return value.value, int(nodes)
@@ -87,7 +112,8 @@ def state_bits(state) -> tuple[int, int]:
 
 def move_margins(size: int, mover: int, opponent: int, passed: bool = False) -> dict[int, int]:
     """Action -> the mover's final margin after it with perfect play (placements; ``{N*N: m}``
-    for a forced pass)."""
+    for a forced pass, and for a finished game its final margin)."""
+    check_position(size, mover, opponent)
     full = (1 << size * size) - 1
     out = {}
     for sq in range(size * size):
