@@ -57,7 +57,15 @@ def test_bad_values_and_unknown_fields(tmp_path, capsys):
     assert cli.main(base + ["--game", "chess"]) == 2
     assert "game='chess'" in capsys.readouterr().err
     assert cli.main(base + ["--scale-envs", "0"]) == 2
-    assert "invalid num_envs=0" in capsys.readouterr().err
+    assert "invalid --scale-envs=0" in capsys.readouterr().err
+    # a field given twice (a flag and an override, or two spellings) is refused, not resolved
+    for twice, why in (
+        (["--total-steps", "32", "--total_steps=64"], "both set total_steps"),
+        (["--learning-rate=0.1", "--learning_rate=0.2"], "set the same field"),
+        (["--game", "reversi", "--size", "4", '--game-options={"size": 6}'], "give them one"),
+    ):
+        assert cli.main(base + twice) == 2
+        assert why in capsys.readouterr().err
     wi = ["train", "winner_imitation", "--game", "animal_shogi", "--runs-dir", str(tmp_path)]
     assert cli.main(wi + ["--scale-envs", "512"]) == 2
     assert "WinnerImitationConfig has no batch-scaling rule" in capsys.readouterr().err

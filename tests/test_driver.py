@@ -154,6 +154,14 @@ def test_different_config_or_foreign_dir_is_refused(full_run, tmp_path):
     with pytest.raises(ValueError, match="not empty and has no config.json"):
         run_training("ppo", CFG, str(foreign), progress=False)
     assert os.listdir(foreign) == ["notes.txt"]
+    # a process killed while creating config.json leaves its draft (and its lock): rerunning
+    # the command starts the run, and the draft goes
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "config.json.4242.tmp").write_text('{"algorithm": "pp')
+    (cut / ".lock").write_text("4242 nowhere\n")
+    run_training("ppo", CFG, str(cut), progress=False, max_chunks=1)
+    assert not [n for n in os.listdir(cut) if n.endswith(".tmp")]
 
 
 def test_load_policy(full_run):
@@ -466,13 +474,23 @@ def test_seeds_refuse_a_different_config_and_bad_seeds(seeds_run, tmp_path):
         run_training("ppo", CFG.override({"learning_rate": 1e-3}), run_dir, seeds=SEEDS)
     assert sorted(os.listdir(os.path.join(run_dir, "seed0"))) == before
     # a seed added to the finished run: refused before any checkpoint is moved
-    with pytest.raises(CheckpointError, match=r"share no checkpoint \(seed0 up to chunk 4, "):
+    with pytest.raises(CheckpointError, match=r"share no chunk \(seed0 chunks 2-4, .*seed2 none"):
         run_training("ppo", CFG, run_dir, seeds=[*SEEDS, 2], progress=False)
     for s in SEEDS:
         seed_dir = os.path.join(run_dir, f"seed{s}")
         assert sorted(os.listdir(os.path.join(seed_dir, "checkpoints"))) == ["2", "3", "4"]
         assert sorted(os.listdir(seed_dir)) == before
     assert load_agent(os.path.join(run_dir, "seed0")).chunk == 4
+    # a seed's folder trained on alone past the others: named as such, nothing moved
+    apart = str(tmp_path / "apart")
+    shutil.copytree(run_dir, apart)
+    checkpoints = os.path.join(apart, "seed1", "checkpoints")
+    for c in ("3", "4"):
+        shutil.rmtree(os.path.join(checkpoints, c))
+    os.rename(os.path.join(checkpoints, "2"), os.path.join(checkpoints, "1"))
+    with pytest.raises(CheckpointError, match=r"seed0 chunks 2-4, seed1 chunks 1-1\): a seed's"):
+        run_training("ppo", CFG, apart, seeds=SEEDS, progress=False)
+    assert sorted(os.listdir(checkpoints)) == ["1"]
     for bad, why in (([], "at least one"), ([1, 1], "distinct"), (["a"], "integers")):
         with pytest.raises(ValueError, match=f"invalid seeds=.*{why}"):
             run_training("ppo", CFG, str(tmp_path / "bad"), seeds=bad)

@@ -123,7 +123,12 @@ def env_vars(cache_dir: str) -> dict[str, str]:
 
 
 def train_args(runs: str, name: str, *extra: str) -> list[str]:
-    return [*TINY, "--runs-dir", runs, "--run-name", name, *extra]
+    """The tiny run's command line with ``extra`` in place of the tiny fields it sets (a field
+    given twice is refused)."""
+    field = lambda a: a.split("=")[0].replace("_", "-")  # noqa: E731
+    given = {field(e) for e in extra if "=" in e}
+    tiny = [a for a in TINY if "=" not in a or field(a) not in given]
+    return [*tiny, "--runs-dir", runs, "--run-name", name, *extra]
 
 
 def run_cli(capsys, argv: list[str]) -> tuple[int, str, str]:
@@ -813,3 +818,29 @@ def test_ctrl_c_during_a_save_lets_it_finish(tmp_path):
     restored = store.restore(1, tree)
     np.testing.assert_array_equal(restored["w"], tree["w"])
     store.close()
+
+
+def test_ctrl_c_during_one_seeds_save_lets_every_seed_save(tmp_path):
+    """SIGINT while the first of two seeds' checkpoints of a chunk is written: both seeds
+    save the chunk, then KeyboardInterrupt (a chunk saved by one seed only was moved aside
+    as a seed ahead of the others on resume)."""
+    from jaxgames.signals import interrupts_held
+
+    stores = [checkpoint.CheckpointStore(str(tmp_path / f"seed{s}"), keep=2) for s in (0, 1)]
+    tree = {"w": jnp.arange(6.0)}
+    manager_save = stores[0]._manager.save
+
+    def save_then_interrupted(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        return manager_save(*args, **kwargs)
+
+    stores[0]._manager.save = save_then_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held() as interrupted:  # as the driver holds a chunk's saves
+            for store in stores:
+                store.save(1, tree)
+        if interrupted:
+            raise KeyboardInterrupt
+    assert [store.steps() for store in stores] == [[1], [1]]
+    for store in stores:
+        store.close()

@@ -121,3 +121,45 @@ def test_missing_library_is_one_line_naming_the_extra(monkeypatch, capsys, tmp_p
     assert err.startswith("error: invalid --logger='tensorbord'") and err.count("\n") == 1
     assert not run_dir.exists()  # nothing written
     assert parse_loggers("jsonl") == parse_loggers(["jsonl"]) == ()
+
+
+def test_a_mirror_cut_off_catches_up_on_resume(tmp_path, monkeypatch):
+    """Ctrl-C (or a kill) after a chunk's checkpoint and before its mirror's write: the
+    resumed run's TensorBoard mirror writes the record it missed (its mark says how far it
+    got), so it ends with every record of metrics.jsonl."""
+    pytest.importorskip("tensorboardX")
+    from jaxgames.training import loggers
+
+    write = loggers.TensorBoardLogger.write
+
+    def cut_off(self, record):
+        if record["chunk"] == 2:
+            raise KeyboardInterrupt
+        write(self, record)
+
+    run_dir = str(tmp_path / "run")
+    monkeypatch.setattr(loggers.TensorBoardLogger, "write", cut_off)
+    with pytest.raises(KeyboardInterrupt):
+        run_training("ppo", CFG, run_dir, progress=False, loggers="tensorboard")
+    monkeypatch.setattr(loggers.TensorBoardLogger, "write", write)
+    assert run_training("ppo", CFG, run_dir, progress=False, loggers="tensorboard").completed
+    records = MetricsLog(run_dir).records()
+    steps = {step for _, step in scalars(read_events(os.path.join(run_dir, "tensorboard")))}
+    assert [r["chunk"] for r in records] == [1, 2, 3, 4]
+    assert steps == {r["env_steps"] for r in records}
+
+
+def test_wandb_failing_to_start_is_one_line(tmp_path, monkeypatch):
+    """W&B refusing its run (here a WANDB_MODE it does not know) is one ValueError line
+    naming WANDB_MODE; a run-id file left empty (a kill while it was written) gets a new id."""
+    pytest.importorskip("wandb")
+    from jaxgames.training.loggers import WandbLogger
+
+    run_dir = tmp_path / "run"
+    (run_dir / "wandb").mkdir(parents=True)
+    (run_dir / "wandb" / "jaxgames-run-id").write_text("")
+    monkeypatch.setenv("WANDB_MODE", "bogus")
+    with pytest.raises(ValueError, match="--logger wandb could not start its run .WANDB_MODE="):
+        WandbLogger(str(run_dir), [], 0, {})
+    run_id = (run_dir / "wandb" / "jaxgames-run-id").read_text()
+    assert len(run_id) == 16 and int(run_id, 16) >= 0

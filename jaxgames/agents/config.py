@@ -324,7 +324,8 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
 
 
 def parse_overrides(args: Iterable[str]) -> dict[str, str]:
-    """``["--a=1", "--b", "2"]`` -> ``{"a": "1", "b": "2"}``; ``ValueError`` for anything else."""
+    """``["--a=1", "--b", "2"]`` -> ``{"a": "1", "b": "2"}``; ``ValueError`` for anything else,
+    and for a field given twice (``--lr=1 --lr=2``, also spelt with ``-`` and ``_``)."""
     args = list(args)
     out: dict[str, str] = {}
     i = 0
@@ -339,6 +340,9 @@ def parse_overrides(args: Iterable[str]) -> dict[str, str]:
                 raise ValueError(f"override {a!r} has no value: use {a}=VALUE")
             k, v = a[2:], args[i + 1]
             i += 1
+        same = next((o for o in out if o.replace("-", "_") == k.replace("-", "_")), None)
+        if same is not None:  # the later would silently win
+            raise ValueError(f"--{same}={out[same]} and --{k}={v} set the same field: give it once")
         out[k] = v
         i += 1
     return out

@@ -22,6 +22,7 @@ from jaxgames.cli import options
 from jaxgames.runs.outputs import check_output_path, run_owning
 from jaxgames.training.driver import run_training, seed_run_dir
 from jaxgames.training.loggers import LOGGERS, parse_loggers
+from jaxgames.validation import check_int
 
 
 def default_run_name(
@@ -60,10 +61,24 @@ def check_devices(text: str) -> str:
 def train_config(args: argparse.Namespace) -> Any:
     """The config of a parsed ``train`` command line (preset, then every override)."""
     overrides = parse_overrides(args.overrides)
+    spelt = {k.replace("-", "_"): k for k in overrides}
     for name in ("seed", "total_steps"):
         if getattr(args, name) is not None:
+            if name in spelt:  # the flag would silently win
+                k = spelt.pop(name)
+                raise ValueError(
+                    f"--{k}={overrides[k]} and --{name.replace('_', '-')} {getattr(args, name)} "
+                    f"both set {name}: give it once"
+                )
             overrides[name] = getattr(args, name)
+    if args.scale_envs is not None:
+        check_int("--scale-envs", args.scale_envs)
     game_options = options.game_options(args)
+    if "game_options" in spelt and game_options:
+        raise ValueError(
+            f"--{spelt['game_options']}={overrides[spelt['game_options']]} and --size / "
+            "--game-option both give the game's options: give them one way"
+        )
     config = default_config(
         args.algorithm, args.game, game_options, quick=args.quick, scale_envs=args.scale_envs
     )
@@ -75,8 +90,10 @@ def _train(args: argparse.Namespace) -> int:
     if args.distributed:
         distributed.initialize()
     devices = check_devices(args.devices)
-    game_options = options.game_options(args)
     config = train_config(args)
+    given = {k.replace("-", "_") for k in parse_overrides(args.overrides)}
+    # the run's name follows the options trained, given as flags or as --game-options={...}
+    game_options = config.game_options if "game_options" in given else options.game_options(args)
     if args.seeds is not None and args.seed is not None:
         raise ValueError("give --seed or --seeds, not both")
     # the parent of the runs: not inside a run, creatable (checked once the config is valid)
@@ -117,10 +134,9 @@ def _train(args: argparse.Namespace) -> int:
                     )
                 )
             )
-    print(
-        f"run written to {', '.join(dirs)} "
-        "(metrics.jsonl, metrics.csv, checkpoints/, learning_curve.png)"
-    )
+    files = ("metrics.jsonl", "metrics.csv", "checkpoints", "learning_curve.png")
+    written = [f for f in files if os.path.exists(os.path.join(dirs[0], f))]
+    print(f"run written to {', '.join(dirs)} ({', '.join(written)})")
     print(f"load it with: jaxgames.load_policy({dirs[0]!r})")
     return 0
 

@@ -133,6 +133,12 @@ def _check_creatable(run_dir: str) -> None:
         raise ValueError(f"cannot create run directory {run_dir!r}: {parent!r} is not writable")
 
 
+def is_config_draft(name: str) -> bool:
+    """``name`` is a ``config.json`` being written (``config.json.<pid>.tmp``): one a process
+    killed while creating the run left behind does not make the folder someone else's."""
+    return re.fullmatch(rf"{re.escape(CONFIG_FILE)}\.\d+\.tmp", name) is not None
+
+
 def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
     """True if ``run_dir`` holds the run of ``record`` (:func:`config_record`), False if it is
     missing or empty; ``ValueError`` otherwise. Configs compare normalised (new fields at
@@ -143,7 +149,7 @@ def check_run_dir(run_dir: str, record: dict[str, Any]) -> bool:
     if not os.path.isdir(run_dir):
         raise ValueError(f"run path {run_dir!r} exists and is not a directory")
     if not os.path.exists(os.path.join(run_dir, CONFIG_FILE)):
-        if set(os.listdir(run_dir)) - {LOCK_FILE}:
+        if {n for n in os.listdir(run_dir) if not is_config_draft(n)} - {LOCK_FILE}:
             raise ValueError(
                 f"run directory {run_dir!r} is not empty and has no {CONFIG_FILE}; "
                 "refusing to write into it"

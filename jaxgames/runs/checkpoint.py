@@ -185,7 +185,8 @@ class CheckpointStore:
         items = _leaf_dict(tree)
         host = _host_leaves(list(items.values()))
         meta = {} if host is None else {DIGEST_KEY: tree_digest(host)}
-        with interrupts_held() as interrupted:
+        # quiet: a step folder a killed save left is replaced (orbax logs it through absl)
+        with interrupts_held() as interrupted, _quiet_orbax():
             self._manager.save(
                 step, args=self._ocp.args.StandardSave(items), custom_metadata=meta, force=True
             )

@@ -61,6 +61,7 @@ class RunLock:
         self.run_dir = run_dir
         self.path = os.path.join(run_dir, LOCK_FILE)
         self.stale_pid: int | None = None
+        self.stale_host: str | None = None  # the stale holder's machine, when not this one
         self._fd: int | None = None
 
     @property
@@ -80,9 +81,12 @@ class RunLock:
         )
 
     def _note_stale(self) -> None:
-        pid = _read_holder(self.path).get("pid", "")
+        holder = _read_holder(self.path)
+        pid = holder.get("pid", "")
         if pid.isdigit() and int(pid) != os.getpid():
             self.stale_pid = int(pid)
+            if holder.get("host") and holder["host"] != socket.gethostname():
+                self.stale_host = holder["host"]
 
     def _write_holder(self, fd: int) -> None:
         info = (

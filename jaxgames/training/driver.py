@@ -72,6 +72,7 @@ from jaxgames.runs import (
     CREATED_FORMAT,
     check_run_dir,
     config_record,
+    is_config_draft,
 )
 from jaxgames.runs.checkpoint import (
     CheckpointDamagedError,
@@ -82,6 +83,7 @@ from jaxgames.runs.checkpoint import (
 from jaxgames.runs.lock import RunLock
 from jaxgames.runs.metrics import MetricsLog, chunk_record, plot_learning_curve
 from jaxgames.runs.outputs import run_owning
+from jaxgames.signals import interrupts_held
 from jaxgames.specs import make_partners
 from jaxgames.training.init_from import initial_params, start_from
 from jaxgames.training.loggers import Logger, open_loggers, parse_loggers
@@ -199,6 +201,9 @@ def _create_config_file(run_dir: str, record: dict[str, Any]) -> bool:
             return False
     finally:
         os.unlink(tmp)
+    for name in os.listdir(run_dir):  # drafts of processes killed while creating the run
+        if is_config_draft(name):
+            os.unlink(os.path.join(run_dir, name))
     return True
 
 
@@ -241,7 +246,13 @@ def _claim(stack: contextlib.ExitStack, run: _RunFiles, echo: Callable[[str], No
         stack.callback(_remove_if_empty, run.run_dir)  # after the lock is released
     lock = stack.enter_context(RunLock(run.run_dir))
     if lock.stale_pid is not None:
-        echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
+        if lock.stale_host is None:
+            echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
+        else:
+            echo(
+                f"taking over the lock of process {lock.stale_pid} on {lock.stale_host}, which "
+                "no longer holds it"
+            )
     return check_run_dir(run.run_dir, run.record)  # again: no other writer can change it now
 
 
@@ -524,14 +535,21 @@ def _restore_common(runs: list[_RunFiles], template: Any, echo) -> tuple[int, An
     if any(steps) and any(_logged_chunks(run) > 1 for run in runs):
         # seeds trained together past chunk 1, now asked with others: refuse, moving nothing
         have = ", ".join(
-            f"{os.path.basename(r.run_dir)} up to chunk {max(s)}" for r, s in zip(runs, steps) if s
+            f"{os.path.basename(r.run_dir)} " + (f"chunks {min(s)}-{max(s)}" if s else "none")
+            for r, s in zip(runs, steps)
         )
-        lack = ", ".join(os.path.basename(r.run_dir) for r, s in zip(runs, steps) if not s)
-        raise CheckpointError(
-            f"the seeds share no checkpoint ({have}; none in {lack}): the seeds of a run "
-            "train together, so give the seeds it was trained with, or train other seeds "
-            "under another run name"
-        )
+        if all(steps):  # a seed resumed alone went on without the others
+            fix = (
+                "a seed's folder was trained on alone; finish each seed alone the same way "
+                "(resume its seed<s> folder as a run), or train the seeds again under another "
+                "run name"
+            )
+        else:
+            fix = (
+                "the seeds of a run train together, so give the seeds it was trained with, or "
+                "train other seeds under another run name"
+            )
+        raise CheckpointError(f"the seeds' checkpoints share no chunk ({have}): {fix}")
     if distributed.is_primary():
         for run in runs:
             for path in run.store.quarantine_after(0):  # a seed saved chunk 1, another did not
@@ -600,19 +618,24 @@ def _chunks(
             ev = jax.device_get(evaluate(params_of(state), keys))
         now = time.time()
         recs = []
-        for i, run in enumerate(runs):
-            rec = chunk_record(k, algo.steps_per_chunk, part(metrics, i), seconds)
-            if ev is not None:
-                rec.update({f"eval/{n}": float(v) for n, v in part(ev, i).items()})
-            rec["time"] = now
-            if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
-                warnings.warn(f"non-finite metrics in chunk {k}: {_bad_metrics(rec)}", stacklevel=2)
-            if primary:
-                run.log.append(rec)
-                run.log.write_csv()
-            run.records.append(rec)
-            run.store.save(k, part(state, i))
-            recs.append(rec)
+        with interrupts_held() as interrupted:  # every seed's chunk saved, or none cut
+            for i, run in enumerate(runs):
+                rec = chunk_record(k, algo.steps_per_chunk, part(metrics, i), seconds)
+                if ev is not None:
+                    rec.update({f"eval/{n}": float(v) for n, v in part(ev, i).items()})
+                rec["time"] = now
+                if not all(np.isfinite(v) for v in rec.values() if isinstance(v, float)):
+                    warnings.warn(
+                        f"non-finite metrics in chunk {k}: {_bad_metrics(rec)}", stacklevel=2
+                    )
+                if primary:
+                    run.log.append(rec)
+                    run.log.write_csv()
+                run.records.append(rec)
+                run.store.save(k, part(state, i))
+                recs.append(rec)
+        if interrupted:
+            raise KeyboardInterrupt
         last_saved = k
         for run, rec in zip(runs, recs):
             for mirror in run.mirrors:

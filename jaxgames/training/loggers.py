@@ -2,17 +2,20 @@
 
 ``metrics.jsonl`` stays the source of truth; a logger copies each chunk's record elsewhere
 after the chunk's checkpoint, one scalar per field at x = env_steps. Loggers are not part of
-the config: a logger joining a resumed run late first writes the records already there, and
-after a resume from an older checkpoint TensorBoard's ``purge_step`` replaces the recomputed
-points. W&B keeps one run per jaxgames run (id in ``<run>/wandb/jaxgames-run-id``;
-``WANDB_MODE``, default ``offline``). A missing library is a one-line
-:class:`~jaxgames.validation.MissingExtraError` before training.
+the config: a logger joining a resumed run late first writes the records already there, one
+cut off (a kill between a chunk's save and its mirror's write) catches up from its mark
+(:data:`MARK_FILE`), and after a resume from an older checkpoint TensorBoard's ``purge_step``
+replaces the recomputed points. W&B keeps one run per jaxgames run (id in
+``<run>/wandb/jaxgames-run-id``; ``WANDB_MODE``, default ``offline``). A missing library is a
+one-line :class:`~jaxgames.validation.MissingExtraError` before training; W&B failing to start
+its run (no API key online, a bad ``WANDB_MODE``) a one-line ``ValueError``.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import re
 import secrets
 from typing import Any, Protocol, Sequence
 
@@ -60,6 +63,31 @@ def _scalars(record: dict[str, Any]) -> dict[str, float]:
     }
 
 
+#: in each mirror's folder: the env step of the last record it wrote (a mirror cut off by an
+#: interrupt or a kill between a chunk's save and its write catches up from it on resume)
+MARK_FILE = "jaxgames-last-step"
+
+
+def _replace_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file, then a rename)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _written_up_to(directory: str, started: bool, last_step: int) -> int:
+    """The env step up to which the mirror in ``directory`` holds the run's records: its
+    mark; a mirror ``started`` before marks existed counts as whole; none yet: -1. At most
+    ``last_step`` (points after the restored checkpoint are computed again)."""
+    try:
+        with open(os.path.join(directory, MARK_FILE)) as f:
+            written = int(f.read().strip())
+    except (OSError, ValueError):
+        written = last_step if started else -1
+    return min(written, last_step)
+
+
 class TensorBoardLogger:
     """Scalars to ``<run_dir>/tensorboard/`` with tensorboardX (see the module docstring)."""
 
@@ -67,9 +95,9 @@ class TensorBoardLogger:
         tbx = _library("tensorboard")
         self.directory = os.path.join(run_dir, "tensorboard")
         existing = glob.glob(os.path.join(self.directory, "events.out.tfevents.*"))
-        joined = not existing
+        written = _written_up_to(self.directory, bool(existing), last_step)
         # points after the restored checkpoint are being computed again: hide the old ones
-        purge = None if joined else last_step + 1
+        purge = None if not existing else last_step + 1
         # tensorboardX names files by the second: each writer gets its own index
         self.writer = tbx.SummaryWriter(
             self.directory,
@@ -77,8 +105,8 @@ class TensorBoardLogger:
             flush_secs=30,
             filename_suffix=f".{len(existing)}",
         )
-        if joined:
-            for record in history:
+        for record in history:  # those the mirror lacks: all when it joins the run late
+            if int(record["env_steps"]) > written:
                 self.write(record)
 
     def write(self, record: dict[str, Any]) -> None:
@@ -86,6 +114,7 @@ class TensorBoardLogger:
         for tag, value in _scalars(record).items():
             self.writer.add_scalar(tag, value, global_step=step, walltime=record.get("time"))
         self.writer.flush()
+        _replace_text(os.path.join(self.directory, MARK_FILE), str(step))
 
     def close(self) -> None:
         self.writer.close()
@@ -94,33 +123,49 @@ class TensorBoardLogger:
 class WandbLogger:
     """One W&B run per jaxgames run (module docstring)."""
 
-    def __init__(self, run_dir: str, history: list[dict[str, Any]], config: dict[str, Any]) -> None:
+    def __init__(
+        self, run_dir: str, history: list[dict[str, Any]], last_step: int, config: dict[str, Any]
+    ) -> None:
         wandb = _library("wandb")
-        directory = os.path.join(run_dir, "wandb")
-        os.makedirs(directory, exist_ok=True)
-        id_file = os.path.join(directory, "jaxgames-run-id")
-        joined = not os.path.exists(id_file)
-        if joined:
-            with open(id_file, "w") as f:
-                f.write(secrets.token_hex(8))
-        with open(id_file) as f:
-            run_id = f.read().strip()
-        self.run = wandb.init(
-            dir=run_dir,
-            id=run_id,
-            resume="allow",
-            project=os.environ.get("WANDB_PROJECT", "jaxgames"),
-            name=os.path.basename(os.path.normpath(run_dir)),
-            config=config,
-            mode=os.environ.get("WANDB_MODE", "offline"),
-            settings=wandb.Settings(console="off", silent=True),
-        )
-        if joined:
-            for record in history:
+        self.directory = os.path.join(run_dir, "wandb")
+        os.makedirs(self.directory, exist_ok=True)
+        id_file = os.path.join(self.directory, "jaxgames-run-id")
+        try:
+            with open(id_file) as f:
+                run_id = f.read().strip()
+        except FileNotFoundError:
+            run_id = ""
+        started = bool(run_id)
+        if not re.fullmatch(r"[0-9a-f]{16}", run_id):  # none yet, or cut off while written
+            run_id = secrets.token_hex(8)
+            _replace_text(id_file, run_id)
+        written = _written_up_to(self.directory, started, last_step)
+        mode = os.environ.get("WANDB_MODE", "offline")
+        try:
+            self.run = wandb.init(
+                dir=run_dir,
+                id=run_id,
+                resume="allow",
+                project=os.environ.get("WANDB_PROJECT", "jaxgames"),
+                name=os.path.basename(os.path.normpath(run_dir)),
+                config=config,
+                mode=mode,
+                settings=wandb.Settings(console="off", silent=True),
+            )
+        except Exception as e:  # wandb's own errors (no API key, a bad mode): one line
+            why = " ".join(str(e).split())[:300] or type(e).__name__
+            raise ValueError(
+                f"--logger wandb could not start its run (WANDB_MODE={mode!r}, WANDB_PROJECT="
+                f"{os.environ.get('WANDB_PROJECT', 'jaxgames')!r}): {why}"
+            ) from None
+        for record in history:  # those the mirror lacks: all when it joins the run late
+            if int(record["env_steps"]) > written:
                 self.write(record)
 
     def write(self, record: dict[str, Any]) -> None:
-        self.run.log(_scalars(record), step=int(record["env_steps"]))
+        step = int(record["env_steps"])
+        self.run.log(_scalars(record), step=step)
+        _replace_text(os.path.join(self.directory, MARK_FILE), str(step))
 
     def close(self) -> None:
         self.run.finish()
@@ -142,7 +187,7 @@ def open_loggers(
             if name == "tensorboard":
                 out.append(TensorBoardLogger(run_dir, history, last_step))
             else:
-                out.append(WandbLogger(run_dir, history, config))
+                out.append(WandbLogger(run_dir, history, last_step, config))
     except BaseException:
         for logger in out:
             logger.close()
