@@ -68,6 +68,8 @@ DEFAULT_REPLY_SECONDS = 600.0
 #: the spec's settings: ``nboard:depth=D:time=S:<command line>``
 SETTINGS = ("depth", "time")
 _PASSES = ("pa", "ps", "pass")  # NBoard writes PA, Edax PS
+#: the longest ``time=`` a move may take (the reply's timeout grows with it)
+MAX_SECONDS = 86_400
 _SETTING = re.compile(r"(depth|time)=([0-9]+(?:\.[0-9]*)?)")
 
 
@@ -83,6 +85,11 @@ def parse_command(text: str) -> tuple[dict[str, float], list[str]]:
         if colon and not m and re.fullmatch(r"(depth|time)=.*", head.strip()):
             raise ValueError(
                 f"nboard: {head.strip()!r}: depth= takes an integer >= 1, time= seconds > 0"
+            )
+        if m and not colon:  # settings and nothing after them
+            raise ValueError(
+                f"nboard: the engine's command line is missing after {head.strip()!r}, e.g. "
+                "'nboard:depth=6:time=1:edax'"
             )
         if not colon or not m:
             break
@@ -101,8 +108,11 @@ def parse_command(text: str) -> tuple[dict[str, float], list[str]]:
         )
     if "depth" in settings and (settings["depth"] < 1 or settings["depth"] % 1):
         raise ValueError(f"nboard: depth must be an integer >= 1, got {settings['depth']:g}")
-    if "time" in settings and settings["time"] <= 0:
-        raise ValueError("nboard: time must be a number of seconds > 0")
+    if "time" in settings and not 0 < settings["time"] <= MAX_SECONDS:
+        raise ValueError(
+            f"nboard: time must be a number of seconds > 0 and at most {MAX_SECONDS:,} (a day), "
+            f"got {settings['time']:g}"
+        )
     return settings, argv
 
 

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from jaxgames import records, render
-from jaxgames.core import is_over
+from jaxgames.core import external_error, is_over
 from jaxgames.runs.outputs import check_output_path
 from jaxgames.specs import make_opponent
 
@@ -52,8 +52,9 @@ def keyed(policy: Callable[[jax.Array, Any], Any]) -> Callable[[int, int, Any], 
 
 
 def one_line(err: BaseException, limit: int = 2000) -> str:
-    """``err``'s message on one line, at most ``limit`` characters."""
-    text = " ".join(str(err).split()) or type(err).__name__
+    """``err``'s message on one line, at most ``limit`` characters (an external player's
+    failure inside a JAX callback: its own line, not the callback's traceback)."""
+    text = external_error(err) or " ".join(str(err).split()) or type(err).__name__
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 

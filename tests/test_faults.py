@@ -531,6 +531,7 @@ def test_outputs_never_overwrite_saved_data(ref, tmp_path, capsys, monkeypatch):
             "inside",
         ),  # fmt: skip
         (["export", run_dir, f"{run_dir}/checkpoints/99"], "inside"),
+        (["export", run_dir, f"{run_dir}/exported"], "inside"),  # a new folder too
         (["export", run_dir, run_dir], "is the run or agent folder"),
         (["export", run_dir, "/proc/exp"], "cannot write in folder '/proc'"),
         (["export", run_dir, ""], "give a folder name"),

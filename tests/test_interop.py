@@ -134,7 +134,11 @@ def test_pgx_view_of_a_finished_game():
     np.testing.assert_array_equal(again.rewards, [0.0, 0.0])  # finished: a no-op
     with pytest.raises(ValueError, match="options"):
         PgxEnv(jaxgames.make("reversi"), size=6)
-    assert PgxEnv("reversi", size=6).id == "reversi_size6"
+    assert PgxEnv("reversi", size=6).id == "jaxgames_reversi_size6"
+    # no id is one of pgx's own (pgx code would take the state for its game's)
+    pgx = pytest.importorskip("pgx")
+    for game in ("tic_tac_toe", "reversi", "animal_shogi"):
+        assert PgxEnv(game).id not in pgx.available_envs()
 
 
 def test_pgx_view_matches_pgx_tic_tac_toe():

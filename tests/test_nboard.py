@@ -22,6 +22,7 @@ from jaxgames.games import grid
 from jaxgames.nboard import EngineSession, nboard_policy, parse_command
 from jaxgames.records import replay
 from jaxgames.specs import check_spec, make_opponent, parse_spec, runs_a_program
+from jaxgames.terminal import one_line
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "nboard")
 FAKE = os.path.join(DATA, "fake_engine.py")
@@ -142,6 +143,7 @@ def test_client_errors_are_one_line(transcript, message, capsys):
         jax.jit(policy)(jax.random.PRNGKey(0), state).block_until_ready()
     text = external_error(caught.value)
     assert text is not None and "\n" not in text
+    assert one_line(caught.value) == text  # play's and the web board's error lines
     # the command is cut in the middle on long paths: its end (the engine's arguments) stays
     quoted = re.fullmatch(r"nboard engine '(.*)' " + message + ".*", text)
     assert quoted and len(quoted[1]) <= 80 and quoted[1].endswith(transcript), text
@@ -171,6 +173,8 @@ def test_spec_errors(tmp_path, capsys):
         ("nboard:depth=2:depth=3:edax", "given twice"),
         ("nboard:time=-1:cat", "'time=-1': depth= takes an integer >= 1, time= seconds > 0"),
         ("nboard:depth=x:edax", "'depth=x': depth= takes"),
+        ("nboard:depth=3", "command line is missing after 'depth=3'"),
+        ("nboard:time=1000000000:cat", "at most 86,400"),
     ]:
         with pytest.raises(ValueError, match=why):
             parse_spec(bad)

@@ -3,7 +3,8 @@
 A :class:`PgxState` holds pgx's fields computed from the jaxgames state it wraps
 (``state.game``): ``observation`` is a stored field, ``legal_action_mask`` is all True once
 the game is over (a masked softmax never divides by zero), ``env_id`` names the variant
-(``"reversi_size6"``). Actions are the jaxgames ids (pgx's for tic-tac-toe and 8x8 othello).
+(``"jaxgames_reversi_size6"``). Actions are the jaxgames ids (pgx's for tic-tac-toe and 8x8
+othello).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class PgxEnv:
     def __init__(self, game: str | Env = "tic_tac_toe", **options: Any):
         self.game = as_env(game, options)
         opts = "".join(f"_{k}{v}" for k, v in sorted(self.game.config.items()))
-        self._id = f"{self.game.name}{opts}"
+        # never one of pgx's own ids (pgx code dispatches on them: "tic_tac_toe" is pgx's)
+        self._id = f"jaxgames_{self.game.name}{opts}"
 
     def view(self, state: GameState) -> PgxState:
         """The pgx view of a jaxgames state."""

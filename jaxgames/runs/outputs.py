@@ -57,9 +57,10 @@ def _is_training_run(path: str) -> bool:
     return any(os.path.exists(os.path.join(path, m)) for m in ("metrics.jsonl", "checkpoints"))
 
 
-def run_owning(real: str) -> tuple[str, str] | None:
+def run_owning(real: str, *, is_folder: bool = False) -> tuple[str, str] | None:
     """(run folder, the part of ``real`` inside it) if ``real`` (an absolute path) is in a run
-    folder's files or sub-folders, or is a run folder itself."""
+    folder's files or sub-folders, or is a run folder itself; ``is_folder``: ``real`` is (or
+    will be) a folder, which inside a run is never a new file beside its files."""
     if os.path.isdir(real) and is_run_folder(real):
         return real, "."
     child, folder = real, os.path.dirname(real)
@@ -67,7 +68,8 @@ def run_owning(real: str) -> tuple[str, str] | None:
         if is_run_folder(folder):
             rel = os.path.relpath(real, folder)
             top = rel.split(os.sep)[0]
-            if rel != os.path.basename(child) or top in RUN_FILES or os.path.isdir(real):
+            beside = rel == os.path.basename(child) and top not in RUN_FILES
+            if not beside or is_folder or os.path.isdir(real):
                 return folder, rel
             return None  # a new file of its own name beside the run's files
         parent = os.path.dirname(folder)
@@ -108,7 +110,7 @@ def check_output_path(
     if not isinstance(path, str) or not path.strip():
         raise ValueError(f"{flag} {path!r}: give a {kind} name")
     real = os.path.realpath(path)
-    owner = run_owning(real)
+    owner = run_owning(real, is_folder=folder)
     if owner == (real, ".") and agent_folder and not _is_training_run(real):
         owner = None
     if owner is not None:
