@@ -28,7 +28,7 @@
 #   start=none|pretrained:<name>|<run dir> (default none: a fresh network), run=<name> (default
 #   gpu_<game>), chunk=<plies per evaluation and checkpoint>, total_steps=<plies the learning
 #   rate anneals over>, opponents="greedy engine:2 ..."; any other key is a config field
-#   (net.dtype=bfloat16, learning_rate=0.001, ...) winning over the settings below.
+#   (net.dtype=bfloat16, learning_rate=0.001, ...) taking the place of the settings below.
 #
 # Run one session at a time on a GPU: two trainings at once run at a fraction of their rates
 # alone (docs/results.md, "Throughput").
@@ -36,13 +36,14 @@ set -u
 out=${1:?usage: gpu_session.sh <out-dir> [stages] [key=value ...]}
 stages=${2:-profile,throughput,train}
 game=reversi8 seconds=150 start=none run="" chunk="" total_steps=200000000 opponents="" extra=()
+given=" "  # the config fields given as key=value, as flags: " --anneal-lr --net.hidden "
 games=16384
 envs="4096 16384 65536" batches="65536 262144 1048576"
 for kv in "${@:3}"; do
     case $kv in
     game=*|games=*|seconds=*|start=*|run=*|chunk=*|total_steps=*|opponents=*|envs=*|batches=*)
         declare "${kv%%=*}=${kv#*=}" ;;
-    *=*) key=${kv%%=*}; extra+=("--${key//_/-}=${kv#*=}") ;;
+    *=*) key=--${kv%%=*}; key=${key//_/-}; extra+=("$key=${kv#*=}"); given+="$key " ;;
     *) echo "gpu_session.sh: '$kv' is not key=value" >&2; exit 2 ;;
     esac
 done
@@ -60,11 +61,14 @@ animal_shogi)
    exit 2 ;;
 esac
 opponents=${opponents:-"random greedy engine:2 engine:4"}
+# the script's settings but those given as key=value (the scripts refuse a field set twice)
+own() { local a; for a in "$@"; do [[ $given == *" ${a%%=*} "* ]] || printf '%s\n' "$a"; done; }
 shared=(--features="$features" --anneal-lr=false)
-net=("${arch[@]}" "${shared[@]}")  # the profile stages'
+mapfile -t net < <(own "${arch[@]}" "${shared[@]}")  # the profile stages'
+mapfile -t bf16 < <(own --net.dtype=bfloat16)
 train=("${shared[@]}" --num-simulations=16 --scale-envs="$games")
-settings=("${arch[@]}" "${train[@]}")
-resnet=(--network=resnet --net.blocks=6 --net.channels=64 "${train[@]}")
+mapfile -t settings < <(own "${arch[@]}" "${train[@]}")
+mapfile -t resnet < <(own --network=resnet --net.blocks=6 --net.channels=64 "${train[@]}")
 run=${run:-gpu_$game}
 chunk=${chunk:-$((games * 256))}  # 16 updates of 16 plies: an evaluation and a checkpoint each
 evals=$(( (total_steps + chunk - 1) / chunk ))
@@ -88,8 +92,7 @@ profile_bf16)
     echo "== profile: the same with bfloat16 matmuls"
     timeout 200 python3 experiments/profile_selfplay.py --games "$game" --algos alphazero \
         --num-envs $envs --num-simulations 32 --num-steps 2 --repeats 2 "${net[@]}" \
-        --net.dtype=bfloat16 \
-        --out "$out/profile_bf16" "${extra[@]}" ;;
+        "${bf16[@]}" --out "$out/profile_bf16" "${extra[@]}" ;;
 throughput)
     echo "== throughput: random play"
     timeout 40 python3 experiments/benchmark_throughput.py --games reversi8 animal_shogi \

@@ -9,6 +9,7 @@ import sys
 from tiny_configs import TINY_TRAIN_ARGS
 
 from jaxgames import cli
+from jaxgames.agents.config import parse_overrides
 
 TINY = [*TINY_TRAIN_ARGS, "--no-progress"]
 
@@ -63,9 +64,16 @@ def test_bad_values_and_unknown_fields(tmp_path, capsys):
         (["--total-steps", "32", "--total_steps=64"], "both set total_steps"),
         (["--learning-rate=0.1", "--learning_rate=0.2"], "set the same field"),
         (["--game", "reversi", "--size", "4", '--game-options={"size": 6}'], "give them one"),
+        (["--game", "reversi", "--size", "4", "--game-options.size=6"], "give them one"),
+        (["--net.hidden=8", "--net.hidden=16"], "set the same field"),
     ):
         assert cli.main(base + twice) == 2
         assert why in capsys.readouterr().err
+    # a dict field's keys are kept as given: two partner folders differing in - and _ are two
+    assert parse_overrides(["--partners.runs/a-b=0.5", "--partners.runs/a_b=0.5"]) == {
+        "partners.runs/a-b": "0.5",
+        "partners.runs/a_b": "0.5",
+    }
     wi = ["train", "winner_imitation", "--game", "animal_shogi", "--runs-dir", str(tmp_path)]
     assert cli.main(wi + ["--scale-envs", "512"]) == 2
     assert "WinnerImitationConfig has no batch-scaling rule" in capsys.readouterr().err

@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from tiny_configs import TINY_FIELDS
 
 import jaxgames
 from jaxgames import cli, distributed
@@ -750,6 +751,10 @@ def test_lock_is_exclusive_within_a_process_too(tmp_path):
     assert not os.listdir(tmp_path)
     with RunLock(str(tmp_path)) as lock:  # free again after release
         assert lock.held and lock.stale_pid is None
+    # a lock file a process on another machine left (a shared folder): named as such
+    (tmp_path / ".lock").write_text("pid=4242\nhost=elsewhere\nsince=2026-01-01\n")
+    with RunLock(str(tmp_path)) as lock:
+        assert (lock.stale_pid, lock.stale_host) == (4242, "elsewhere")
 
 
 def test_orbax_noise_filters_drop_only_the_noise(monkeypatch):
@@ -821,27 +826,25 @@ def test_ctrl_c_during_a_save_lets_it_finish(tmp_path):
     store.close()
 
 
-def test_ctrl_c_during_one_seeds_save_lets_every_seed_save(tmp_path):
-    """SIGINT while the first of two seeds' checkpoints of a chunk is written: both seeds
-    save the chunk, then KeyboardInterrupt (a chunk saved by one seed only was moved aside
-    as a seed ahead of the others on resume)."""
-    from jaxgames.signals import interrupts_held
+def test_ctrl_c_during_one_seeds_save_lets_every_seed_save(tmp_path, monkeypatch):
+    """SIGINT while the first of two seeds' checkpoints of a chunk is written: the driver
+    lets both seeds save the chunk, then stops (one seed's chunk alone would be a seed ahead
+    of the others, moved aside on resume)."""
+    from jaxgames.agents import ppo
 
-    stores = [checkpoint.CheckpointStore(str(tmp_path / f"seed{s}"), keep=2) for s in (0, 1)]
-    tree = {"w": jnp.arange(6.0)}
-    manager_save = stores[0]._manager.save
+    save = checkpoint.CheckpointStore.save
+    sent = []
 
-    def save_then_interrupted(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGINT)
-        return manager_save(*args, **kwargs)
+    def save_then_interrupted(self, step, tree):
+        if not sent:
+            sent.append(step)
+            os.kill(os.getpid(), signal.SIGINT)
+        return save(self, step, tree)
 
-    stores[0]._manager.save = save_then_interrupted
+    monkeypatch.setattr(checkpoint.CheckpointStore, "save", save_then_interrupted)
+    config = ppo.PPOConfig(**TINY_FIELDS, total_steps=64)
+    run_dir = tmp_path / "run"
     with pytest.raises(KeyboardInterrupt):
-        with interrupts_held() as interrupted:  # as the driver holds a chunk's saves
-            for store in stores:
-                store.save(1, tree)
-        if interrupted:
-            raise KeyboardInterrupt
-    assert [store.steps() for store in stores] == [[1], [1]]
-    for store in stores:
-        store.close()
+        driver.run_training("ppo", config, str(run_dir), seeds=[0, 1], progress=False)
+    steps = [os.listdir(run_dir / f"seed{s}" / "checkpoints") for s in (0, 1)]
+    assert sent == [1] and steps == [["1"], ["1"]]

@@ -123,17 +123,19 @@ def test_missing_library_is_one_line_naming_the_extra(monkeypatch, capsys, tmp_p
     assert parse_loggers("jsonl") == parse_loggers(["jsonl"]) == ()
 
 
-def test_a_mirror_cut_off_catches_up_on_resume(tmp_path, monkeypatch):
-    """Ctrl-C (or a kill) after a chunk's checkpoint and before its mirror's write: the
-    resumed run's TensorBoard mirror writes the record it missed (its mark says how far it
-    got), so it ends with every record of metrics.jsonl."""
+@pytest.mark.parametrize("cut", [1, 2])
+def test_a_mirror_cut_off_catches_up_on_resume(tmp_path, monkeypatch, cut):
+    """Ctrl-C (or a kill) after a chunk's checkpoint and before its mirror's write (the
+    first, when the mirror's file exists and holds nothing, or a later one): the resumed
+    run's TensorBoard mirror writes the record it missed (its mark says how far it got), so
+    it ends with every record of metrics.jsonl."""
     pytest.importorskip("tensorboardX")
     from jaxgames.training import loggers
 
     write = loggers.TensorBoardLogger.write
 
     def cut_off(self, record):
-        if record["chunk"] == 2:
+        if record["chunk"] == cut:
             raise KeyboardInterrupt
         write(self, record)
 
@@ -163,3 +165,5 @@ def test_wandb_failing_to_start_is_one_line(tmp_path, monkeypatch):
         WandbLogger(str(run_dir), [], 0, {})
     run_id = (run_dir / "wandb" / "jaxgames-run-id").read_text()
     assert len(run_id) == 16 and int(run_id, 16) >= 0
+    # the retry writes the history: the failed start wrote none of it
+    assert (run_dir / "wandb" / "jaxgames-last-step").read_text() == "-1"

@@ -192,8 +192,8 @@ def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
 
 
 def test_solver_refuses_what_is_not_a_position():
-    """Bitboards off the board, overlapping or negative are refused (the solver read them as
-    some other position)."""
+    """Bitboards off the board, overlapping or negative are refused (the solver would read
+    them as some other position)."""
     for mover, opponent, why in [
         (-1, 0, "mover=-0x1 is not a bitboard of a 4x4 board"),
         (0b0110, 0b0110, "share squares"),
@@ -221,3 +221,39 @@ def test_solves_hold_the_lock(monkeypatch):
     reversi_solver.solve_position(4, p, o)
     reversi_solver.move_margins(4, p, o)
     assert len(held) > 1 and all(held)
+
+
+def test_compiled_libraries_rebuild_damage_and_name_failures(tmp_path, monkeypatch, capsys):
+    """A cached library that does not load is built again; a failing compiler is named with
+    its exit code, one line from a command; with the cache off the library lives in a folder
+    of the process's own, gone at exit (never a shared temp path another user could fill)."""
+    import os
+    import subprocess
+    import sys
+
+    from jaxgames import cli
+
+    monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "cache"))
+    lib = native.build(reversi_solver.SOURCE)
+    with open(lib, "wb") as f:
+        f.write(b"not a library")
+    assert native.load(reversi_solver.SOURCE) is not None and os.path.getsize(lib) > 1000
+    monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "empty"))
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(native.SolverUnavailable, match=r"with false failed \(exit code 1\)"):
+        native.build(reversi_solver.SOURCE)
+    reversi_solver._library.cache_clear()  # loaded once per process: load afresh
+    accuracy = ["accuracy", "random", "--against", "random", "--game", "reversi", "--size", "4"]
+    assert cli.main([*accuracy, "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: building reversi_solver.c with false") and err.count("\n") == 1
+    monkeypatch.delenv("CC")
+    reversi_solver._library.cache_clear()
+    code = (
+        "from jaxgames.evaluation import native, reversi_solver as r; print(native.build(r.SOURCE))"
+    )
+    env = {**os.environ, native.ENV_VAR: "0"}
+    path = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    folder = os.path.dirname(path.stdout.strip())
+    assert os.path.basename(folder).startswith("jaxgames_solvers_"), path
+    assert not os.path.exists(folder)

@@ -323,6 +323,13 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
     return sizes
 
 
+def _spelt_alike(key: str) -> str:
+    """An override's key with its field name's ``-`` as ``_`` (``net-x.a-b`` ->
+    ``net_x.a-b``: a dict field's key, such as a partner's run folder, is kept as given)."""
+    field, dot, rest = key.partition(".")
+    return field.replace("-", "_") + dot + rest
+
+
 def parse_overrides(args: Iterable[str]) -> dict[str, str]:
     """``["--a=1", "--b", "2"]`` -> ``{"a": "1", "b": "2"}``; ``ValueError`` for anything else,
     and for a field given twice (``--lr=1 --lr=2``, also spelt with ``-`` and ``_``)."""
@@ -340,7 +347,7 @@ def parse_overrides(args: Iterable[str]) -> dict[str, str]:
                 raise ValueError(f"override {a!r} has no value: use {a}=VALUE")
             k, v = a[2:], args[i + 1]
             i += 1
-        same = next((o for o in out if o.replace("-", "_") == k.replace("-", "_")), None)
+        same = next((o for o in out if _spelt_alike(o) == _spelt_alike(k)), None)
         if same is not None:  # the later would silently win
             raise ValueError(f"--{same}={out[same]} and --{k}={v} set the same field: give it once")
         out[k] = v

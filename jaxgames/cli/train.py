@@ -61,11 +61,11 @@ def check_devices(text: str) -> str:
 def train_config(args: argparse.Namespace) -> Any:
     """The config of a parsed ``train`` command line (preset, then every override)."""
     overrides = parse_overrides(args.overrides)
-    spelt = {k.replace("-", "_"): k for k in overrides}
+    spelt = {k.partition(".")[0].replace("-", "_"): k for k in overrides}  # by field
     for name in ("seed", "total_steps"):
         if getattr(args, name) is not None:
             if name in spelt:  # the flag would silently win
-                k = spelt.pop(name)
+                k = spelt[name]
                 raise ValueError(
                     f"--{k}={overrides[k]} and --{name.replace('_', '-')} {getattr(args, name)} "
                     f"both set {name}: give it once"
@@ -91,7 +91,7 @@ def _train(args: argparse.Namespace) -> int:
         distributed.initialize()
     devices = check_devices(args.devices)
     config = train_config(args)
-    given = {k.replace("-", "_") for k in parse_overrides(args.overrides)}
+    given = {k.partition(".")[0].replace("-", "_") for k in parse_overrides(args.overrides)}
     # the run's name follows the options trained, given as flags or as --game-options={...}
     game_options = config.game_options if "game_options" in given else options.game_options(args)
     if args.seeds is not None and args.seed is not None:

@@ -10,6 +10,8 @@ then go to a temp folder of the process's own).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -37,7 +39,9 @@ def cache_dir() -> str | None:
     return os.path.join(base, "jaxgames", "solved")
 
 
-_PRIVATE: list[str] = []  # this process's own folder of libraries while the cache is off
+_PRIVATE: list[
+    str
+] = []  # this process's own folder of libraries while the cache is off (removed at exit)
 
 
 def _library_folder() -> str:
@@ -52,6 +56,7 @@ def _library_folder() -> str:
         return folder
     if not _PRIVATE:
         _PRIVATE.append(tempfile.mkdtemp(prefix="jaxgames_solvers_"))
+        atexit.register(shutil.rmtree, _PRIVATE[0], ignore_errors=True)
     return _PRIVATE[0]
 
 
@@ -100,7 +105,8 @@ def load(source: str) -> ctypes.CDLL:
     try:
         return ctypes.CDLL(lib)
     except OSError:
-        os.remove(lib)
+        with contextlib.suppress(OSError):  # another process may have removed it first
+            os.remove(lib)
     lib = build(source)
     try:
         return ctypes.CDLL(lib)

@@ -250,8 +250,8 @@ def _claim(stack: contextlib.ExitStack, run: _RunFiles, echo: Callable[[str], No
             echo(f"taking over the lock of process {lock.stale_pid}, which no longer runs")
         else:
             echo(
-                f"taking over the lock of process {lock.stale_pid} on {lock.stale_host}, which "
-                "no longer holds it"
+                f"taking over the lock of process {lock.stale_pid} on {lock.stale_host} "
+                "(another machine: make sure it no longer trains there)"
             )
     return check_run_dir(run.run_dir, run.record)  # again: no other writer can change it now
 

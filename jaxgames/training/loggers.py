@@ -77,15 +77,22 @@ def _replace_text(path: str, text: str) -> None:
 
 
 def _written_up_to(directory: str, started: bool, last_step: int) -> int:
-    """The env step up to which the mirror in ``directory`` holds the run's records: its
-    mark; a mirror ``started`` before marks existed counts as whole; none yet: -1. At most
-    ``last_step`` (points after the restored checkpoint are computed again)."""
-    try:
-        with open(os.path.join(directory, MARK_FILE)) as f:
-            written = int(f.read().strip())
-    except (OSError, ValueError):
-        written = last_step if started else -1
-    return min(written, last_step)
+    """The env step up to which the mirror in ``directory`` holds the run's records, and the
+    mark set to it before the mirror's files are opened (a kill before its first write then
+    leaves the mark, not a mirror taken for whole): its mark; a mirror ``started`` (its files
+    exist) without a mark counts as whole; one not started: -1. At most ``last_step`` (points
+    after the restored checkpoint are computed again)."""
+    written = -1
+    if started:
+        try:
+            with open(os.path.join(directory, MARK_FILE)) as f:
+                written = int(f.read().strip())
+        except (OSError, ValueError):  # files without a mark: counted as whole
+            written = last_step
+    written = min(written, last_step)
+    os.makedirs(directory, exist_ok=True)
+    _replace_text(os.path.join(directory, MARK_FILE), str(written))
+    return written
 
 
 class TensorBoardLogger:
@@ -135,11 +142,11 @@ class WandbLogger:
                 run_id = f.read().strip()
         except FileNotFoundError:
             run_id = ""
-        started = bool(run_id)
-        if not re.fullmatch(r"[0-9a-f]{16}", run_id):  # none yet, or cut off while written
+        started = re.fullmatch(r"[0-9a-f]{16}", run_id) is not None
+        written = _written_up_to(self.directory, started, last_step)
+        if not started:  # none yet, or cut off while written: a new W&B run
             run_id = secrets.token_hex(8)
             _replace_text(id_file, run_id)
-        written = _written_up_to(self.directory, started, last_step)
         mode = os.environ.get("WANDB_MODE", "offline")
         try:
             self.run = wandb.init(
