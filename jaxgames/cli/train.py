@@ -58,10 +58,16 @@ def check_devices(text: str) -> str:
     return text.strip()
 
 
+def _fields_given(overrides: dict[str, str]) -> dict[str, str]:
+    """The config field each override sets -> the override's key as typed
+    (``game-options.size`` -> ``game_options``)."""
+    return {k.partition(".")[0].replace("-", "_"): k for k in overrides}
+
+
 def train_config(args: argparse.Namespace) -> Any:
     """The config of a parsed ``train`` command line (preset, then every override)."""
     overrides = parse_overrides(args.overrides)
-    spelt = {k.partition(".")[0].replace("-", "_"): k for k in overrides}  # by field
+    spelt = _fields_given(overrides)
     for name in ("seed", "total_steps"):
         if getattr(args, name) is not None:
             if name in spelt:  # the flag would silently win
@@ -91,9 +97,9 @@ def _train(args: argparse.Namespace) -> int:
         distributed.initialize()
     devices = check_devices(args.devices)
     config = train_config(args)
-    given = {k.partition(".")[0].replace("-", "_") for k in parse_overrides(args.overrides)}
     # the run's name follows the options trained, given as flags or as --game-options={...}
-    game_options = config.game_options if "game_options" in given else options.game_options(args)
+    by_override = "game_options" in _fields_given(parse_overrides(args.overrides))
+    game_options = config.game_options if by_override else options.game_options(args)
     if args.seeds is not None and args.seed is not None:
         raise ValueError("give --seed or --seeds, not both")
     # the parent of the runs: not inside a run, creatable (checked once the config is valid)

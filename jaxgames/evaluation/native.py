@@ -39,9 +39,8 @@ def cache_dir() -> str | None:
     return os.path.join(base, "jaxgames", "solved")
 
 
-_PRIVATE: list[
-    str
-] = []  # this process's own folder of libraries while the cache is off (removed at exit)
+#: this process's own folder of libraries while the cache is off (removed at exit)
+_PRIVATE: list[str] = []
 
 
 def _library_folder() -> str:
