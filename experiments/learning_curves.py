@@ -290,10 +290,13 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
             hit = np.flatnonzero(score.mean(0) >= milestones(env.name)[o])
             at = (float(steps[hit[0]]), float(secs[hit[0]])) if len(hit) else None
             reached[o] = dict(threshold=milestones(env.name)[o], at=at, best=score.mean(0).max())
-    last_elo = [[float(r["elo"])] for r in elos if int(r["chunk"]) == last]
+    # a sweep's one-sided bound is no estimate: its seeds are counted apart, not averaged in
+    last_rows = [r for r in elos if int(r["chunk"]) == last]
+    last_elo = [[float(r["elo"])] for r in last_rows if not r["bound"]]
     summary = dict(info, label=label, partners=dict(cfg.partners), final=final, milestones=reached)
     summary.update(env_steps_per_seed=last * algorithm.steps_per_chunk, eval_seconds=clock["eval"])
     summary.update(train_seconds=float(seconds[last]), final_elo=last_elo and ex.band(last_elo))
+    summary.update(final_elo_bounds=sum(1 for r in last_rows if r["bound"]))
     last_acc = [
         [float(r["share"])]
         for r in acc_rows
@@ -345,8 +348,12 @@ def plot_elo(out: str, game: str, runs: list[dict]) -> list[str]:
 
 
 def cell(band: dict | None, fmt: str = ".1%") -> str:
-    lo, hi = band["ci95"] if band else (0, 0)
-    return f"{band['mean']:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]" if band else "-"
+    if not band:
+        return "-"
+    if band["ci95"] is None:
+        return f"{band['mean']:{fmt}} (one seed)"
+    lo, hi = band["ci95"]
+    return f"{band['mean']:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
 
 
 def write_index(out: str) -> str:
@@ -397,7 +404,9 @@ def parse_args(argv=None):
     p.add_argument("--seeds", type=int, default=3, help="number of seeds (trained in one vmap)")
     p.add_argument("--seed", type=int, default=0, help="first seed")
     p.add_argument("--evals", type=int, default=8, help="evaluation points (about)")
-    p.add_argument("--eval-games", type=int, default=200, help="per opponent and seed")
+    p.add_argument(
+        "--eval-games", type=int, default=200, help="per opponent and seed (even: both colours)"
+    )
     p.add_argument("--total-steps", type=int, default=None, help="env steps per seed")
     p.add_argument("--opponents", nargs="+", help="default: random and the cheap held-out rungs")
     p.add_argument("--opening-plies", type=int, default=None, help="default: the ladder's")
@@ -432,6 +441,8 @@ def parse_args(argv=None):
         p.error(
             "--seeds and --eval-games must be at least 1, --opening-plies and --accuracy at least 0"
         )
+    if a.eval_games % 2:  # each opening is played once with each colour
+        raise ValueError(f"--eval-games must be even (half per colour), got {a.eval_games}")
     return a
 
 

@@ -162,6 +162,10 @@ def test_rate_command(tmp_path, capsys):
     assert "not rungs of this ladder" in capsys.readouterr().err
     assert cli.main(["rate", "greedy", "--game", "animal_shogi", "--ladder", "no_such"]) == 2
     assert "no ladder 'no_such'" in capsys.readouterr().err
+    # more games than the ladder has distinct openings for: repeats are no new evidence
+    assert cli.main([*args[:4], "--games-per-rung", "200", "--rungs", "perfect"]) == 2
+    err = capsys.readouterr().err
+    assert "have 72 distinct positions, so at most 144 games per rung" in err, err
 
 
 def test_eval_counts_distinct_games(tmp_path, capsys):

@@ -32,6 +32,11 @@ def test_mean_band_t_interval():
     # printed tables' quantiles, below and past 30 degrees of freedom (not the normal 1.96)
     for df, t in ((1, 12.706), (11, 2.201), (31, 2.040), (120, 1.980)):
         assert ex.t_quantile_975(df) == pytest.approx(t, abs=1e-3), df
+    # a summary's band: one seed has no interval (not a zero-width one), none is an error
+    assert ex.band([[0.4]]) == {"mean": 0.4, "ci95": None}
+    assert ex.band([[0.2], [0.6]])["ci95"][0] < 0.2
+    with pytest.raises(ValueError, match="at least one seed"):
+        ex.band(np.zeros((0, 1)))
 
 
 def test_variants_follow_the_registry():
@@ -180,6 +185,7 @@ def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys
         ("learning_curves", ["--games", "tic_tac_toe", "--out", str(run)], "is the run"),
         ("tabular_q_tictactoe", ["--quick", "--seeds", "0"], "invalid --seeds=0"),
         ("tabular_q_tictactoe", ["--quick", "--out", str(run)], "is the run"),
+        ("learning_curves", ["--games", "tic_tac_toe", "--eval-games", "3"], "must be even"),
         ("benchmark_throughput", ["--games", "chess", "--no-pgx"], "chess"),
         ("benchmark_throughput", ["--games", "tic_tac_toe", "--steps", "0"], "--steps=0"),
         ("benchmark_opponents", ["--games", "tic_tac_toe", "--repeats", "0"], "--repeats=0"),

@@ -129,6 +129,28 @@ def test_agent_rating_recovers_and_propagation_widens(ladder_fit):
     assert expected == pytest.approx(sum(p.points for p in res.values()), rel=1e-9)
 
 
+def test_few_openings_widen_the_agent_interval_to_the_score_interval():
+    """Below FEW_OPENINGS openings the percentile bootstrap is too narrow: the agent's interval
+    contains the Wilson interval of its score (openings as samples); from FEW_OPENINGS on it
+    is the bootstrap's alone. Bad levels and resample counts are one-line errors."""
+    from jaxgames.evaluation.ladder import FEW_OPENINGS, _score_interval_elo
+
+    ladder = {"random": 0.0, "b": 150.0}
+    for openings_ in (5, FEW_OPENINGS):
+        # units of one opening's two games: a scored 0, 1/2, 1, 3/2 or 2 points
+        units = (0, 1, 1, 2, 1) if openings_ == 5 else (5, 10, 10, 15, 10)
+        res = {"b": Pairing("agent", "b", units)}
+        r = rate_against_ladder(res, ladder, n_boot=500)
+        pair = [res["b"]]
+        games, e = np.array([pair[0].games]), np.array([150.0])
+        w_lo, w_hi = _score_interval_elo(pair, games, e, pair[0].points, 0.95)
+        contains = r.lo <= w_lo + 1e-9 and r.hi >= w_hi - 1e-9
+        assert contains == (openings_ < FEW_OPENINGS), (openings_, r, w_lo, w_hi)
+    for bad, why in ((dict(ci=95), "invalid ci=95"), (dict(n_boot=1), "invalid n_boot=1")):
+        with pytest.raises(ValueError, match=why):
+            rate_against_ladder(res, ladder, **bad)
+
+
 def test_all_wins_is_a_lower_bound_all_losses_an_upper_bound(ladder_fit):
     e = dict(zip(ladder_fit.names, ladder_fit.elo))
     wins = {r: Pairing.from_counts("agent", r, 100, 0, 0) for r in ("c", "d")}

@@ -23,10 +23,20 @@ ELO_PER_NAT = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
 
 
+def t_quantile_975(df: int) -> float:
+    """Student's t 97.5% quantile with ``df`` degrees of freedom (nan below 1): the half-width
+    factor of a 95% interval of a mean from ``df + 1`` samples."""
+    if df < 1:
+        return float("nan")
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
+
+
 def wilson_interval(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval (Wilson 1927) of ``k`` (may be fractional) successes in ``n``
     trials: ``(low, high)``, ``(0.0, 1.0)`` when ``n == 0``."""
-    if n < 0 or k < 0 or k > n:
+    if not (0 <= k <= n):  # also NaN
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return 0.0, 1.0

@@ -39,6 +39,7 @@ from jaxgames.evaluation.match import MatchResult, play_match
 from jaxgames.evaluation.openings import openings, openings_digest
 from jaxgames.games import env_class
 from jaxgames.provenance import git_version, machine_description
+from jaxgames.validation import check_int
 
 #: version of the ladder JSON layout
 LADDER_FORMAT = 1
@@ -266,6 +267,10 @@ def rate_against_ladder(
     """
     if not results:
         raise ValueError("no results to rate")
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"invalid ci={ci!r}: the interval's level is in (0, 1), e.g. 0.95")
+    if n_boot is not None:
+        check_int("n_boot", n_boot, minimum=2)
     if isinstance(ladder, Ladder):
         ladder = ladder.fit()
     if isinstance(ladder, LadderFit):
@@ -304,7 +309,17 @@ def rate_against_ladder(
     lo, hi = percentile_interval(fit_agent_elo(boot, games, e_boot), ci)
     if not lo < hi:  # every resample alike (one opening a rung, or all scored the same)
         lo, hi = _score_interval_elo(pairs, games, e, total, ci)
+    elif sum(sum(p.units) for p in pairs) < FEW_OPENINGS:
+        # the percentile bootstrap is too narrow on few samples (its small-sample bias, Efron
+        # & Tibshirani 1993): at least the Wilson interval of the score, openings as samples
+        w_lo, w_hi = _score_interval_elo(pairs, games, e, total, ci)
+        lo, hi = min(lo, w_lo), max(hi, w_hi)
     return Rating(elo, float(lo), float(hi), None, bool(elo > e.max() or elo < e.min()))
+
+
+#: below this many openings in all, an agent's interval contains the Wilson interval of its
+#: score (:func:`rate_against_ladder`; docs/ladders.md)
+FEW_OPENINGS = 50
 
 
 def _score_interval_elo(

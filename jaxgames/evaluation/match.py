@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy, random_action
-from jaxgames.evaluation.elo import Z95, Match, Record
+from jaxgames.evaluation.elo import Match, Record, t_quantile_975
 from jaxgames.evaluation.openings import num_games, position_keys
 from jaxgames.validation import check_int, fail
 
@@ -142,7 +142,7 @@ class MatchResult:
         mean = float(np.mean(self.margin))
         if len(per) < 2:
             return mean, float("nan"), float("nan")
-        half = Z95 * float(np.std(per, ddof=1)) / math.sqrt(len(per))
+        half = t_quantile_975(len(per) - 1) * float(np.std(per, ddof=1)) / math.sqrt(len(per))
         return mean, mean - half, mean + half
 
     def swapped(self) -> "MatchResult":

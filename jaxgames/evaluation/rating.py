@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from typing import Callable, Sequence
 
 import jax
@@ -12,6 +13,7 @@ from jaxgames.core import Env, Policy
 from jaxgames.evaluation.elo import Rating
 from jaxgames.evaluation.ladder import Ladder, Pairing, rate_against_ladder
 from jaxgames.evaluation.match import MatchResult, play_match
+from jaxgames.evaluation.openings import position_keys
 
 
 @dataclasses.dataclass
@@ -106,7 +108,16 @@ def rate_policy(
     for s in specs:
         ladder.rating(s)  # KeyError for an unknown rung
     n = games // 2
-    states = ladder.opening_states(env, n)
+    with warnings.catch_warnings():  # more openings than distinct ones: refused below
+        warnings.filterwarnings("ignore", "has only .* distinct unfinished positions")
+        states = ladder.opening_states(env, n)
+    distinct = len(set(position_keys(states)))
+    if distinct < n:  # a repeated opening is no new evidence: the interval would be too narrow
+        raise ValueError(
+            f"games_per_rung={games}: the {ladder.game} ladder's openings ({ladder.plies} "
+            f"random plies) have {distinct} distinct positions, so at most {2 * distinct} "
+            "games per rung"
+        )
     key = jax.random.PRNGKey(0) if key is None else key
     matches = []
     for spec in specs:

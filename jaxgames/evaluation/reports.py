@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy
-from jaxgames.evaluation.elo import Z95, Record, wilson_interval
+from jaxgames.evaluation.elo import Record, t_quantile_975, wilson_interval
 from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
@@ -227,7 +227,7 @@ def _records(result: MatchResult, games_key: list[bytes]) -> dict[str, dict]:
 
 
 def _margin(result: MatchResult, games_key: list[bytes]) -> dict | None:
-    """A's mean final margin, 95% normal interval over the distinct openings' pairs."""
+    """A's mean final margin, 95% Student's t interval over the distinct openings' pairs."""
     if result.margin is None:
         return None
     per = np.bincount(result.opening, weights=result.margin) / np.bincount(result.opening)
@@ -235,7 +235,7 @@ def _margin(result: MatchResult, games_key: list[bytes]) -> dict | None:
     mean, units = float(np.mean(result.margin)), per[list(keys.values())]
     if len(units) < 2:
         return dict(mean=mean, lo=None, hi=None)
-    half = Z95 * float(np.std(units, ddof=1)) / math.sqrt(len(units))
+    half = t_quantile_975(len(units) - 1) * float(np.std(units, ddof=1)) / math.sqrt(len(units))
     return dict(mean=mean, lo=mean - half, hi=mean + half)
 
 

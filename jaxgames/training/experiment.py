@@ -26,6 +26,7 @@ import numpy as np
 from jaxgames import distributed
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.core import Env, Policy, step_autoreset
+from jaxgames.evaluation.elo import t_quantile_975
 from jaxgames.evaluation.ladder import (
     Ladder,
     Pairing,
@@ -342,15 +343,6 @@ def read_csv(path: str) -> list[dict[str, str]]:
 
 
 # ----------------------------------------------------------------------------- seed bands
-def t_quantile_975(df: int) -> float:
-    """Student's t 97.5% quantile with ``df`` degrees of freedom (nan below 1)."""
-    if df < 1:
-        return float("nan")
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, df))
-
-
 def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """values float[S, T] -> (mean, low, high) float[T]: the 95% t-interval of the mean over
     the S seeds (``low == high == mean`` for one seed; rates stay inside [0, 1])."""
@@ -366,9 +358,14 @@ def mean_band(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def band(values) -> dict[str, Any]:
-    """``{"mean", "ci95": [low, high]}`` over the seeds of ``values`` float[S, 1]."""
-    mu, lo, hi = mean_band(np.asarray(values))
-    return {"mean": float(mu[0]), "ci95": [float(lo[0]), float(hi[0])]}
+    """``{"mean", "ci95": [low, high]}`` over the seeds of ``values`` float[S, 1]; one seed
+    has no interval (``"ci95": None``, not a zero-width one), none is a ``ValueError``."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[0] == 0:
+        raise ValueError(f"a band needs values of at least one seed, shape [S, 1]; got {v.shape}")
+    mu, lo, hi = mean_band(v)
+    ci = [float(lo[0]), float(hi[0])] if v.shape[0] > 1 else None
+    return {"mean": float(mu[0]), "ci95": ci}
 
 
 def pyplot():
