@@ -84,7 +84,7 @@ def test_ladder_ratings_rate_each_point_on_the_ladder():
         return dict(chunk=1, env_steps=10, train_seconds=1.0, seed=seed, opponent=opponent)
 
     rows = [
-        {**row(0, "uct:300"), "win_all": 10, "draw_all": 20, "loss_all": 10},
+        {**row(0, "uct:300"), "win_all": 25, "draw_all": 50, "loss_all": 25},
         {**row(0, "not-a-rung"), "win_all": 40, "draw_all": 0, "loss_all": 0},  # ignored
         {**row(1, "random"), "win_all": 40, "draw_all": 0, "loss_all": 0},
         {**row(1, "greedy"), "win_all": 40, "draw_all": 0, "loss_all": 0},
@@ -94,9 +94,10 @@ def test_ladder_ratings_rate_each_point_on_the_ladder():
     assert abs(even["elo"] - ladder.elos["uct:300"]) < 0.5
     assert even["elo_lo"] < even["elo"] < even["elo_hi"]
     assert sweep["bound"] == "lower" and sweep["elo"] > ladder.elos["greedy"]
-    # the same 40 games as 20 openings of one win and one loss each: the points do not vary
-    # from opening to opening, so the interval is narrower than that of 40 single games
-    (paired,) = ex.ladder_ratings([{**rows[0], "units": "0 0 20 0 0"}], ladder)
+    # the same 100 games as 50 openings of one win and one loss each: the points do not vary
+    # from opening to opening, so the interval is narrower than that of 100 single games
+    # (with fewer openings than ladder.FEW_OPENINGS both would contain the Wilson interval)
+    (paired,) = ex.ladder_ratings([{**rows[0], "units": "0 0 50 0 0"}], ladder)
     assert abs(paired["elo"] - even["elo"]) < 0.5
     assert paired["elo_hi"] - paired["elo_lo"] < even["elo_hi"] - even["elo_lo"]
 

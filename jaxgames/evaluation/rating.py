@@ -109,7 +109,7 @@ def rate_policy(
         ladder.rating(s)  # KeyError for an unknown rung
     n = games // 2
     with warnings.catch_warnings():  # more openings than distinct ones: refused below
-        warnings.filterwarnings("ignore", "has only .* distinct unfinished positions")
+        warnings.filterwarnings("ignore", r".* has only \d+ distinct unfinished positions")
         states = ladder.opening_states(env, n)
     distinct = len(set(position_keys(states)))
     if distinct < n:  # a repeated opening is no new evidence: the interval would be too narrow
