@@ -74,6 +74,13 @@ def test_ordering_and_anchor():
     assert r["god"] - r["mortal"] > 400 and all(abs(v) < 1e4 for v in r.values())
     with pytest.raises(ValueError, match="anchor"):
         bradley_terry(matches, anchor="nobody")
+    # without the prior a whitewash has no finite rating, and a match of no games no data
+    with pytest.raises(RuntimeError, match="with prior = 0 a player that won or lost"):
+        bradley_terry([Match("god", "mortal", 100, 0, 0)], prior=0.0)
+    with pytest.raises(ValueError, match="has no games"):
+        bradley_terry([Match("a", "b", 0, 0, 0)], prior=0.0)
+    with pytest.raises(ValueError, match="prior must be a number >= 0"):
+        bradley_terry(matches, prior=float("nan"))
 
 
 def test_fit_solves_the_likelihood_equations():

@@ -235,18 +235,19 @@ def fit_elo(
         neg_h = -q  # minus the Hessian of log L: diag(sum_j q_ij) - q (q_ii = 0)
         neg_h[:, np.arange(n), np.arange(n)] += q.sum(2)
         neg_h = neg_h[:, free][:, :, free]
-        delta = np.linalg.solve(neg_h, grad[..., None])[..., 0]
+        try:
+            delta = np.linalg.solve(neg_h, grad[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # ratings ran off to infinity: no finite maximum
+            break
         big = np.max(np.abs(delta), axis=1, keepdims=True)
         delta = delta / np.maximum(big, 1.0)  # steps of at most 1 nat per player
         r[:, free] += delta
         if float(np.max(big)) < tol:
-            break
-    else:
-        raise RuntimeError(
-            "the Bradley-Terry fit did not converge (with prior = 0 a player that won or lost "
-            "every game has no finite rating)"
-        )
-    return r * ELO_PER_NAT
+            return r * ELO_PER_NAT
+    raise RuntimeError(
+        "the Bradley-Terry fit did not converge (with prior = 0 a player that won or lost "
+        "every game has no finite rating)"
+    )
 
 
 def bradley_terry(
@@ -259,11 +260,13 @@ def bradley_terry(
     names = sorted({m.a for m in matches} | {m.b for m in matches})
     if anchor is not None and anchor not in names:
         raise ValueError(f"anchor {anchor!r} is not among the players: {names}")
-    if prior < 0:
-        raise ValueError(f"prior must be >= 0 (virtual draws per match), got {prior}")
+    if not (math.isfinite(prior) and prior >= 0):  # also NaN
+        raise ValueError(f"prior must be a number >= 0 (virtual draws per match), got {prior}")
     for m in matches:
         if min(m.wins, m.draws, m.losses) < 0:
             raise ValueError(f"negative counts in {m}")
+        if prior == 0 and m.wins + m.draws + m.losses == 0:
+            raise ValueError(f"{m.a} vs {m.b} has no games (and prior=0 adds none)")
     idx = {n: k for k, n in enumerate(names)}
     pi = np.array([idx[m.a] for m in matches])
     pj = np.array([idx[m.b] for m in matches])
