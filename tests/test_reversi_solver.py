@@ -242,13 +242,13 @@ def test_compiled_libraries_rebuild_damage_and_name_failures(tmp_path, monkeypat
     monkeypatch.setenv("CC", "false")
     with pytest.raises(native.SolverUnavailable, match=r"with false failed \(exit code 1\)"):
         native.build(reversi_solver.SOURCE)
-    reversi_solver._library.cache_clear()  # loaded once per process: load afresh
+    reversi_solver.library.cache_clear()  # loaded once per process: load afresh
     accuracy = ["accuracy", "random", "--against", "random", "--game", "reversi", "--size", "4"]
     assert cli.main([*accuracy, "--games", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: building reversi_solver.c with false") and err.count("\n") == 1
     monkeypatch.delenv("CC")
-    reversi_solver._library.cache_clear()
+    reversi_solver.library.cache_clear()
     code = (
         "from jaxgames.evaluation import native, reversi_solver as r; print(native.build(r.SOURCE))"
     )

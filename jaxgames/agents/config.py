@@ -261,10 +261,7 @@ class TrainConfig:
         if "net" in types and new_net != self.network:
             changes["net"] = {}
         for raw_key, value in overrides.items():
-            raw_name, _, sub = raw_key.partition(".")
-            name = raw_name.replace("-", "_")
-            if name != "partners":  # option names take dashes for underscores; specs as given
-                sub = sub.replace("-", "_")
+            name, sub = override_key(raw_key)
             if name not in types:
                 raise ValueError(
                     f"unknown config field {raw_key!r} for {type(self).__name__}; "
@@ -323,11 +320,15 @@ def partner_sizes(num_envs: int, partners: Mapping[str, float]) -> dict[str, int
     return sizes
 
 
-def _spelt_alike(key: str) -> str:
-    """An override's key with its field name's ``-`` as ``_`` (``net-x.a-b`` ->
-    ``net_x.a-b``: a dict field's key, such as a partner's run folder, is kept as given)."""
-    field, dot, rest = key.partition(".")
-    return field.replace("-", "_") + dot + rest
+def override_key(raw_key: str) -> tuple[str, str]:
+    """``(field, key in a dict field or "")`` an override ``--raw_key=...`` sets: option names
+    take dashes for underscores (``learning-rate``, ``net.hidden-size``); partner specs, which
+    name run folders, are kept as given (``partners.runs/a-b``)."""
+    raw_name, _, sub = raw_key.partition(".")
+    name = raw_name.replace("-", "_")
+    if name != "partners":
+        sub = sub.replace("-", "_")
+    return name, sub
 
 
 def parse_overrides(args: Iterable[str]) -> dict[str, str]:
@@ -347,7 +348,7 @@ def parse_overrides(args: Iterable[str]) -> dict[str, str]:
                 raise ValueError(f"override {a!r} has no value: use {a}=VALUE")
             k, v = a[2:], args[i + 1]
             i += 1
-        same = next((o for o in out if _spelt_alike(o) == _spelt_alike(k)), None)
+        same = next((o for o in out if override_key(o) == override_key(k)), None)
         if same is not None:  # the later would silently win
             raise ValueError(f"--{same}={out[same]} and --{k}={v} set the same field: give it once")
         out[k] = v

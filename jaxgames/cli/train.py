@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from jaxgames import distributed
-from jaxgames.agents.config import parse_overrides
+from jaxgames.agents.config import override_key, parse_overrides
 from jaxgames.agents.presets import default_config
 from jaxgames.agents.registry import ALGORITHMS
 from jaxgames.cli import options
@@ -61,7 +61,7 @@ def check_devices(text: str) -> str:
 def _fields_given(overrides: dict[str, str]) -> dict[str, str]:
     """The config field each override sets -> the override's key as typed
     (``game-options.size`` -> ``game_options``)."""
-    return {k.partition(".")[0].replace("-", "_"): k for k in overrides}
+    return {override_key(k)[0]: k for k in overrides}
 
 
 def train_config(args: argparse.Namespace) -> Any:

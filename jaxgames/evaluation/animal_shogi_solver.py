@@ -84,7 +84,8 @@ _LOCK = threading.RLock()
 
 
 @functools.lru_cache(maxsize=None)
-def _library():
+def library():
+    """The loaded solver (ctypes), built at first use."""
     lib = native.load(SOURCE)
     u8p, u64p = ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(ctypes.c_uint64)
     lib.as_solve.restype = ctypes.c_int64
@@ -99,11 +100,6 @@ def _library():
         getattr(lib, name).restype = ctypes.c_int
         getattr(lib, name).argtypes = [u8p, u64p]
     return lib
-
-
-def library():
-    """The loaded solver (ctypes), built at first use."""
-    return _library()
 
 
 def _u8(a: np.ndarray):

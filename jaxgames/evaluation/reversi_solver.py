@@ -35,17 +35,13 @@ _LOCK = threading.Lock()
 
 
 @functools.lru_cache(maxsize=None)
-def _library():
+def library():
+    """The loaded solver (ctypes), built at first use."""
     lib = native.load(SOURCE)
     lib.solve.restype = ctypes.c_longlong
     lib.solve.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]
     lib.solve.argtypes += [ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     return lib
-
-
-def library():
-    """The loaded solver (ctypes), built at first use."""
-    return _library()
 
 
 #: the board sizes the C solver is built for

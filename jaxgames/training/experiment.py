@@ -38,7 +38,7 @@ from jaxgames.evaluation.ladder import (
 from jaxgames.evaluation.match import MatchResult, arena_layout, play_games
 from jaxgames.games import game_variants, make, registered_games
 from jaxgames.provenance import machine_description
-from jaxgames.runs.outputs import check_output_path, run_owning
+from jaxgames.runs.outputs import check_output_path
 
 
 # ----------------------------------------------------------------------------- games
@@ -281,10 +281,6 @@ def check_experiment_out(out: str) -> None:
     """``ValueError`` naming ``--out`` when ``out`` is a training run's folder (or an exported
     agent's) or inside one (an experiment writing its ``config.json`` there would replace the
     run's), or a folder that cannot be created."""
-    owner = run_owning(os.path.realpath(out))
-    if owner is not None:
-        where = "is the run" if owner[1] == "." else "is inside the run"
-        raise ValueError(f"--out {out!r} {where} {owner[0]!r}; choose another folder")
     check_output_path(out, "--out", folder=True)
 
 
