@@ -20,8 +20,10 @@ config (the ``jaxgames train`` syntax).
 Opponents: random plus the rungs of the game's ladder cheap enough to play at every evaluation
 (:data:`RUNG_LIMITS`), leaving out the run's training partners: held-out strength. Elo: at each
 point, each seed's games against the ladder's rungs rate it on the ladder's scale (random = 0;
-``rate_against_ladder``). Milestones (:data:`MILESTONES`, time to rating): the first point whose
-seed-mean score (wins + draws / 2, both colours) reaches the threshold, in steps and seconds.
+``rate_against_ladder``), when the games start from as many random plies as the ladder's
+(tic-tac-toe's curves play from the start, its ladder from 2 plies: no Elo). Milestones
+(:data:`MILESTONES`, time to rating): the first point whose seed-mean score (wins + draws /
+2, both colours) reaches the threshold, in steps and seconds.
 
 Writes ``<out>/<label>/`` (label ``<game>_<algo>[_<variant>]``): ``experiment.json``,
 ``curves.csv`` (per point, seed and opponent: W/D/L per colour), ``elo.csv``, ``summary.json``,
@@ -105,6 +107,19 @@ def opening_plies(env) -> int:
     tic-tac-toe, whose milestones are about the game from its start."""
     ladder = ex.game_ladder(env)
     return 0 if env.name == "tic_tac_toe" or ladder is None else ladder.plies
+
+
+def rating_ladder(env, plies: int, echo=print):
+    """The game's ladder, to rate the curves' points on; None without one, or (saying so) when
+    the games start from other than its random plies: its rungs' ratings hold for its own."""
+    ladder = ex.game_ladder(env)
+    if ladder is not None and plies != ladder.plies:
+        echo(
+            f"   no ladder Elo: the games start after {plies} random plies, the {ladder.game} "
+            f"ladder's after {ladder.plies}"
+        )
+        return None
+    return ladder
 
 
 def make_config(key: str, algo: str, a):
@@ -269,7 +284,7 @@ def run_one(key: str, algo: str, a, echo=print) -> dict:
     for r in rows:
         k = int(r["chunk"])
         r.update(env_steps=k * algorithm.steps_per_chunk, train_seconds=round(seconds[k], 3))
-    ladder = ex.game_ladder(env)
+    ladder = rating_ladder(env, plies, echo)
     elos = ex.ladder_ratings(rows, ladder) if ladder is not None else []
     ex.write_csv(f"{out}/curves.csv", rows)
     ex.write_csv(f"{out}/elo.csv", elos)

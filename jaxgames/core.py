@@ -22,7 +22,9 @@ applies the same rule and also raises for illegal actions. Inside ``jit``, the v
 known: an out-of-range integer array is the illegal-action rule above, on its own dtype; a
 Python ``int`` passed as a jitted argument is converted by ``jax.jit`` itself, which raises
 ``OverflowError`` for one outside int32 before ``step`` runs (pass ``jnp.asarray(a,
-jnp.uint32)``, or check it on the host with :meth:`Env.step_checked`).
+jnp.uint32)``, or check it on the host with :meth:`Env.step_checked`); a numpy int64 given to
+``jit`` or ``vmap`` is cut to int32 by JAX (without x64) before ``step`` sees it, so one past
+int32 may land on a legal id: pass int32 actions, as policies do.
 
 A game module (:mod:`jaxgames.games`) provides a frozen, hashable **spec** of one variant
 (``env.spec``, the first static argument of its pure functions); a **state** extending
@@ -343,6 +345,19 @@ def check_player(player: Any) -> None:
         raise ValueError(f"a player id is 0 or 1, got {player!r}")
 
 
+def players_of(state: Any, player: Array) -> jax.Array:
+    """int32[...]: ``player`` (one id, or one per state) for every state of ``state``'s batch
+    shape; ``ValueError`` for ids of another shape."""
+    shape = jnp.shape(state.current_player)
+    ids = jnp.asarray(player, jnp.int32)
+    if ids.ndim and ids.shape != shape:
+        raise ValueError(
+            f"player ids of shape {ids.shape} for states of batch shape {shape}: give one id, "
+            "or one per state"
+        )
+    return jnp.broadcast_to(ids, shape)
+
+
 class Env(abc.ABC):
     """Thin wrapper around a game's pure functions: subclasses set :attr:`spec` and implement
     :meth:`_init`, :meth:`_step` (legal actions on unfinished games), the text methods and
@@ -467,10 +482,11 @@ class Env(abc.ABC):
         return self._step(state, jnp.asarray(action, dtype=jnp.int32))
 
     def observe(self, state: GameState, player: Array) -> Array:
-        """float32[observation_shape]: ``state`` from ``player``'s side, whoever moves (the
-        default sets ``current_player``; games stored relative to the mover override it)."""
+        """float32[..., *observation_shape]: ``state`` (one, or a batch [...]) from ``player``'s
+        side, whoever moves: one id for every state, or one per state (the default sets
+        ``current_player``; games stored relative to the mover override it)."""
         check_player(player)
-        return state.replace(current_player=jnp.asarray(player, jnp.int32)).observation
+        return state.replace(current_player=players_of(state, player)).observation
 
     def heuristic(self, state: GameState) -> Array:
         """float32[] static evaluation from the mover's view (greedy, alpha-beta)."""

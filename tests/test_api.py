@@ -200,10 +200,16 @@ def test_observe_takes_a_batch_or_one_state(name, opts):
         mover = np.asarray(players == batch.current_player)
         np.testing.assert_array_equal(views[mover], batch.observation[mover])
         assert not np.array_equal(views[~mover], batch.observation[~mover])
+    # one id for the whole batch: the same as one per state
+    for p in (0, 1):
+        np.testing.assert_array_equal(env.observe(batch, p), env.observe(batch, jnp.full(3, p)))
     one = jax.tree_util.tree_map(lambda x: x[0], batch)
     for bad in (2, -1, jnp.array([0, 2, 1]), 0.5):  # a player id known on the host
         with pytest.raises(ValueError, match="a player id is 0 or 1"):
             env.observe(batch if jnp.ndim(bad) else one, bad)
+    for states, ids in ((one, jnp.array([0, 1])), (batch, jnp.array([0, 1]))):
+        with pytest.raises(ValueError, match="give one id, or one per state"):
+            env.observe(states, ids)
 
 
 @pytest.mark.parametrize("name,opts", CASES)

@@ -2,6 +2,7 @@
 robin."""
 
 import csv
+import dataclasses
 
 import jax
 import numpy as np
@@ -12,12 +13,14 @@ from jaxgames.evaluation.elo import (
     Match,
     Record,
     bradley_terry,
+    effective_games,
     expected_score,
     plot_ratings,
     wilson_interval,
     write_ratings_csv,
 )
-from jaxgames.evaluation.match import round_robin
+from jaxgames.evaluation.ladder import Pairing
+from jaxgames.evaluation.match import MatchResult, round_robin
 from jaxgames.specs import make_opponent
 
 
@@ -50,6 +53,57 @@ def test_record():
     d = r.to_dict()
     assert d["games"] == 5 and d["score_ci"] == r.ci("score") and d["win_rate"] == 0.6
     assert str(Record(0, 0, 0)) == "no games"
+    for bad, what in [((-1, 0, 0), "W/D/L -1/0/0"), ((3, 0, 0, 0), "distinct=0")]:
+        with pytest.raises(ValueError, match=what):
+            Record(*bad)
+
+
+def test_effective_games():
+    """Pairs that always agree are worth one game each, pairs that always split two; openings
+    repeated game for game count once."""
+    o = np.repeat(np.arange(4), 2)
+    agree = np.array([1, 1, 0, 0, 1, 1, 0, 0], float)
+    split = np.array([1, 0, 0, 1, 1, 0, 0, 1], float)
+    assert effective_games(agree, o, 4) == 4
+    assert effective_games(split, o, 4) == 8
+    assert effective_games(np.ones(8), o, 4) == 4
+    assert effective_games(split, o, 1) == 2
+    independent = np.random.default_rng(0).integers(0, 2, 400).astype(float)
+    assert 250 < effective_games(independent, np.repeat(np.arange(200), 2), 200) <= 400
+
+
+def paired_match(outcomes: list[int]) -> MatchResult:
+    """A's games in ``arena``'s layout: opening i's games are i (A first) and n + i."""
+    n = len(outcomes) // 2
+    return MatchResult(
+        outcomes=np.array(outcomes, np.int8),
+        a_player=np.repeat(np.array([0, 1], np.int32), n),
+        opening=np.tile(np.arange(n, dtype=np.int32), 2),
+        plies=np.full(2 * n, 9, np.int32),
+    )
+
+
+def test_an_openings_two_games_are_one_unit_of_the_score_interval():
+    """Openings won (or lost) with both colours are worth one game each: the score's interval
+    is the Wilson interval over the openings, as wide as half the games; openings whose
+    colours split the points are worth their two games. The same from a ladder file's unit
+    histogram and W/D/L (Pairing.score_ci)."""
+    agree = paired_match([1] * 6 + [-1] * 4 + [1] * 6 + [-1] * 4)
+    split = paired_match([1] * 6 + [-1] * 4 + [-1] * 6 + [1] * 4)
+    assert agree.overall.ci("score") == pytest.approx(wilson_interval(6, 10))
+    assert agree.overall.effective == 10 and "(10 effective games)" in str(agree.overall)
+    assert split.overall.ci("score") == pytest.approx(wilson_interval(10, 20))
+    assert agree.overall.ci("win") == pytest.approx(wilson_interval(12, 20))  # the score's only
+    for m in (agree, split):
+        assert m.to_dict()["overall"]["score_ci"] == pytest.approx(m.overall.ci("score"))
+        p = Pairing.from_match("a", "b", m)
+        assert p.score_ci() == pytest.approx(m.overall.ci("score"))
+        bare = Pairing("a", "b", p.units)  # no W/D/L: one game a unit
+        assert bare.score_ci() == pytest.approx(wilson_interval(p.score * 10, 10))
+    single = Pairing.from_counts("a", "b", 6, 0, 4)  # units of one game
+    assert single.score_ci() == pytest.approx(wilson_interval(6, 10))
+    unpaired = dataclasses.replace(agree, opening=np.arange(20, dtype=np.int32))
+    assert unpaired.overall.effective is None
 
 
 def test_two_players_200_elo():

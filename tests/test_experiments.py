@@ -249,7 +249,7 @@ def _ttt_curves_args(out: str) -> list[str]:
     argv = ["--games", "tic_tac_toe", "--algos", "ppo", "--seeds", "2"]
     argv += ["--total-steps", "3000", "--evals", "2", "--eval-games", "8", "--num-envs=16"]
     argv += ["--net.hidden=8", "--partners={'greedy': 0.25}"]
-    argv += ["--opponents", "random", "greedy", "perfect"]
+    argv += ["--opponents", "random", "greedy", "perfect", "--opening-plies", "2"]
     return argv + ["--variant", "tiny", "--accuracy", "3", "--out", out]
 
 
@@ -327,7 +327,14 @@ def test_learning_curves_tiny(ttt_curves):
     # the milestones: score thresholds against the held-out rungs that were played
     assert "| tic_tac_toe_ppo_tiny | 90% vs random |" in table
     assert "| tic_tac_toe_ppo_tiny | 50% vs perfect |" in table and "vs uct:300" not in table
-    # Elo on the tic-tac-toe ladder at every evaluation point and seed, and the per-game figure
+    # Elo on the tic-tac-toe ladder at every evaluation point and seed (the games start from
+    # the ladder's 2 random plies, not the curves' default 0: no Elo), and the per-game figure
+    said = []
+    assert lc.rating_ladder(jaxgames.make("tic_tac_toe"), 0, said.append) is None
+    assert said == [
+        "   no ladder Elo: the games start after 0 random plies, the tic_tac_toe ladder's after 2"
+    ]
+    assert lc.rating_ladder(jaxgames.make("tic_tac_toe"), 2, said.append).plies == 2
     elos = ex.read_csv(os.path.join(d, "elo.csv"))
     assert {(r["chunk"], r["seed"]) for r in elos} == {(r["chunk"], r["seed"]) for r in rows}
     for r in elos:

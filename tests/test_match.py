@@ -20,7 +20,13 @@ from jaxgames.evaluation.match import (
     play_games,
     play_match,
 )
-from jaxgames.evaluation.openings import num_games, openings, openings_digest, position_keys
+from jaxgames.evaluation.openings import (
+    FewOpenings,
+    num_games,
+    openings,
+    openings_digest,
+    position_keys,
+)
 from jaxgames.specs import make_opponent
 
 N_OPEN = 8  # one opening-set size everywhere, so that compiled matches are shared
@@ -150,6 +156,9 @@ def test_openings_distinct_unfinished_deterministic(ttt, r4):
         s = openings(ttt, 80, 2, seed=0)
     assert any("72 distinct" in str(x.message) for x in w)
     assert len(set(position_keys(s))) == 72 and num_games(s) == 80
+    with pytest.raises(FewOpenings, match="only 72 distinct .* not 80") as e:
+        openings(ttt, 80, 2, seed=0, repeat=False)
+    assert e.value.distinct == 72
     with pytest.raises(ValueError):
         openings(ttt, 0, 2)
 

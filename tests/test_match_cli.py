@@ -19,7 +19,6 @@ from jaxgames.evaluation.elo import Record
 from jaxgames.evaluation.match import play_match
 from jaxgames.evaluation.openings import openings
 from jaxgames.evaluation.reports import (
-    effective_games,
     exact_outcomes,
     format_match,
     parse_reports,
@@ -78,20 +77,6 @@ def test_swapped_colours_give_the_mirrored_result():
     assert wdl(ba["as_first"]) == wdl(ab["as_second"])[::-1]
     assert wdl(ba["as_second"]) == wdl(ab["as_first"])[::-1]
     assert ba["overall"]["score"] == pytest.approx(1 - ab["overall"]["score"])
-
-
-def test_effective_games():
-    """Pairs that always agree are worth one game each, pairs that always split two; openings
-    repeated game for game count once."""
-    o = np.repeat(np.arange(4), 2)
-    agree = np.array([1, 1, 0, 0, 1, 1, 0, 0], float)
-    split = np.array([1, 0, 0, 1, 1, 0, 0, 1], float)
-    assert effective_games(agree, o, 4) == 4
-    assert effective_games(split, o, 4) == 8
-    assert effective_games(np.ones(8), o, 4) == 4
-    assert effective_games(split, o, 1) == 2
-    independent = np.random.default_rng(0).integers(0, 2, 400).astype(float)
-    assert 250 < effective_games(independent, np.repeat(np.arange(200), 2), 200) <= 400
 
 
 def first_legal(key, state):

@@ -434,3 +434,10 @@ def test_bad_arguments():
         eng.reversi_engine_policy(env, 2, -1)
     with pytest.raises(ValueError, match="reversi"):
         eng.reversi_engine_policy(jaxgames.make("tic_tac_toe"), 2)
+    # a concrete position with more empties than the solve was built for: refused, not garbage
+    r4 = env_of(4)
+    start = r4.init(jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="more than max_empties=4 empty squares"):
+        eng.solve_endgame(r4, start, 4)
+    margin, _ = eng.solve_endgame(r4, start, 12)
+    assert int(margin) == -8  # 4x4 reversi is a second-player win by 8 discs

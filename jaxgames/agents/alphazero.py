@@ -6,8 +6,11 @@ move is a Gumbel MuZero search over the real game guided by the current network
 (:func:`~jaxgames.agents.search.search_batch`), and the network learns what it found:
 
     policy target   the search's improved policy pi' (prior logits + completed Q-values)
-    value target    the game's outcome from the mover's view, discounted by gamma per ply
-                    (negamax returns, gae_lambda = 1), as in AlphaZero (Silver et al. 2018)
+    value target    the negamax return to the rollout's end from the mover's view, discounted
+                    by gamma per ply (gae_lambda = 1): the game's outcome where the game ends
+                    within the rollout, as in AlphaZero (Silver et al. 2018), else bootstrapped
+                    from the network's value of the rollout's last position (an n-step return,
+                    as MuZero's, Schrittwieser et al. 2020)
     replay          replay_size > 0 keeps the last searched positions in an on-device ring and
                     samples minibatches from it (AlphaZero's window of recent games)
     augment         each example moved by a random symmetry of the game (AlphaGo Zero)
@@ -54,8 +57,9 @@ class AlphaZeroConfig(RolloutConfig):
     :class:`~jaxgames.agents.rollout_learning.RolloutConfig`'s.
 
     num_simulations .. win_check: the search of every training ply (:attr:`search`)
-    gae_lambda:   1: the value target is the outcome; below 1 it mixes in the root values,
-                  which average the sequential-halving visits rather than value pi'
+    gae_lambda:   1: the value target is the return to the rollout's end (module docstring);
+                  below 1 it mixes in the root values, which average the sequential-halving
+                  visits rather than value pi'
     replay_size:  searched positions kept (whole plies of num_envs games, at least one
                   rollout); 0: the fresh rollout only
     augment:      move every example by a random symmetry of the game
@@ -134,7 +138,7 @@ class SearchTarget(NamedTuple):
     obs: jax.Array  # float32[..., *obs_shape]
     mask: jax.Array  # bool[..., A] legal moves of obs
     policy: jax.Array  # float32[..., A] the search's improved policy pi' (0 on illegal moves)
-    value: jax.Array  # float32[...] value target, mover's view (the game's outcome)
+    value: jax.Array  # float32[...] value target, mover's view (the rollout's return)
 
 
 @struct.dataclass

@@ -9,11 +9,12 @@ steps on windows of ``n_step + 1`` plies. The target network moves by Polyak ave
 (``target_tau``; 1: hard copies every ``target_period`` steps).
 
 Negamax n-step targets: rewards are stored from the mover's view with each row's discount
-``d_t = sign_t * gamma ** plies_t``, ``sign_t`` +1 if the same player moves next (a pass, or a
-partner game's learner after the partner's replies), else -1, and ``plies_t`` the plies the row
-spans (1, or the learner's move and the partner's replies; its reward, paid on its last ply,
-is stored times ``gamma ** (plies_t - 1)``: :func:`~jaxgames.agents.common.per_ply_discount`),
-so a quantity of the mover at ``t + k`` is seen from the mover at ``t`` through
+``d_t = sign_t * gamma ** plies_t``, ``sign_t`` +1 if the same player moves next (a partner
+game's learner after the partner's replies; a reversi pass is a ply of its own), else -1,
+and ``plies_t`` the plies the row spans (1, or the learner's move and the partner's replies;
+its reward, paid on its last ply, is stored times ``gamma ** (plies_t - 1)``:
+:func:`~jaxgames.agents.common.per_ply_discount`), so a quantity of the mover at ``t + k``
+is seen from the mover at ``t`` through
 ``c_k = prod_{j<k} d_j * (1 - done_j)``::
 
     y_t = sum_{k<n} c_k r_{t+k} + c_n Q_target(s_{t+n}, a*)

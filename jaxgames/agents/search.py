@@ -8,8 +8,8 @@ game itself, values from the view of the player to move::
 
     edge  s --a--> s'   s' = env.step(s, a)
     reward              s'.rewards[mover of s]            (nonzero only on the final move)
-    discount            0 if s' is over, -1 if the other player moves in s', +1 if the same
-                        player moves again (a pass)
+    discount            0 if s' is over, -1 if the other player moves in s' (a reversi pass
+                        is the other player's ply), +1 if the same player moves again
     prior, value of s'  the guide's masked logits and value at s' (value 0 if s' is over)
 
 A finished game is absorbing, so simulations past its end back up the exact result.

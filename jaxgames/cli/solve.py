@@ -52,20 +52,20 @@ def _reversi(args: argparse.Namespace) -> int:
     return 0
 
 
-#: each game's own flags (the others are refused, not ignored) and their defaults
+#: each game's own flags (the others are refused, not ignored)
 _FLAGS = {
-    "reversi": {"size": None, "empties": None, "positions": 20},
-    "animal_shogi": {"cache_dir": None, "force": False, "check": 0, "unfolded": False},
+    "reversi": ("size", "empties", "positions"),
+    "animal_shogi": ("cache_dir", "force", "check", "unfolded"),
 }
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    """``ValueError`` naming a flag given that belongs to the other game."""
+    """``ValueError`` naming a flag given (not at its default) that belongs to the other game."""
     for game, flags in _FLAGS.items():
         if game == args.game:
             continue
-        for name, default in flags.items():
-            if getattr(args, name) != default:
+        for name in flags:
+            if getattr(args, name) != args.flag_defaults[name]:
                 flag = "--" + name.replace("_", "-")
                 raise ValueError(f"{flag} is for 'solve {game}', not 'solve {args.game}'")
 
@@ -166,4 +166,5 @@ def add_command(subparsers) -> None:
     p.add_argument(
         "--positions", type=int, default=20, help="reversi: random positions (default 20)"
     )
-    p.set_defaults(func=run_solve)
+    own = [name for flags in _FLAGS.values() for name in flags]
+    p.set_defaults(func=run_solve, flag_defaults={name: p.get_default(name) for name in own})

@@ -47,6 +47,34 @@ def wilson_interval(k: float, n: float, z: float = Z95) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def design_effect_games(
+    v_game: float, unit_means: np.ndarray, per_unit: float, distinct: int
+) -> float:
+    """The number of independent games that ``len(unit_means)`` units of ``per_unit``
+    correlated games each are worth (an opening's games: Kish 1965's design effect), from the
+    variance ``v_game`` of one game's points and the units' mean points float[U]: the games
+    over the design effect, clipped to [distinct, per_unit * distinct] for ``distinct`` units
+    that are not repeats game for game."""
+    means = np.asarray(unit_means, np.float64)
+    v_unit = float(np.var(means, ddof=1)) if len(means) > 1 else 0.0
+    if v_game == 0:  # one result only: its units are the samples
+        n = float(distinct)
+    elif v_unit == 0:
+        n = per_unit * distinct
+    else:
+        n = v_game * len(means) / v_unit
+    return float(min(max(n, distinct), per_unit * distinct))
+
+
+def effective_games(points: np.ndarray, unit: np.ndarray, distinct: int) -> float:
+    """:func:`design_effect_games` of the games' points float[G] (A's points per game), each
+    game in unit ``unit`` int[G] (its opening), ``distinct`` units not repeats of another."""
+    count = np.bincount(unit)
+    means = np.bincount(unit, weights=points)[count > 0] / count[count > 0]
+    per_unit = len(points) / np.count_nonzero(count)
+    return design_effect_games(float(np.var(points)), means, per_unit, distinct)
+
+
 @dataclasses.dataclass(frozen=True)
 class Record:
     """Wins, draws and losses of one side in a set of games (Python ints).
@@ -55,18 +83,37 @@ class Record:
     repeated move for move (deterministic players from the same start) are not independent
     samples: the intervals then count each distinct game once (n = ``distinct``, the rates
     those of all the games), and with one distinct game there is no interval at all.
+    effective: how many independent games the score is worth when the games come in
+    correlated units, an opening's two games (:func:`effective_games`; ``None``: the games
+    are independent); the score's interval counts that many (at most :attr:`samples`).
     """
 
     wins: int
     draws: int
     losses: int
     distinct: int | None = None
+    effective: float | None = None
+
+    def __post_init__(self):
+        if min(self.wins, self.draws, self.losses) < 0:
+            raise ValueError(f"a record counts games: got W/D/L {self.wdl}")
+        least = min(self.games, 1)
+        if self.distinct is not None and not least <= self.distinct <= self.games:
+            raise ValueError(
+                f"distinct={self.distinct}: a record of {self.games} games has between "
+                f"{least} and {self.games} distinct ones"
+            )
+        if self.effective is not None and not self.effective > 0:
+            raise ValueError(f"effective={self.effective}: the games are worth more than 0")
 
     @classmethod
-    def of(cls, outcomes: np.ndarray, distinct: int | None = None) -> "Record":
+    def of(
+        cls, outcomes: np.ndarray, distinct: int | None = None, effective: float | None = None
+    ) -> "Record":
         """The record of game outcomes (+1 won, 0 draw, -1 lost)."""
         o = np.asarray(outcomes)
-        return cls(int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0)), distinct)
+        wdl = int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0))
+        return cls(*wdl, distinct, effective)
 
     @property
     def samples(self) -> int:
@@ -109,7 +156,7 @@ class Record:
 
     def swapped(self) -> "Record":
         """The same games from the other side."""
-        return Record(self.losses, self.draws, self.wins, self.distinct)
+        return Record(self.losses, self.draws, self.wins, self.distinct, self.effective)
 
     def ci(self, what: str = "win") -> tuple[float, float] | None:
         """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``
@@ -118,11 +165,14 @@ class Record:
         k = dict(win=self.wins, draw=self.draws, loss=self.losses, score=score).get(what)
         if k is None:
             raise ValueError(f"unknown rate {what!r}; valid: win, draw, loss, score")
-        if not self.repeats:
-            return wilson_interval(k, self.games)
-        if self.samples < 2:
+        n = self.samples
+        if self.repeats and n < 2:
             return None
-        return wilson_interval(k * self.samples / self.games, self.samples)
+        if what == "score" and self.effective is not None:
+            n = min(self.effective, n)
+        if n == self.games:
+            return wilson_interval(k, self.games)
+        return wilson_interval(k * n / self.games, n)
 
     def to_dict(self) -> dict:
         """Counts, rates and Wilson intervals as plain Python values (and ``distinct_games``
@@ -130,6 +180,8 @@ class Record:
         counts = dict(wins=self.wins, draws=self.draws, losses=self.losses, games=self.games)
         if self.distinct is not None:
             counts["distinct_games"] = self.samples
+        if self.effective is not None:
+            counts["effective_games"] = round(min(self.effective, self.samples), 2)
         rates = dict(win_rate=self.win_rate, win_ci=self.ci("win"), draw_rate=self.draw_rate)
         score = dict(score=self.score, score_ci=self.ci("score"))
         return dict(**counts, **rates, loss_rate=self.loss_rate, **score)
@@ -151,6 +203,8 @@ class Record:
         )
         if self.repeats and self.samples < 2:
             line += " (one game repeated: no interval)"
+        elif self.effective is not None and self.effective < self.samples:
+            line += f" ({self.effective:.0f} effective games)"
         return line
 
 

@@ -29,6 +29,7 @@ from jaxgames.core import DEFAULT_RULES_VERSION, Env, GameState, Policy, check_r
 from jaxgames.evaluation.elo import (
     Rating,
     Record,
+    design_effect_games,
     fit_agent_elo,
     fit_elo,
     percentile_interval,
@@ -95,8 +96,21 @@ class Pairing:
         return Record(f.wins + s.wins, f.draws + s.draws, f.losses + s.losses)
 
     def score_ci(self) -> tuple[float, float]:
-        """95% Wilson interval of the score (games treated as independent)."""
-        return wilson_interval(self.points, self.games)
+        """95% Wilson interval of the score over the games it is worth: a unit's games are
+        correlated (:func:`~jaxgames.evaluation.elo.design_effect_games`, the games' variance
+        from the W/D/L records; without them, one game a unit)."""
+        m = self.unit_games
+        if m == 1:
+            return wilson_interval(self.points, self.games)
+        units = sum(self.units)
+        r = self.overall
+        if r is None:
+            n = float(units)
+        else:
+            v_game = max(0.0, (r.wins + r.draws / 4) / r.games - r.score**2)
+            means = np.repeat(np.arange(len(self.units)) / (2.0 * m), self.units)
+            n = design_effect_games(v_game, means, m, units)
+        return wilson_interval(self.score * n, n)
 
     @classmethod
     def from_match(
@@ -424,9 +438,12 @@ class Ladder:
             self.__dict__["_fit"] = fit_ladder(self.pairings, *args, names=self.specs)
         return self.__dict__["_fit"]
 
-    def opening_states(self, env: Env | None = None, n: int | None = None) -> GameState:
-        """The ladder's openings (``n``: a prefix or extension of the stored set); warns when
-        they regenerate differently from the ladder's."""
+    def opening_states(
+        self, env: Env | None = None, n: int | None = None, *, repeat: bool = True
+    ) -> GameState:
+        """The ladder's openings (``n``: a prefix or extension of the stored set; ``repeat``:
+        see :func:`~jaxgames.evaluation.openings.openings`); warns when they regenerate
+        differently from the ladder's."""
         env = env or self.make_env()
         states = openings(env, self.n_openings, self.plies, self.opening_seed)
         if openings_digest(states) != self.openings_digest:
@@ -437,7 +454,7 @@ class Ladder:
                 stacklevel=2,
             )
         if n is not None and n != self.n_openings:
-            states = openings(env, n, self.plies, self.opening_seed)
+            states = openings(env, n, self.plies, self.opening_seed, repeat=repeat)
         return states
 
     def to_json(self) -> dict:

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy, random_action
-from jaxgames.evaluation.elo import Match, Record, t_quantile_975
+from jaxgames.evaluation.elo import Match, Record, effective_games, t_quantile_975
 from jaxgames.evaluation.openings import num_games, position_keys
 from jaxgames.validation import check_int, fail
 
@@ -105,9 +105,26 @@ class MatchResult:
         distinct = len({k for k, s in zip(self.keys, sel) if s})
         return Record.of(self.outcomes[sel], distinct=distinct)
 
+    def _distinct_units(self) -> np.ndarray:
+        """int[U]: one opening of each distinct pair of games (all openings without keys)."""
+        if self.keys is None:
+            return np.unique(self.opening)
+        games: dict[int, list[bytes]] = {}
+        for o, k in zip(self.opening, self.keys):
+            games.setdefault(int(o), []).append(k)
+        units = {b"|".join(sorted(v)): o for o, v in games.items()}
+        return np.array(list(units.values()), np.int64)
+
     @property
     def overall(self) -> Record:
-        return self._record(np.ones(len(self.outcomes), bool))
+        """A's record over all games; an opening's games are one correlated unit, so the
+        score's interval counts the :attr:`Record.effective` games they are worth."""
+        r = self._record(np.ones(len(self.outcomes), bool))
+        if len(np.unique(self.opening)) == len(self.outcomes):
+            return r
+        pts = (self.outcomes.astype(np.float64) + 1.0) / 2.0
+        effective = effective_games(pts, self.opening, len(self._distinct_units()))
+        return dataclasses.replace(r, effective=effective)
 
     @property
     def as_first(self) -> Record:
@@ -134,11 +151,7 @@ class MatchResult:
         if self.margin is None:
             return None
         per = np.bincount(self.opening, weights=self.margin) / np.bincount(self.opening)
-        if self.keys is not None:
-            games: dict[int, list[bytes]] = {}
-            for o, k in zip(self.opening, self.keys):
-                games.setdefault(int(o), []).append(k)
-            per = per[list({b"|".join(sorted(v)): o for o, v in games.items()}.values())]
+        per = per[self._distinct_units()]
         mean = float(np.mean(self.margin))
         if len(per) < 2:
             return mean, float("nan"), float("nan")

@@ -48,10 +48,21 @@ def num_games(states: GameState) -> int:
     return int(np.shape(states.current_player)[0])
 
 
-def openings(env: Env, n: int, plies: int, seed: int = 0, *, max_stall: int = 8) -> GameState:
+class FewOpenings(ValueError):
+    """Fewer distinct openings than asked for (:func:`openings` with ``repeat=False``)."""
+
+    def __init__(self, message: str, distinct: int):
+        super().__init__(message)
+        self.distinct = distinct
+
+
+def openings(
+    env: Env, n: int, plies: int, seed: int = 0, *, max_stall: int = 8, repeat: bool = True
+) -> GameState:
     """``n`` distinct unfinished positions ``plies`` random plies deep: a batched state with
     numpy leaves [n, ...]. A game with fewer (none new in ``max_stall`` rounds of 256
-    candidates) repeats them in order, with a warning."""
+    candidates) repeats them in order, with a warning, or with ``repeat=False`` raises
+    :class:`FewOpenings` (its ``distinct``: how many there are)."""
     if isinstance(n, bool) or int(n) != n or n < 1:
         raise ValueError(f"need n >= 1 openings, got {n!r}")
     if isinstance(plies, bool) or int(plies) != plies or plies < 0:
@@ -80,11 +91,10 @@ def openings(env: Env, n: int, plies: int, seed: int = 0, *, max_stall: int = 8)
     if not chosen:
         raise ValueError(f"every {env.name} game is over within {plies} random plies")
     if len(chosen) < n:
-        warnings.warn(
-            f"{env!r} has only {len(chosen)} distinct unfinished positions after {plies} random "
-            f"plies (found); repeating them to make {n} openings",
-            stacklevel=2,
-        )
+        few = f"{env!r} has only {len(chosen)} distinct unfinished positions after {plies} random "
+        if not repeat:
+            raise FewOpenings(few + f"plies, not {n}", len(chosen))
+        warnings.warn(few + f"plies (found); repeating them to make {n} openings", stacklevel=2)
         chosen = [chosen[i % len(chosen)] for i in range(n)]
     pool = jax.tree_util.tree_map(lambda *xs: np.concatenate(xs), *rounds)
     idx = np.array([r * _CANDIDATES_PER_ROUND + i for r, i in chosen])

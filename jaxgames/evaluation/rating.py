@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import warnings
 from typing import Callable, Sequence
 
 import jax
@@ -13,7 +12,7 @@ from jaxgames.core import Env, Policy
 from jaxgames.evaluation.elo import Rating
 from jaxgames.evaluation.ladder import Ladder, Pairing, rate_against_ladder
 from jaxgames.evaluation.match import MatchResult, play_match
-from jaxgames.evaluation.openings import position_keys
+from jaxgames.evaluation.openings import FewOpenings
 
 
 @dataclasses.dataclass
@@ -108,16 +107,14 @@ def rate_policy(
     for s in specs:
         ladder.rating(s)  # KeyError for an unknown rung
     n = games // 2
-    with warnings.catch_warnings():  # more openings than distinct ones: refused below
-        warnings.filterwarnings("ignore", r".* has only \d+ distinct unfinished positions")
-        states = ladder.opening_states(env, n)
-    distinct = len(set(position_keys(states)))
-    if distinct < n:  # a repeated opening is no new evidence: the interval would be too narrow
+    try:  # a repeated opening is no new evidence: the interval would be too narrow
+        states = ladder.opening_states(env, n, repeat=False)
+    except FewOpenings as e:
         raise ValueError(
             f"games_per_rung={games}: the {ladder.game} ladder's openings ({ladder.plies} "
-            f"random plies) have {distinct} distinct positions, so at most {2 * distinct} "
+            f"random plies) have {e.distinct} distinct positions, so at most {2 * e.distinct} "
             "games per rung"
-        )
+        ) from None
     key = jax.random.PRNGKey(0) if key is None else key
     matches = []
     for spec in specs:

@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy
-from jaxgames.evaluation.elo import Record, t_quantile_975, wilson_interval
+from jaxgames.evaluation.elo import Record, effective_games, t_quantile_975, wilson_interval
 from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
@@ -185,24 +185,6 @@ def _pair_keys(result: MatchResult, games_key: list[bytes]) -> list[bytes]:
     for o, k in zip(result.opening, games_key):
         by_opening.setdefault(int(o), []).append(k)
     return [b"|".join(by_opening[int(o)]) for o in result.opening]
-
-
-def effective_games(points: np.ndarray, opening: np.ndarray, distinct: int) -> float:
-    """The number of independent games that ``points`` float[G] (A's points per game) are
-    worth, the games of an opening (``opening`` int[G]) being correlated: G over the design
-    effect (Kish 1965), clipped to [distinct, m * distinct] for m games per opening and
-    ``distinct`` openings that are not repeats game for game."""
-    count = np.bincount(opening)
-    m = len(points) / np.count_nonzero(count)
-    means = np.bincount(opening, weights=points)[count > 0] / count[count > 0]
-    v_game, v_unit = float(np.var(points)), float(np.var(means, ddof=1)) if len(means) > 1 else 0.0
-    if v_game == 0:  # one result only: its openings are the units
-        n = float(distinct)
-    elif v_unit == 0:
-        n = m * distinct
-    else:
-        n = v_game * len(means) / v_unit
-    return float(min(max(n, distinct), m * distinct))
 
 
 def _records(result: MatchResult, games_key: list[bytes]) -> dict[str, dict]:

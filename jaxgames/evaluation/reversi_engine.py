@@ -482,10 +482,16 @@ def margin_of(value: jax.Array) -> jax.Array:
 
 def solve_endgame(env: Env, state, max_empties: int) -> tuple[jax.Array, jax.Array]:
     """(int32[] final disc margin for the mover with perfect play, int32[] a best action) of
-    a state with at most ``max_empties`` (static >= 1) empties (more gives garbage)."""
+    a state with at most ``max_empties`` (static >= 1) empties: a concrete state with more is
+    a ValueError; under ``jit`` / ``vmap`` the answer for such a state is meaningless."""
     if isinstance(max_empties, bool) or not isinstance(max_empties, int) or max_empties < 1:
         raise ValueError(f"max_empties must be an integer >= 1, got {max_empties!r}")
     res = search(env, state, jax.random.PRNGKey(0), 1, max_empties, midgame=False)
+    if not isinstance(res.exact, jax.core.Tracer) and not bool(np.all(res.exact)):
+        raise ValueError(
+            f"solve_endgame: the position has more than max_empties={max_empties} empty "
+            "squares: give a larger max_empties"
+        )
     return margin_of(res.value), res.action
 
 

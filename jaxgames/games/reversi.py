@@ -37,6 +37,7 @@ from jaxgames.core import (
     check_one_game,
     check_player,
     common_fields,
+    players_of,
     winner_rewards,
 )
 from jaxgames.games import grid
@@ -405,7 +406,7 @@ class Reversi(Env):
         """The planes swapped for the player not to move (discs are stored by mover)."""
         check_player(player)
         obs = state.observation
-        same = jnp.asarray(player) == state.current_player  # [] or the batch's axes
+        same = players_of(state, player) == state.current_player  # [] or the batch's axes
         same = same.reshape(same.shape + (1,) * len(self.observation_shape))
         return jnp.where(same, obs, obs[..., ::-1])
 

@@ -23,9 +23,10 @@ Rules:
 * Draw (``terminated``, rewards 0/0): the same position (board, hands, side to move) occurs for
   the third time, detected exactly from a lossless two-word key of every earlier position.
 * After ``max_steps`` plies (default 256) an unfinished game is ``truncated`` (0/0): the
-  official rules have no move limit, so the cap is a time limit and value learners should
-  bootstrap from it (pgx v2 sets ``terminated``). If the last ply ends the game by the rules,
-  the rules win. The state keeps a ``uint32[max_steps, 2]`` position history.
+  official rules have no move limit, so the cap is a time limit a value learner could bootstrap
+  from (pgx v2 sets ``terminated``); jaxgames' learners end the game there as a draw. If the
+  last ply ends the game by the rules, the rules win. The state keeps a ``uint32[max_steps, 2]``
+  position history.
 
 Actions (132, in the *mover's* frame: the board turned 180 degrees for gote, so ``N`` is always
 forward and mover square ``s`` is absolute ``11 - s`` for gote)::
