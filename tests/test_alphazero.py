@@ -161,75 +161,6 @@ def test_replay_buffer_keeps_the_last_searched_positions(replay_runs):
     np.testing.assert_allclose(fill, [(4 + 8) / 2 / 12, 1.0], rtol=1e-6)
 
 
-def test_game_ends_give_each_ply_its_games_outcome():
-    """By hand: game 0 ends at ply 1 (first player won, 5 plies) and not again; game 1 ends at
-    ply 3 (first player lost, 7 plies). Positions waiting in the ring take the outcome of the
-    game their env was playing when the rollout began; known ones keep theirs."""
-    done = jnp.array([[0, 0], [1, 0], [0, 0], [0, 1]], bool)
-    outcome = jnp.array([[0, 0], [1, 0], [0, 0], [0, -1]], jnp.float32)
-    length = jnp.array([[0, 0], [5, 0], [0, 0], [0, 7]], jnp.int32)
-    ends = alphazero.game_ends(done, outcome, length)
-    np.testing.assert_array_equal(ends.found, [[1, 1], [1, 1], [0, 1], [0, 1]])
-    np.testing.assert_array_equal(ends.outcome[:2], [[1, -1], [1, -1]])
-    np.testing.assert_array_equal(ends.length[:, 1], [7, 7, 7, 7])
-    # player 1 at ply 3 of a game the first player won in 5 plies, gamma 0.5: -1 * 0.5**2
-    v = alphazero.outcome_targets(jnp.int32(1), jnp.int32(3), jnp.float32(1), jnp.int32(5), 0.5)
-    assert float(v) == -0.25
-    ring = alphazero.SearchTarget(
-        obs=jnp.zeros((3, 2, 1)),
-        mask=jnp.ones((3, 2, 1), bool),
-        policy=jnp.ones((3, 2, 1)),
-        value=jnp.array([[0.5, 0.0], [0.0, 0.0], [0.0, 0.0]]),
-        known=jnp.array([[1, 0], [0, 0], [0, 0]], bool),
-        player=jnp.array([[0, 0], [0, 1], [1, 0]], jnp.int32),
-        ply=jnp.array([[0, 4], [3, 5], [4, 6]], jnp.int32),
-    )
-    out = alphazero.resolve_pending(ring, ends, 1.0)
-    assert np.asarray(out.known).all()
-    np.testing.assert_array_equal(out.value, [[0.5, -1.0], [1.0, 1.0], [-1.0, -1.0]])
-    later = alphazero.game_ends(jnp.zeros((2, 2), bool), jnp.zeros((2, 2)), jnp.zeros((2, 2), int))
-    same = alphazero.resolve_pending(ring, later, 1.0)  # no game ended: all still wait
-    np.testing.assert_array_equal(same.known, ring.known)
-
-
-OUTCOME_CFG = dataclasses.replace(REPLAY_CFG, value_target="outcome")
-
-
-def test_outcome_targets_wait_for_their_game_and_agree_within_it(tmp_path):
-    """value_target="outcome" through the run driver: in every env's column of the ring, read
-    in write order and cut into games where the ply count falls, every position of an ended
-    game has that game's outcome (the same first-player result, in {-1, 0, 1} with gamma 1)
-    and only the game still being played waits; the value loss counts the known ones."""
-    from jaxgames.training.driver import run_training
-
-    run = run_training("alphazero", OUTCOME_CFG, str(tmp_path / "run"), progress=False)
-    buf = run.state.buffer
-    data = jax.tree_util.tree_map(np.asarray, buf.data)
-    order = (int(buf.pos) + np.arange(OUTCOME_CFG.replay_rows)) % OUTCOME_CFG.replay_rows
-    waiting = 0
-    for e in range(OUTCOME_CFG.num_envs):
-        ply, known = data.ply[order, e], data.known[order, e]
-        first = np.where(data.player[order, e] == 0, 1.0, -1.0) * data.value[order, e]
-        games = np.split(np.arange(len(ply)), np.flatnonzero(np.diff(ply) <= 0) + 1)
-        for g, rows in enumerate(games):
-            if g < len(games) - 1:
-                assert known[rows].all()  # an older game has ended
-            assert known[rows].all() or not known[rows].any()
-            if known[rows].any():
-                assert len(set(first[rows])) == 1 and first[rows[0]] in (-1.0, 0.0, 1.0)
-        waiting += int((~known).sum())
-    assert 0 < waiting < data.known.size  # some games still going, most ended
-    shares = [r["train/value_known"] for r in run.records]
-    assert all(0.0 < x <= 1.0 for x in shares)
-
-
-def test_outcome_targets_need_the_replay_ring():
-    with pytest.raises(ValueError, match="value_target='outcome' needs replay_size > 0"):
-        tiny_config(value_target="outcome")
-    with pytest.raises(ValueError, match="value_target"):
-        tiny_config(value_target="outcomes", replay_size=64)
-
-
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
 
@@ -346,9 +277,9 @@ def test_default_configs_are_valid_for_every_game():
 
 
 def test_retired_fields_load_at_their_old_defaults_only():
-    """A config.json written before playout caps, reanalysis, explore_plies and the score
-    utility were removed loads where they hold their old defaults, and is refused in one line
-    naming the field where they do not."""
+    """A config.json written before playout caps, reanalysis, explore_plies, the score utility
+    and outcome value targets were removed loads where they hold their old defaults, and is
+    refused in one line naming the field where they do not."""
     cfg = tiny_config()
     old = {
         **cfg.to_dict(),
@@ -357,9 +288,11 @@ def test_retired_fields_load_at_their_old_defaults_only():
         "cheap_simulations": 1,
         "reanalyse_rows": 0,
         "score_utility": 0.0,
+        "value_target": "return",
     }
     assert alphazero.AlphaZeroConfig.from_dict(old) == cfg
-    for field, value in [("reanalyse_rows", 8), ("full_search_every", 4), ("score_utility", 0.25)]:
+    gone = [("reanalyse_rows", 8), ("full_search_every", 4), ("score_utility", 0.25)]
+    for field, value in gone + [("value_target", "outcome")]:
         with pytest.raises(ValueError, match=f"config field '{field}' was removed from jaxgames "):
             alphazero.AlphaZeroConfig.from_dict({**old, field: value})
     with pytest.raises(ValueError, match="unknown config field"):  # retired for AlphaZero only

@@ -13,9 +13,6 @@ move is a Gumbel MuZero search over the real game guided by the current network
                     as MuZero's, Schrittwieser et al. 2020)
     replay          replay_size > 0 keeps the last searched positions in an on-device ring and
                     samples minibatches from it (AlphaZero's window of recent games)
-    outcome         value_target = "outcome": every position's value target is its game's
-                    outcome (AlphaZero's): a position waits in the replay ring until its game
-                    ends, and the value loss counts the positions whose game has ended
     augment         each example moved by a random symmetry of the game (AlphaGo Zero)
     loss            cross-entropy(pi', masked policy) + vf_coef * 0.5 * (V - target)^2
 
@@ -51,10 +48,7 @@ from jaxgames.agents.rollout_learning import (
 )
 from jaxgames.agents.search import SearchConfig, search_batch
 from jaxgames.core import Env, Symmetries, apply_symmetry
-from jaxgames.validation import check_bool, check_choice, check_int
-
-#: the value targets (:class:`AlphaZeroConfig` ``value_target``)
-VALUE_TARGETS = ("return", "outcome")
+from jaxgames.validation import check_bool, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,9 +63,6 @@ class AlphaZeroConfig(RolloutConfig):
     replay_size:  searched positions kept (whole plies of num_envs games, at least one
                   rollout); 0: the fresh rollout only
     augment:      move every example by a random symmetry of the game
-    value_target: "return": the return to the rollout's end (module docstring); "outcome":
-                  the game's outcome, discounted by gamma per ply (needs replay_size; the
-                  positions wait in the ring until their game ends; gae_lambda unused)
     """
 
     retired: ClassVar[Mapping[str, Any]] = {
@@ -80,6 +71,7 @@ class AlphaZeroConfig(RolloutConfig):
         "full_search_every": 1,
         "cheap_simulations": 1,
         "reanalyse_rows": 0,
+        "value_target": "return",
     }
 
     num_simulations: int = 8
@@ -94,19 +86,12 @@ class AlphaZeroConfig(RolloutConfig):
     gae_lambda: float = 1.0
     replay_size: int = 0
     augment: bool = True
-    value_target: str = "return"
 
     def validate(self) -> None:
         super().validate()
         self.search  # building the SearchConfig checks the search fields
         check_int("replay_size", self.replay_size, minimum=0)
         check_bool("augment", self.augment)
-        check_choice("value_target", self.value_target, VALUE_TARGETS)
-        if self.value_target == "outcome" and self.replay_size == 0:
-            raise ValueError(
-                "value_target='outcome' needs replay_size > 0: a position waits in the replay "
-                "ring until its game ends"
-            )
 
     def scaled_fields(self, num_envs: int, max_minibatch: int) -> dict[str, Any]:
         """The rollout's rule, and a replay ring of the same plies of every game."""
@@ -146,69 +131,15 @@ class Transition(NamedTuple):
     done: jax.Array  # bool   this step ended the game
     sign: jax.Array  # float32 +1 if the next state's mover is this mover, else -1
     plies: jax.Array  # int32 plies of this step (a partner's replies too): discount gamma**plies
-    player: jax.Array  # int32 the mover's id
-    ply: jax.Array  # int32 plies played before this position (its step_count)
 
 
 class SearchTarget(NamedTuple):
-    """One searched position to learn from (what the replay buffer stores); the last three
-    leaves only with ``value_target="outcome"`` (else None)."""
+    """One searched position to learn from (what the replay buffer stores)."""
 
     obs: jax.Array  # float32[..., *obs_shape]
     mask: jax.Array  # bool[..., A] legal moves of obs
     policy: jax.Array  # float32[..., A] the search's improved policy pi' (0 on illegal moves)
-    value: jax.Array  # float32[...] value target, mover's view
-    known: jax.Array | None = None  # bool[...] the game has ended: value is its outcome
-    player: jax.Array | None = None  # int32[...] the mover's id
-    ply: jax.Array | None = None  # int32[...] plies played before the position
-
-
-class GameEnds(NamedTuple):
-    """For every ply t of a rollout and game: the first game end at ply t or later in the
-    rollout (leaves [num_steps, num_envs])."""
-
-    found: jax.Array  # bool   a game ended at ply t or later
-    outcome: jax.Array  # float32 that game's outcome for the first player
-    length: jax.Array  # int32 that game's plies
-
-
-def game_ends(done: jax.Array, first_outcome: jax.Array, length: jax.Array) -> GameEnds:
-    """:class:`GameEnds` of a rollout's per-ply ``done`` bool[T, B], first player's outcome
-    float32[T, B] and game length int32[T, B] (as :func:`play_plies` gives them)."""
-
-    def back(later: GameEnds, now):
-        d, o, n = now
-        here = GameEnds(
-            d | later.found, jnp.where(d, o, later.outcome), jnp.where(d, n, later.length)
-        )
-        return here, here
-
-    none = GameEnds(
-        jnp.zeros(done.shape[1:], bool),
-        jnp.zeros(done.shape[1:], jnp.float32),
-        jnp.zeros(done.shape[1:], jnp.int32),
-    )
-    _, ends = jax.lax.scan(
-        back, none, (done, first_outcome.astype(jnp.float32), length), reverse=True
-    )
-    return ends
-
-
-def outcome_targets(player, ply, first_outcome, length, gamma: float) -> jax.Array:
-    """float32[...]: the game's outcome from ``player``'s side, discounted by ``gamma`` per
-    ply from the position (``ply`` plies played) to the game's end (``length``)."""
-    mine = jnp.where(player == 0, first_outcome, -first_outcome)
-    return mine * jnp.float32(gamma) ** (length - ply).astype(jnp.float32)
-
-
-def resolve_pending(data: SearchTarget, ends: GameEnds, gamma: float) -> SearchTarget:
-    """The replay ring's positions (leaves [rows, num_envs, ...]) whose game ended in the
-    rollout get their outcome: a game's positions wait while it lasts, so a waiting
-    position's game is the one its env was playing when the rollout began (``ends`` at ply 0)."""
-    first = jax.tree_util.tree_map(lambda x: x[0][None], ends)
-    now = ~data.known & first.found
-    value = outcome_targets(data.player, data.ply, first.outcome, first.length, gamma)
-    return data._replace(value=jnp.where(now, value, data.value), known=data.known | now)
+    value: jax.Array  # float32[...] value target, mover's view (the rollout's return)
 
 
 @struct.dataclass
@@ -224,7 +155,7 @@ def augment_targets(symmetries: Symmetries, key: jax.Array, batch: SearchTarget)
     of the rules maps a position's search target onto the moved position's."""
     k = jax.random.randint(key, batch.value.shape, 0, symmetries.count, dtype=jnp.int32)
     obs, mask, policy = apply_symmetry(symmetries, k, batch.obs, batch.mask, batch.policy)
-    return batch._replace(obs=obs, mask=mask, policy=policy)
+    return SearchTarget(obs, mask, policy, batch.value)
 
 
 def sample_targets(
@@ -248,19 +179,14 @@ def sample_targets(
 
 
 def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: AlphaZeroConfig):
-    """Cross-entropy to pi' plus the value regression on a flat batch (over the positions
-    whose value is ``known``, where given) -> (float32[], aux); ``policy_kl`` = policy_loss -
-    H(pi') = KL(pi' || pi)."""
+    """Cross-entropy to pi' plus the value regression on a flat batch -> (float32[], aux);
+    ``policy_kl`` = policy_loss - H(pi') = KL(pi' || pi)."""
     logits, value = agent.apply(params, batch.obs)
     chex.assert_equal_shape([logits, batch.mask, batch.policy])
     chex.assert_equal_shape([value, batch.value])
     logp = masked_log_probs(logits, batch.mask)
     policy_loss = -jnp.sum(jnp.where(batch.mask, batch.policy * logp, 0.0), axis=-1).mean()
-    if batch.known is None:
-        value_loss = 0.5 * ((value - batch.value) ** 2).mean()
-    else:
-        w = batch.known.astype(jnp.float32)
-        value_loss = 0.5 * jnp.sum(w * (value - batch.value) ** 2) / jnp.maximum(w.sum(), 1.0)
+    value_loss = 0.5 * ((value - batch.value) ** 2).mean()
     target_entropy = -jnp.sum(
         jnp.where(batch.policy > 0, batch.policy * jnp.log(batch.policy), 0.0), -1
     )
@@ -271,8 +197,6 @@ def alphazero_loss(agent: Agent, params: Any, batch: SearchTarget, config: Alpha
         "value_loss": value_loss,
         "policy_kl": policy_loss - target_entropy.mean(),
     }
-    if batch.known is not None:
-        aux["value_known"] = batch.known.astype(jnp.float32).mean()
     return total, aux
 
 
@@ -296,18 +220,8 @@ def search_rollout(
         mask = env_state.legal_action_mask
         policy = jnp.where(mask, out.action_weights, 0.0)
         obs = batch_observation(env_state)
-        player, ply = env_state.current_player, env_state.step_count
         return out.action, lambda step: Transition(
-            obs,
-            mask,
-            policy,
-            root_value,
-            step.reward,
-            step.done,
-            step.sign,
-            step.plies,
-            player,
-            ply,
+            obs, mask, policy, root_value, step.reward, step.done, step.sign, step.plies
         )
 
     return play_plies(games, act, env_state, key, num_steps)
@@ -322,7 +236,6 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
     buffer = None
     if config.replay_rows:
         buffer = make_trajectory_buffer(config.replay_rows, config.num_envs)
-    outcome = config.value_target == "outcome"
 
     def init(key: jax.Array) -> AlphaZeroState:
         state = setup.init(key)
@@ -334,12 +247,6 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
                 jax.ShapeDtypeStruct((env.num_actions,), jnp.float32),
                 jax.ShapeDtypeStruct((), jnp.float32),
             )
-            if outcome:
-                item = item._replace(
-                    known=jax.ShapeDtypeStruct((), jnp.bool_),
-                    player=jax.ShapeDtypeStruct((), jnp.int32),
-                    ply=jax.ShapeDtypeStruct((), jnp.int32),
-                )
             buf = buffer.init(item)
         return AlphaZeroState(**vars(state), buffer=buf)
 
@@ -350,17 +257,8 @@ def make_algorithm(config: AlphaZeroConfig, partners: Mapping[str, Any] | None =
         env_state, key, traj, (done, p0_reward, length) = search_rollout(
             env, games, agent, search, state.params, state.env_state, state.key, config.num_steps
         )
-        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, traj.value)
-        if outcome:  # the games that ended give their positions, old and new, the outcome
-            ends = game_ends(done, p0_reward, length)
-            buf = state.buffer.replace(data=resolve_pending(state.buffer.data, ends, config.gamma))
-            state = state.replace(buffer=buf)
-            value = outcome_targets(traj.player, traj.ply, ends.outcome, ends.length, config.gamma)
-            value = jnp.where(ends.found, value, 0.0)
-            data = data._replace(value=value, known=ends.found, player=traj.player, ply=traj.ply)
-        else:
-            _, targets = setup.targets(config, state.params, env_state, traj)
-            data = data._replace(value=targets)
+        _, targets = setup.targets(config, state.params, env_state, traj)
+        data = SearchTarget(traj.obs, traj.mask, traj.policy_target, targets)
         extra = {}
         if buffer is not None:  # the fresh rollout goes in, the minibatches come out
             state = state.replace(buffer=buffer.extend(state.buffer, data))
