@@ -82,6 +82,7 @@ class AlphaZeroConfig(RolloutConfig):
     root_noise: float = 0.0
     root_noise_alpha: float = 10.83
     win_check: bool = False
+    noisy_target: bool = True
     gamma: float = 1.0
     gae_lambda: float = 1.0
     replay_size: int = 0
