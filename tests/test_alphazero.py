@@ -277,9 +277,9 @@ def test_default_configs_are_valid_for_every_game():
 
 
 def test_retired_fields_load_at_their_old_defaults_only():
-    """A config.json written before playout caps, reanalysis, explore_plies, the score utility
-    and outcome value targets were removed loads where they hold their old defaults, and is
-    refused in one line naming the field where they do not."""
+    """A config.json written before playout caps, reanalysis, explore_plies, the score utility,
+    outcome value targets and noise-free policy targets were removed loads where they hold
+    their old defaults, and is refused in one line naming the field where they do not."""
     cfg = tiny_config()
     old = {
         **cfg.to_dict(),
@@ -289,10 +289,11 @@ def test_retired_fields_load_at_their_old_defaults_only():
         "reanalyse_rows": 0,
         "score_utility": 0.0,
         "value_target": "return",
+        "noisy_target": True,
     }
     assert alphazero.AlphaZeroConfig.from_dict(old) == cfg
     gone = [("reanalyse_rows", 8), ("full_search_every", 4), ("score_utility", 0.25)]
-    for field, value in gone + [("value_target", "outcome")]:
+    for field, value in gone + [("value_target", "outcome"), ("noisy_target", False)]:
         with pytest.raises(ValueError, match=f"config field '{field}' was removed from jaxgames "):
             alphazero.AlphaZeroConfig.from_dict({**old, field: value})
     with pytest.raises(ValueError, match="unknown config field"):  # retired for AlphaZero only

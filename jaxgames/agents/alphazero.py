@@ -72,6 +72,7 @@ class AlphaZeroConfig(RolloutConfig):
         "cheap_simulations": 1,
         "reanalyse_rows": 0,
         "value_target": "return",
+        "noisy_target": True,
     }
 
     num_simulations: int = 8
@@ -82,7 +83,6 @@ class AlphaZeroConfig(RolloutConfig):
     root_noise: float = 0.0
     root_noise_alpha: float = 10.83
     win_check: bool = False
-    noisy_target: bool = True
     gamma: float = 1.0
     gae_lambda: float = 1.0
     replay_size: int = 0

@@ -114,8 +114,6 @@ class SearchConfig:
     root_noise:       share eps of Dirichlet noise in the root prior (Silver et al. 2017)
     root_noise_alpha: its total concentration over the legal moves (KataGo, Wu 2019)
     win_check:        one ply of exact lookahead at every expanded node (module docstring)
-    noisy_target:     False: the improved policy (``action_weights``) from the prior without
-                      the root noise (the noise then steers the search only)
     """
 
     num_simulations: int = 32
@@ -126,7 +124,6 @@ class SearchConfig:
     root_noise: float = 0.0
     root_noise_alpha: float = 10.83
     win_check: bool = False
-    noisy_target: bool = True
 
     def __post_init__(self) -> None:
         check_int("num_simulations", self.num_simulations)
@@ -137,7 +134,6 @@ class SearchConfig:
         check_float("root_noise", self.root_noise, 0.0, 1.0)
         check_float("root_noise_alpha", self.root_noise_alpha, 0.0, float("inf"), low_open=True)
         check_bool("win_check", self.win_check)
-        check_bool("noisy_target", self.noisy_target)
 
 
 def search_batch(
@@ -148,19 +144,13 @@ def search_batch(
     prior, value = guide_outputs(guide, states)
     if config.win_check:
         prior, value = with_win_check(env, states, prior, value)
-    clean = prior
     if config.root_noise > 0:
         key, k_noise = jax.random.split(key)
         prior = noisy_prior(
             k_noise, prior, states.legal_action_mask, config.root_noise, config.root_noise_alpha
         )
     root = mctx.RootFnOutput(prior_logits=prior, value=value, embedding=states)
-    qtransform = functools.partial(
-        mctx.qtransform_completed_by_mix_value,
-        value_scale=config.value_scale,
-        rescale_values=config.rescale_values,
-    )
-    out = mctx.gumbel_muzero_policy(
+    return mctx.gumbel_muzero_policy(
         params=(),
         rng_key=key,
         root=root,
@@ -169,29 +159,12 @@ def search_batch(
         invalid_actions=~states.legal_action_mask,
         max_num_considered_actions=config.max_num_considered_actions,
         gumbel_scale=config.gumbel_scale,
-        qtransform=qtransform,
+        qtransform=functools.partial(
+            mctx.qtransform_completed_by_mix_value,
+            value_scale=config.value_scale,
+            rescale_values=config.rescale_values,
+        ),
     )
-    if config.root_noise > 0 and not config.noisy_target:
-        weights = improved_policy(out.search_tree, clean, ~states.legal_action_mask, qtransform)
-        out = out.replace(action_weights=weights)
-    return out
-
-
-def _masked_logits(logits: Array, invalid: Array) -> Array:
-    """mctx's masking: logits shifted to max 0, the invalid ones at the float minimum."""
-    logits = logits - jnp.max(logits, axis=-1, keepdims=True)
-    return jnp.where(invalid, jnp.finfo(logits.dtype).min, logits)
-
-
-def improved_policy(tree: mctx.Tree, prior_logits: Array, invalid: Array, qtransform) -> Array:
-    """float32[B, A]: Gumbel MuZero's improved policy softmax(logits + sigma(completed Q)) of a
-    searched ``tree``'s roots with ``prior_logits`` float32[B, A] as the root prior (also in
-    the completion's mixed value), as :func:`mctx.gumbel_muzero_policy` computes it."""
-    logits = _masked_logits(prior_logits, invalid)
-    root = tree.ROOT_INDEX
-    tree = tree.replace(children_prior_logits=tree.children_prior_logits.at[:, root].set(logits))
-    completed = jax.vmap(qtransform, in_axes=[0, None])(tree, root)
-    return jax.nn.softmax(_masked_logits(logits + completed, invalid))
 
 
 class SearchPolicy:
