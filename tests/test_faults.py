@@ -277,9 +277,22 @@ def wrong_checksum(step_dir: str) -> None:
         json.dump(meta, f)
 
 
+def truncate_metadata(step_dir: str) -> None:
+    """orbax reads a broken metadata file as none: a step from before digests, unchecked."""
+    path = os.path.join(step_dir, "_CHECKPOINT_METADATA")
+    with open(path, "r+") as f:
+        f.truncate(os.path.getsize(path) // 2)
+
+
+def drop_metadata(step_dir: str) -> None:
+    os.remove(os.path.join(step_dir, "_CHECKPOINT_METADATA"))
+
+
 @pytest.mark.parametrize(
     "damage, why",
     [
+        (truncate_metadata, "_CHECKPOINT_METADATA is unreadable"),
+        (drop_metadata, "_CHECKPOINT_METADATA is unreadable"),
         (truncate, "unreadable|does not match its checksum"),
         (empty, "empty"),
         (drop_data, "without its data folder"),

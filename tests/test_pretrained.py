@@ -23,6 +23,7 @@ from jaxgames.pretrained import (
     PRETRAINED_DIR,
     _steps_in_all,
     _training_stages,
+    export_agent,
     load_pretrained,
     load_pretrained_agent,
     measure_vs_random,
@@ -341,7 +342,15 @@ def test_export_round_trip(tmp_path, capsys):
     seed4 = os.path.join(runs, "tic_tac_toe-ppo-seed4")
     assert cli.main(["export", seed4, str(tmp_path / "warm2")]) == 0, capsys.readouterr().err
     assert read_card(str(tmp_path / "warm2"))["training"]["started_from"] == {"spec": out}
+    assert cli.main(["export", out, str(tmp_path / "re")]) == 2  # re-exported: one line
+    assert "card.json is damaged: it needs a 'training' object" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "re")
     open(card_path, "w").write(kept)
+    link = str(tmp_path / "link")  # a link to the agent is the agent: never exported onto
+    os.symlink(out, link)
+    with pytest.raises(ValueError, match="onto itself"):
+        export_agent(out, link, overwrite=True)
+    assert sorted(os.listdir(out)) == ["card.json", "card.md", "config.json", "params.msgpack"]
 
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2

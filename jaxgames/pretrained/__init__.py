@@ -214,7 +214,14 @@ def _agent_facts(folder: str, chunk: int | None = None) -> dict[str, Any]:
         card = read_card(folder)
         # the digest pins which parameters a later run started from: a folder (or a
         # pretrained:<name>) may hold another agent by the time the card is read
-        return dict(card.get("training", {}), params_sha256=card["params"]["sha256"])
+        training, params = card.get("training", {}), card.get("params")
+        digest = params.get("sha256") if isinstance(params, dict) else None
+        if not isinstance(training, dict) or not isinstance(digest, str):
+            raise ValueError(
+                f"{os.path.join(folder, CARD_FILE)} is damaged: it needs a 'training' object "
+                "and the parameters' 'sha256' under 'params'"
+            )
+        return dict(training, params_sha256=digest)
     if chunk is None:
         chunks = [r["chunk"] for r in MetricsLog(folder).records()]
         if not chunks:
@@ -250,7 +257,7 @@ def export_agent(
     loaded = load_agent(run_dir)  # errors name a missing run / checkpoint first
     if portable:
         check_portable_available()
-    if os.path.abspath(out_dir) == os.path.abspath(run_dir):
+    if os.path.realpath(out_dir) == os.path.realpath(run_dir):
         raise ValueError(f"cannot export {run_dir!r} onto itself; give another folder")
     if os.path.exists(out_dir):
         if not os.path.isdir(out_dir):

@@ -7,7 +7,7 @@ runs with plain JAX, no jaxgames (nor Flax) import.
                        the parameters baked in (``jax.export.Exported.serialize``)
     policy.json        what it takes and returns: game, options, observation shape, number of
                        actions, the move notation of every action id, the platforms it was
-                       lowered for, the batch dimension, the parameters' SHA-256
+                       lowered for, the batch dimension, the artefact's SHA-256
 
 The artefact's function, for a batch of ``B`` positions (``B`` symbolic: any batch size runs
 the same artefact; JAX compiles it once per size on first use)::

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -29,6 +30,8 @@ from jaxgames.signals import interrupts_held
 
 #: key of the digest in each step's orbax custom metadata
 DIGEST_KEY = "jaxgames_sha256"
+#: orbax's metadata file of a step (its custom metadata, the digest among it)
+METADATA_FILE = "_CHECKPOINT_METADATA"
 
 
 class CheckpointError(ValueError):
@@ -212,6 +215,14 @@ class CheckpointStore:
             empty = not os.path.isdir(step_dir) or not os.listdir(step_dir)
             what = "empty" if empty else "without its data folder 'default'"
             raise CheckpointDamagedError(f"its directory is {what}")
+        # orbax reads a missing or broken metadata file as no metadata: the step would pass
+        # for one from before the digests and skip its checksum
+        try:
+            with open(os.path.join(step_dir, METADATA_FILE)) as f:
+                if not isinstance(json.load(f), dict):
+                    raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            raise CheckpointDamagedError(f"its {METADATA_FILE} is unreadable ({_short(e)})") from e
         try:
             with _quiet_orbax():
                 custom = self._manager.metadata(step).custom_metadata or {}
