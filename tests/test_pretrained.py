@@ -283,7 +283,7 @@ def test_solve_spec_wraps_any_player(ttt, capsys, tmp_path):
     assert "A = solve:6:pretrained:reversi6" in capsys.readouterr().out
 
 
-def test_export_round_trip(tmp_path, capsys):
+def test_export_round_trip(tmp_path, capsys, monkeypatch):
     """A tiny run exported and loaded back plays identically; the card's training command
     rebuilds the run's config; bad targets and damaged parameters are one-line errors; the
     refresh script measures an exported agent into its card."""
@@ -355,6 +355,19 @@ def test_export_round_trip(tmp_path, capsys):
     # a second export into the folder needs --force; a non-export folder is never replaced
     assert cli.main(["export", run, out]) == 2
     assert "is not empty" in capsys.readouterr().err
+    assert cli.main(["export", run, out, "--force"]) == 0
+    # a replacing export that fails before its card leaves no card of the agent it replaced
+    import jaxgames.pretrained as pretrained
+
+    def lowering_fails(loaded, out_dir):
+        raise ValueError("lowering failed")
+
+    monkeypatch.setattr(pretrained, "check_portable_available", lambda: None)
+    monkeypatch.setattr(pretrained, "export_portable", lowering_fails)
+    with pytest.raises(ValueError, match="lowering failed"):
+        export_agent(run, out, overwrite=True, portable=True)
+    assert not os.path.exists(os.path.join(out, "card.json"))
+    monkeypatch.undo()
     assert cli.main(["export", run, out, "--force"]) == 0
     assert cli.main(["export", run, str(tmp_path / "runs")]) == 2
     assert "is not empty" in capsys.readouterr().err

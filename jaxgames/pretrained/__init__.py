@@ -274,7 +274,9 @@ def export_agent(
             )
     training = _agent_facts(run_dir, loaded.chunk)  # an export's travel with its card
     os.makedirs(out_dir, exist_ok=True)
-    for stale in (EXPORT_FILE, META_FILE):  # a replaced export's artefact is not this agent's
+    # a replaced export's artefact and card are not this agent's (kept, a failed portable
+    # export below would leave the old card beside the new parameters)
+    for stale in (EXPORT_FILE, META_FILE, CARD_FILE, CARD_MD_FILE):
         if os.path.exists(os.path.join(out_dir, stale)):
             os.remove(os.path.join(out_dir, stale))
     shutil.copyfile(os.path.join(run_dir, CONFIG_FILE), os.path.join(out_dir, CONFIG_FILE))
