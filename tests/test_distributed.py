@@ -177,6 +177,57 @@ def check_dqn_update() -> None:
         np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4, atol=1e-5)
 
 
+def check_alphazero_update() -> None:
+    """One AlphaZero chunk (searched rollout, replay ring split by game on axis 1, minibatches
+    sampled from it) on 4 devices == on 1: the same games bit for bit, parameters to float
+    tolerance."""
+    import jax
+    import numpy as np
+
+    from jaxgames import distributed
+    from jaxgames.agents import alphazero
+
+    cfg = alphazero.default_config(
+        "tic_tac_toe",
+        num_envs=8,
+        num_steps=4,
+        num_minibatches=2,
+        update_epochs=1,
+        updates_per_chunk=2,
+        total_steps=64,
+        num_simulations=4,
+        replay_size=8 * 8,
+        partners={},
+        net={"hidden": 16, "layers": 1},
+        eval_games=0,
+    )
+    algo = alphazero.make_algorithm(cfg)
+    results = {}
+    for n in (1, N_DEV):
+        init, chunk, _ = distributed.sharded_train_fns(algo, distributed.make_mesh(n), donate=False)
+        s0 = init(jax.random.PRNGKey(5))
+        s1, _ = chunk(s0)
+        results[n] = (jax.device_get(s0), jax.device_get(s1))
+        if n == N_DEV:
+            assert _is_split(s1.env_state.current_player, N_DEV)
+            value = s1.buffer.data.value  # [rows, num_envs]: split by game, as env_state
+            assert (
+                len(value.sharding.device_set) == N_DEV and not value.sharding.is_fully_replicated
+            )
+    (a0, a1), (b0, b1) = results[1], results[N_DEV]
+    assert _leaves_equal(a0, b0), "initial states differ"
+    assert _leaves_equal(a1.env_state, b1.env_state), "games differ"
+    assert int(a1.buffer.count) == 8, "the ring did not fill"
+    np.testing.assert_allclose(b1.buffer.data.policy, a1.buffer.data.policy, rtol=1e-5, atol=1e-6)
+    moved = max(
+        float(np.abs(np.asarray(x) - np.asarray(y)).max())
+        for x, y in zip(jax.tree_util.tree_leaves(a0.params), jax.tree_util.tree_leaves(a1.params))
+    )
+    assert moved > 1e-5, "no gradient step happened"
+    for x, y in zip(jax.tree_util.tree_leaves(a1.params), jax.tree_util.tree_leaves(b1.params)):
+        np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=1e-4, atol=1e-5)
+
+
 def check_driver_resume_other_device_count(tmp: str) -> None:
     """run_training on 4 devices, then resumed on 2: the checkpoint reshards, the run completes."""
     import jax
@@ -231,6 +282,7 @@ def child(tmp: str) -> None:
         "rollout_reversi": lambda: check_rollout("reversi", {"size": 8}),
         "ppo_update": check_ppo_update,
         "dqn_update": check_dqn_update,
+        "alphazero_update": check_alphazero_update,
         "driver_resume": lambda: check_driver_resume_other_device_count(tmp),
     }
     for name, fn in checks.items():
@@ -275,7 +327,15 @@ def child_results(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "check", ["rollout_tic_tac_toe", "rollout_reversi", "ppo_update", "dqn_update", "driver_resume"]
+    "check",
+    [
+        "rollout_tic_tac_toe",
+        "rollout_reversi",
+        "ppo_update",
+        "dqn_update",
+        "alphazero_update",
+        "driver_resume",
+    ],
 )
 def test_sharded_matches_single_device(child_results, check):
     r = child_results.get(check)
