@@ -23,7 +23,7 @@ is seen from the mover at ``t`` through
 A game ending inside the window zeroes ``c``, so the next game never leaks into the target;
 the loser's last move gets the loss through ``sign = -1`` as in
 :func:`~jaxgames.agents.common.negamax_gae`. Epsilon decays linearly over ``eps_decay``
-completed games or plies (``eps_unit``).
+completed games (every training game, against partners too) or plies (``eps_unit``).
 """
 
 from __future__ import annotations
