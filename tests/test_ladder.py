@@ -2,6 +2,7 @@
 pairings from matches, ladder building and JSON round trip, rating a policy, the packaged
 ladders."""
 
+import dataclasses
 import json
 import math
 import os
@@ -14,7 +15,7 @@ from test_match import N_OPEN, first_legal
 
 import jaxgames
 from jaxgames.core import random_policy
-from jaxgames.evaluation.elo import ELO_PER_NAT, Rating
+from jaxgames.evaluation.elo import ELO_PER_NAT, Rating, Record
 from jaxgames.evaluation.ladder import (
     Ladder,
     Pairing,
@@ -30,6 +31,7 @@ from jaxgames.evaluation.ladder import (
 from jaxgames.evaluation.match import play_match
 from jaxgames.evaluation.openings import openings, openings_digest
 from jaxgames.evaluation.rating import rate_policy
+from jaxgames.specs import make_opponent
 
 
 def last_legal(key, state):
@@ -190,6 +192,20 @@ def test_pairing_of_a_match_has_one_unit_per_opening(ttt):
     assert p.swapped().as_first == m.as_second.swapped()
     r = rate_ladder({("x", "y"): m}, anchor="x", n_boot=50)  # a mapping of match results
     assert r["y"].elo == pytest.approx(0.0, abs=1e-6)  # even score: equal ratings
+    # records that disagree with the units (a damaged ladder file) are one error
+    with pytest.raises(ValueError, match="records count 0 games, the unit histogram 4"):
+        Pairing("x", "y", (1, 0, 1, 0, 0), Record(0, 0, 0), Record(0, 0, 0))
+
+
+def test_rate_refuses_a_ladders_own_repeated_openings():
+    """A ladder whose stored openings repeat (80 asked of tic-tac-toe's 72 two-ply positions)
+    rates no player at its own games per pairing: the repeats are no new evidence."""
+    ladder = dataclasses.replace(load_ladder("tic_tac_toe"), n_openings=80)
+    env = ladder.make_env()
+    with pytest.raises(ValueError, match="72 distinct positions, so at most 144 games per rung"):
+        rate_policy(
+            random_policy, env, ladder, lambda s: make_opponent(s, env), 160, rungs=["random"]
+        )
 
 
 # --------------------------------------------------------------------------- ladder files

@@ -92,7 +92,8 @@ class Record:
     draws: int
     losses: int
     distinct: int | None = None
-    effective: float | None = None
+    #: not compared: a float whose last bit depends on the order it was summed in
+    effective: float | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):
         if min(self.wins, self.draws, self.losses) < 0:
@@ -108,12 +109,12 @@ class Record:
 
     @classmethod
     def of(
-        cls, outcomes: np.ndarray, distinct: int | None = None, effective: float | None = None
+        cls, outcomes: np.ndarray, distinct: int | None = None, *, effective: float | None = None
     ) -> "Record":
         """The record of game outcomes (+1 won, 0 draw, -1 lost)."""
         o = np.asarray(outcomes)
         wdl = int(np.sum(o > 0)), int(np.sum(o == 0)), int(np.sum(o < 0))
-        return cls(*wdl, distinct, effective)
+        return cls(*wdl, distinct, effective=effective)
 
     @property
     def samples(self) -> int:
@@ -160,7 +161,8 @@ class Record:
 
     def ci(self, what: str = "win") -> tuple[float, float] | None:
         """95% Wilson interval of the ``"win"``, ``"draw"``, ``"loss"`` rate or the ``"score"``
-        over :attr:`samples` games; ``None`` when the games are one game repeated."""
+        over :attr:`samples` games (the score's over :attr:`effective` where fewer); ``None``
+        when the games are one game repeated."""
         score = self.wins + 0.5 * self.draws
         k = dict(win=self.wins, draw=self.draws, loss=self.losses, score=score).get(what)
         if k is None:
@@ -175,8 +177,8 @@ class Record:
         return wilson_interval(k * n / self.games, n)
 
     def to_dict(self) -> dict:
-        """Counts, rates and Wilson intervals as plain Python values (and ``distinct_games``
-        when known)."""
+        """Counts, rates and Wilson intervals as plain Python values (and ``distinct_games``,
+        ``effective_games`` when known)."""
         counts = dict(wins=self.wins, draws=self.draws, losses=self.losses, games=self.games)
         if self.distinct is not None:
             counts["distinct_games"] = self.samples
@@ -204,7 +206,7 @@ class Record:
         if self.repeats and self.samples < 2:
             line += " (one game repeated: no interval)"
         elif self.effective is not None and self.effective < self.samples:
-            line += f" ({self.effective:.0f} effective games)"
+            line += f" ({self.effective:.1f} effective games)"
         return line
 
 

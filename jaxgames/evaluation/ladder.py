@@ -71,6 +71,12 @@ class Pairing:
         if self.a == self.b:
             raise ValueError(f"a pairing needs two different players, got {self.a!r} twice")
         object.__setattr__(self, "units", u)
+        r = self.overall
+        if r is not None and r.games != self.games:
+            raise ValueError(
+                f"{self.a} vs {self.b}: the W/D/L records count {r.games} games, the unit "
+                f"histogram {self.games}"
+            )
 
     @property
     def unit_games(self) -> int:
@@ -445,7 +451,10 @@ class Ladder:
         see :func:`~jaxgames.evaluation.openings.openings`); warns when they regenerate
         differently from the ladder's."""
         env = env or self.make_env()
-        states = openings(env, self.n_openings, self.plies, self.opening_seed)
+        own = n is None or n == self.n_openings  # the stored set itself: repeats refused too
+        states = openings(
+            env, self.n_openings, self.plies, self.opening_seed, repeat=repeat or not own
+        )
         if openings_digest(states) != self.openings_digest:
             warnings.warn(
                 f"the {self.game} ladder's openings regenerated differently (digest "
@@ -453,7 +462,7 @@ class Ladder:
                 "number generator?): ratings stay comparable in distribution, not game for game",
                 stacklevel=2,
             )
-        if n is not None and n != self.n_openings:
+        if not own:
             states = openings(env, n, self.plies, self.opening_seed, repeat=repeat)
         return states
 
