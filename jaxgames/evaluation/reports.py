@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy
-from jaxgames.evaluation.elo import Record, effective_games, t_quantile_975, wilson_interval
+from jaxgames.evaluation.elo import Record, effective_games, t_quantile_975
 from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
@@ -193,16 +193,16 @@ def _records(result: MatchResult, games_key: list[bytes]) -> dict[str, dict]:
     pair = _pair_keys(result, games_key)
     out = {}
     for name, sel in [("overall", np.ones(len(points), bool)), *_sides(result)]:
-        rec = Record.of(result.outcomes[sel])
         keys = [k for k, s in zip(pair if name == "overall" else games_key, sel) if s]
         n = effective_games(points[sel], result.opening[sel], len(set(keys)))
+        rec = Record.of(result.outcomes[sel], effective=n)
         out[name] = dict(
             wins=rec.wins,
             draws=rec.draws,
             losses=rec.losses,
             games=rec.games,
             score=rec.score,
-            score_ci=list(wilson_interval(rec.score * n, n)),
+            score_ci=list(rec.ci("score")),
             effective_games=n,
         )
     return out
