@@ -19,7 +19,7 @@ import dataclasses
 import functools
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -105,12 +105,15 @@ class MatchResult:
         distinct = len({k for k, s in zip(self.keys, sel) if s})
         return Record.of(self.outcomes[sel], distinct=distinct)
 
-    def _distinct_units(self) -> np.ndarray:
-        """int[U]: one opening of each distinct pair of games (all openings without keys)."""
-        if self.keys is None:
+    def distinct_units(self, keys: Sequence[bytes] | None = None) -> np.ndarray:
+        """int[U]: one opening of each distinct pair of games, two openings being the same
+        unit when their games have the same ``keys`` (one per game; default :attr:`keys`;
+        every opening when neither is known)."""
+        keys = self.keys if keys is None else keys
+        if keys is None:
             return np.unique(self.opening)
         games: dict[int, list[bytes]] = {}
-        for o, k in zip(self.opening, self.keys):
+        for o, k in zip(self.opening, keys):
             games.setdefault(int(o), []).append(k)
         units = {b"|".join(sorted(v)): o for o, v in games.items()}
         return np.array(list(units.values()), np.int64)
@@ -123,7 +126,7 @@ class MatchResult:
         if len(np.unique(self.opening)) == len(self.outcomes):
             return r
         pts = (self.outcomes.astype(np.float64) + 1.0) / 2.0
-        effective = effective_games(pts, self.opening, len(self._distinct_units()))
+        effective = effective_games(pts, self.opening, len(self.distinct_units()))
         return dataclasses.replace(r, effective=effective)
 
     @property
@@ -144,14 +147,17 @@ class MatchResult:
         pts = (self.outcomes.astype(np.float64) + 1.0) / 2.0
         return np.bincount(self.opening, weights=pts)
 
-    def margin_stats(self) -> tuple[float, float, float] | None:
-        """(mean, lo, hi) of A's final margin, a 95% normal interval over openings (the unit
-        that respects the colour pairing; with :attr:`keys`, openings whose games repeat those
-        of another count once), NaN bounds with fewer than two units; None without a score."""
+    def margin_stats(
+        self, keys: Sequence[bytes] | None = None
+    ) -> tuple[float, float, float] | None:
+        """(mean, lo, hi) of A's final margin, a 95% Student's t interval over openings (the
+        unit that respects the colour pairing; openings whose games repeat those of another
+        count once, by ``keys`` as :meth:`distinct_units`), NaN bounds with fewer than two
+        units; None without a score."""
         if self.margin is None:
             return None
         per = np.bincount(self.opening, weights=self.margin) / np.bincount(self.opening)
-        per = per[self._distinct_units()]
+        per = per[self.distinct_units(keys)]
         mean = float(np.mean(self.margin))
         if len(per) < 2:
             return mean, float("nan"), float("nan")

@@ -45,7 +45,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.core import Env, GameState, Policy
-from jaxgames.evaluation.elo import Record, effective_games, t_quantile_975
+from jaxgames.evaluation.elo import Record, effective_games
 from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
@@ -179,22 +179,16 @@ def _sides(result: MatchResult):
     return [(c, result.a_player == p) for p, c in enumerate(COLOURS)]
 
 
-def _pair_keys(result: MatchResult, games_key: list[bytes]) -> list[bytes]:
-    """Per game, the key of its opening's pair of games (position and both final positions)."""
-    by_opening: dict[int, list[bytes]] = {}
-    for o, k in zip(result.opening, games_key):
-        by_opening.setdefault(int(o), []).append(k)
-    return [b"|".join(by_opening[int(o)]) for o in result.opening]
-
-
 def _records(result: MatchResult, games_key: list[bytes]) -> dict[str, dict]:
     """``overall``, ``as_first``, ``as_second``: W/D/L, score and its interval (see above)."""
     points = (result.outcomes.astype(np.float64) + 1.0) / 2.0
-    pair = _pair_keys(result, games_key)
     out = {}
     for name, sel in [("overall", np.ones(len(points), bool)), *_sides(result)]:
-        keys = [k for k, s in zip(pair if name == "overall" else games_key, sel) if s]
-        n = effective_games(points[sel], result.opening[sel], len(set(keys)))
+        if name == "overall":  # the distinct pairs of games
+            distinct = len(result.distinct_units(games_key))
+        else:
+            distinct = len({k for k, s in zip(games_key, sel) if s})
+        n = effective_games(points[sel], result.opening[sel], distinct)
         rec = Record.of(result.outcomes[sel], effective=n)
         out[name] = dict(
             wins=rec.wins,
@@ -210,15 +204,11 @@ def _records(result: MatchResult, games_key: list[bytes]) -> dict[str, dict]:
 
 def _margin(result: MatchResult, games_key: list[bytes]) -> dict | None:
     """A's mean final margin, 95% Student's t interval over the distinct openings' pairs."""
-    if result.margin is None:
+    stats = result.margin_stats(games_key)
+    if stats is None:
         return None
-    per = np.bincount(result.opening, weights=result.margin) / np.bincount(result.opening)
-    keys = {k: o for o, k in zip(result.opening, _pair_keys(result, games_key))}  # one per repeat
-    mean, units = float(np.mean(result.margin)), per[list(keys.values())]
-    if len(units) < 2:
-        return dict(mean=mean, lo=None, hi=None)
-    half = t_quantile_975(len(units) - 1) * float(np.std(units, ddof=1)) / math.sqrt(len(units))
-    return dict(mean=mean, lo=mean - half, hi=mean + half)
+    mean, lo, hi = stats
+    return dict(mean=mean, lo=None if math.isnan(lo) else lo, hi=None if math.isnan(hi) else hi)
 
 
 # ============================================================================ reports
