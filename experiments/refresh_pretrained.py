@@ -44,7 +44,7 @@ import tempfile
 import time
 
 from jaxgames import cli
-from jaxgames.evaluation.ladder import game_key, ladder_path
+from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.pretrained import (
     PRETRAINED_DIR,
     VS_RANDOM_GAMES,
@@ -57,7 +57,8 @@ from jaxgames.pretrained import (
     write_card,
 )
 from jaxgames.provenance import machine_description
-from jaxgames.runs import is_exported, load_agent
+from jaxgames.runs import is_exported, load_agent, run_env
+from jaxgames.specs import playable_rungs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -111,6 +112,21 @@ def rate(spec: str, seed: int, games_per_rung: int | None) -> dict:
             raise RuntimeError(f"jaxgames {' '.join(args[:-2])} failed (see above)")
         with open(out) as f:
             return json.load(f)
+
+
+def check_ladder_playable(name: str, folder: str) -> None:
+    """``ValueError`` if a rung of the ladder of the agent in ``folder`` cannot play on this
+    machine (``perfect`` on animal shogi before ``jaxgames solve animal_shogi``): a card rated
+    without it would not be comparable with the ladder's other ratings."""
+    env = run_env(folder)
+    if not os.path.exists(ladder_path(game_key(env))):
+        return
+    _, missing = playable_rungs(load_ladder(game_key(env)).specs, env)
+    for rung, why in missing.items():
+        raise ValueError(
+            f"{name}: the ladder's rung {rung!r} cannot play here, so its rating would not "
+            f"be the ladder's ({why}); nothing was changed"
+        )
 
 
 def measure(name: str, dest: str, args: argparse.Namespace) -> dict:
@@ -206,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         unknown = [n for n in names if n not in runs and n not in shipped]
         if unknown:
             raise ValueError(f"not shipped: {', '.join(unknown)}; shipped: {', '.join(shipped)}")
+        if not args.no_ladder:  # before anything is written
+            for name in names:
+                check_ladder_playable(name, runs.get(name) or os.path.join(args.dest, name))
         for name, run_dir in runs.items():
             export_agent(run_dir, os.path.join(args.dest, name), name=name, overwrite=True)
             print(f"exported {run_dir} -> {os.path.join(args.dest, name)}")

@@ -15,7 +15,7 @@ from scripts import script
 from tiny_configs import TINY_TRAIN_ARGS
 
 import jaxgames
-from jaxgames import cli
+from jaxgames import cli, specs
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.agents.search import SearchPolicy
 from jaxgames.cli.train import train_config
@@ -397,6 +397,15 @@ def test_export_round_trip(tmp_path, capsys, monkeypatch):
     assert "## Against random (4 games per colour, seed 0)" in open(f"{out}/card.md").read()
     assert refresh_pretrained.main(["--measure-only", "nope", "--dest", dest]) == 2
     assert "not shipped: nope" in capsys.readouterr().err
+    # a ladder rung that cannot play here (animal shogi's perfect before the solve): refused
+    # before anything is written, not a card rated on part of the ladder
+    before = open(f"{out}/card.json").read()
+    why = {"perfect": "no table here"}
+    monkeypatch.setattr(specs, "missing_data", lambda rung, env: why.get(rung))
+    assert refresh_pretrained.main(["--measure-only", "tiny", "--dest", dest]) == 2
+    assert "rung 'perfect' cannot play here" in capsys.readouterr().err
+    assert open(f"{out}/card.json").read() == before
+    monkeypatch.undo()
     with open(f"{out}/card.md", "w") as f:  # --render-only rewrites card.md from card.json
         f.write("stale")
     assert refresh_pretrained.main(["--render-only", "--dest", dest]) == 0
