@@ -39,6 +39,7 @@ import abc
 import inspect
 import logging
 import operator
+import os
 import warnings
 from typing import Any, Callable, Mapping, NamedTuple, Protocol, runtime_checkable
 
@@ -48,6 +49,26 @@ import numpy as np
 
 from jaxgames.validation import check_one_game, fail, quote
 from jaxgames.view import BoardView
+
+
+def _synchronous_dispatch_on_one_cpu() -> None:
+    """Make JAX's CPU dispatch synchronous where this process may use a single CPU.
+
+    There, a computation that calls the host (``jax.pure_callback``: the perfect
+    animal-shogi player, exact reversi endgames, NBoard engines) can wait for good: the
+    callback reads its arguments through the CPU client's worker pool, whose one thread runs
+    the computation waiting for the callback (jax-ml/jax#25861). Synchronous dispatch runs each
+    computation on the calling thread; on one CPU asynchronous dispatch overlaps nothing
+    anyway. ``JAX_CPU_ENABLE_ASYNC_DISPATCH`` set by the user wins. JAX reads the flag when
+    its CPU client starts (the first computation), so this runs at import, before any.
+    """
+    if "JAX_CPU_ENABLE_ASYNC_DISPATCH" in os.environ or not hasattr(os, "sched_getaffinity"):
+        return
+    if len(os.sched_getaffinity(0)) == 1:
+        jax.config.update("jax_cpu_enable_async_dispatch", False)
+
+
+_synchronous_dispatch_on_one_cpu()
 
 Array = jax.Array
 PRNGKey = jax.Array

@@ -1,6 +1,7 @@
 """Fault injection: kills at several points of a run, damaged newest checkpoints (truncated,
 emptied, bit-flipped, a wrong checksum, an empty newer step), two writers, non-finite config
-and training, a damaged metrics line, and the one-line errors of the command line.
+and training, a damaged metrics line, the one-line errors of the command line, and a player
+that calls the host on one CPU.
 
 Every fault must end in a clear message (one line, no traceback) and lose nothing that was
 saved: a resumed run ends bit for bit where an uninterrupted one does. Kills are real
@@ -861,3 +862,43 @@ def test_ctrl_c_during_one_seeds_save_lets_every_seed_save(tmp_path, monkeypatch
         driver.run_training("ppo", config, str(run_dir), seeds=[0, 1], progress=False)
     steps = [os.listdir(run_dir / f"seed{s}" / "checkpoints") for s in (0, 1)]
     assert sent == [1] and steps == [["1"], ["1"]]
+
+
+# the perfect animal-shogi player (a host callback) judged move by move on a one-CPU machine
+ONE_CPU_ACCURACY = """
+import os, sys
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+sys.path.insert(0, sys.argv[1])
+import jax, jax.numpy as jnp, numpy as np, jaxgames
+from jaxgames.evaluation import animal_shogi_solver as solver
+from jaxgames.evaluation.accuracy import move_accuracy
+from jaxgames.games.animal_shogi import rules
+from test_animal_shogi_solver import ROOTS
+table = solver.solve(ROOTS[:1], log2_slots=12)
+env = jaxgames.make("animal_shogi", max_steps=40)
+value, _ = table.lookup(solver.decode_keys(table.keys))
+pos = jnp.asarray(solver.decode_keys(table.keys[np.flatnonzero(value != -1)[::17][:12]]), jnp.int32)
+starts = jax.vmap(
+    lambda p: rules.make_state(env.spec, p[:12], jnp.stack([p[12:15], p[15:]]), 0, 0)
+)(pos)
+perfect = solver.perfect_policy(table)
+rand = lambda key, state: jaxgames.random_action(key, state.legal_action_mask)
+out = move_accuracy(perfect, rand, env, table, starts=starts)
+print("moves", out["overall"]["moves"])
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs os.sched_setaffinity")
+def test_move_accuracy_finishes_on_one_cpu():
+    """A player that calls the host (the solved table's perfect player) judged move by move
+    in a process pinned to one CPU, with the suite's compile flags: importing jaxgames made
+    JAX's CPU dispatch synchronous there (core: under asynchronous dispatch the callback
+    waited for good on the worker its own computation held)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    cmd = [sys.executable, "-c", ONE_CPU_ACCURACY, tests]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=90, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        pytest.fail("move_accuracy hung on one CPU")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"moves [1-9]", done.stdout), done.stdout
