@@ -15,7 +15,7 @@ from test_match import N_OPEN, first_legal
 
 import jaxgames
 from jaxgames.core import random_policy
-from jaxgames.evaluation.elo import ELO_PER_NAT, Rating, Record
+from jaxgames.evaluation.elo import ELO_PER_NAT, Rating, Record, percentile_interval
 from jaxgames.evaluation.ladder import (
     Ladder,
     Pairing,
@@ -345,3 +345,19 @@ def test_a_ladder_of_the_wrong_shape_is_one_error(change, why):
     d = json.loads(json.dumps(load_ladder("tic_tac_toe").to_json()))
     with pytest.raises(ValueError, match=why):
         Ladder.from_json(change(d))
+
+
+def test_percentile_interval_takes_the_nearest_order_statistics():
+    """The bootstrap interval's ends, by hand: of B sorted draws the ones at round((B - 1) q),
+    q = 0.025 and 0.975 (the 26th and 975th of 1000: 24.975 and 974.025 rounded; of 40 the
+    2nd and 39th; at 90% the 51st and 950th of 1000), whatever order the draws come in;
+    infinite draws (a sweep's refits) are taken as they are, never interpolated into NaN."""
+    rng = np.random.default_rng(0)
+    cases = [(1000, 0.95, (25, 974)), (40, 0.95, (1, 38)), (1000, 0.9, (50, 949))]
+    for b, ci, want in cases:
+        draws = rng.permutation(b).astype(float)[:, None]
+        lo, hi = percentile_interval(draws, ci)
+        assert (float(lo[0]), float(hi[0])) == want
+    draws = np.concatenate([np.arange(35.0), np.full(5, np.inf)])[:, None]
+    lo, hi = percentile_interval(rng.permutation(draws), 0.95)
+    assert float(lo[0]) == 1.0 and float(hi[0]) == np.inf

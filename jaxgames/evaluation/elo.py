@@ -371,13 +371,13 @@ def sweep_bound(games: np.ndarray, rung_elo: np.ndarray, alpha: float, won: bool
 
 
 def percentile_interval(draws: np.ndarray, ci: float) -> tuple[np.ndarray, np.ndarray]:
-    """Bootstrap percentile interval (Efron 1979) along axis 0: the order statistics at
-    ``(1 -+ ci) / 2`` (safe with ``+-inf`` draws)."""
-    s = np.sort(draws, axis=0)
-    b = s.shape[0]
-    lo_i = max(int(math.ceil((1 - ci) / 2 * b)) - 1, 0)
-    hi_i = min(int(math.ceil((1 + ci) / 2 * b)) - 1, b - 1)
-    return s[lo_i], s[hi_i]
+    """Bootstrap percentile interval (Efron 1979) along axis 0: the quantiles at
+    ``(1 -+ ci) / 2`` by the nearest order statistic (Hyndman and Fan 1996; numpy's
+    ``method="nearest"``: of B sorted draws the one at ``round((B - 1) q)``, e.g. the 26th
+    and 975th of 1000 at 95%), so ``+-inf`` draws are kept, never interpolated."""
+    q = np.array([(1 - ci) / 2, (1 + ci) / 2])
+    lo, hi = np.quantile(np.asarray(draws), q, axis=0, method="nearest")
+    return lo, hi
 
 
 @dataclasses.dataclass(frozen=True)
