@@ -166,7 +166,9 @@ def test_reduced_endgames_match_brute_force(root):
 
 
 def test_consistency_check_finds_a_wrong_entry():
-    """The successor check passes on a solved table and flags a corrupted distance."""
+    """The successor check passes on a solved table and flags a corrupted distance: every win
+    one ply too late, or a single one, which is itself flagged (its quickest lost successor is
+    now two plies nearer, not one), not only through the losses that lead to it."""
     table = solver.solve(ROOTS[:1], log2_slots=12)
     assert solver.check_consistency(table, 200, seed=0)["failures"] == []
     results = table.results.copy()
@@ -175,6 +177,11 @@ def test_consistency_check_finds_a_wrong_entry():
     bad = solver.SolvedTable(table.keys, results, table.stats)
     report = solver.check_consistency(bad, 200, seed=0)
     assert len(report["failures"]) >= 50
+    i = np.flatnonzero(won)[np.count_nonzero(won) // 2]
+    results = table.results.copy()
+    results[i] += 4
+    one = solver.SolvedTable(table.keys, results, table.stats)
+    assert int(table.keys[i]) in solver.check_consistency(one, len(table), seed=0)["failures"]
 
 
 def test_perfect_player_keeps_the_value():

@@ -8,6 +8,7 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 import jaxgames
@@ -113,6 +114,103 @@ def test_targets_from_a_real_game_through_the_buffer():
     q_tgt = jnp.arange(9, dtype=jnp.float32)[None] / 10
     assert not bool(b.next_mask[0, 0]) and bool(b.next_mask[0, 2])
     np.testing.assert_allclose(float(dqn.bootstrap_target(b, q_sel, q_tgt)[0]), -g * 0.2, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- loss
+def test_huber_hand_computed():
+    """0.5 x^2 within +-delta, delta (|x| - delta / 2) outside: the two meet at |x| = delta."""
+    x = jnp.array([0.5, -1.0, 1.0 + 1e-6, 3.0, -3.0])
+    want = [0.125, 0.5, 0.5 + 1e-6, 2.5, 2.5]
+    np.testing.assert_allclose(np.asarray(dqn.huber(x, 1.0)), want, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(dqn.huber(x, 2.0)), [0.125, 0.5, 0.5, 4.0, 4.0], atol=1e-5
+    )
+
+
+def random_nstep_batch(key, n=32):
+    """n random tic-tac-toe n-step windows (returns -1..1, discount -0.81, centre legal next)."""
+    k = jax.random.split(key, 3)
+    obs, next_obs = (jax.random.uniform(kk, (n, 3, 3, 2)).round() for kk in k[:2])
+    next_mask = (jax.random.uniform(k[2], (n, 9)) < 0.7).at[:, 4].set(True)
+    return dqn.NStepBatch(
+        obs, jnp.ones((n, 9), bool), jnp.zeros(n, jnp.int32), jnp.linspace(-1, 1, n),
+        jnp.full(n, -0.81), next_obs, next_mask,
+    )  # fmt: skip
+
+
+def online_and_target(cfg):
+    """(agent, online params, target params) of ``cfg``: two different initialisations."""
+    agent = dqn.make_algorithm(cfg).agent
+    return agent, agent.init_params(jax.random.PRNGKey(0)), agent.init_params(jax.random.PRNGKey(1))
+
+
+@pytest.mark.parametrize("double", [True, False])
+def test_loss_bootstraps_from_the_target_network(double):
+    """dqn_loss's target, re-derived in numpy: y = R + c Q_target(s', a*) with a* the legal
+    argmax of the online network's Q (double DQN) or of the target network's own; the loss is
+    the mean Huber (delta 1) of Q(s, a) - y. The two networks pick different a* on this batch."""
+    cfg = dataclasses.replace(tiny_config(), double_dqn=double)
+    agent, online, target = online_and_target(cfg)
+    batch = random_nstep_batch(jax.random.PRNGKey(2))
+    loss, aux = dqn.dqn_loss(agent, cfg, online, target, batch)
+    q_on, q_tg = (
+        np.asarray(agent.apply(p, batch.next_obs)[0], np.float64) for p in (online, target)
+    )
+    legal = np.asarray(batch.next_mask)
+    pick = [np.argmax(np.where(legal, q, -np.inf), -1) for q in (q_on, q_tg)]
+    assert (pick[0] != pick[1]).any()
+    a_star = pick[0] if double else pick[1]
+    y = np.asarray(batch.ret) + np.asarray(batch.discount) * q_tg[np.arange(32), a_star]
+    np.testing.assert_allclose(float(aux["target"]), y.mean(), rtol=1e-5, atol=1e-6)
+    q_a = np.asarray(agent.apply(online, batch.obs)[0], np.float64)[:, 0]
+    d = np.abs(q_a - y)
+    np.testing.assert_allclose(
+        float(loss), np.mean(np.where(d <= 1, 0.5 * d**2, d - 0.5)), rtol=1e-5
+    )
+
+
+def test_the_target_network_moves_only_when_synced():
+    """gradient_steps one step at a time, target_period 3: after steps 1 and 2 the target
+    network is the initial one, after step 3 (hard copy, tau 1) the online network; with tau
+    0.5 and a sync every step it is the average of the two."""
+    cfg = tiny_config()
+    agent, online, target = online_and_target(cfg)
+    buf = make_trajectory_buffer(16, 8)
+    item = dqn.Transition(
+        jnp.zeros((3, 3, 2)), jnp.ones(9, bool), jnp.int32(0), jnp.float32(0), jnp.bool_(False),
+        jnp.float32(-0.9),
+    )  # fmt: skip
+    bstate = buf.init(item)
+    for t in range(8):
+        rows = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (8, *jnp.shape(x))), item)
+        rows = rows._replace(
+            obs=jax.random.uniform(jax.random.PRNGKey(10 + t), (8, 3, 3, 2)).round(),
+            reward=jax.random.normal(jax.random.PRNGKey(20 + t), (8,)),
+        )
+        bstate = buf.add(bstate, rows)
+    opt = optax.adam(1e-2)
+    zero = jnp.int32(0)
+    state = dqn.DQNState(
+        online, target, opt.init(online), None, bstate, jax.random.PRNGKey(3), zero, zero, zero
+    )
+
+    def same(a, b):
+        return all(map(np.array_equal, jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+
+    hard = dataclasses.replace(cfg, target_period=3, gradient_steps=1, target_tau=1.0)
+    step = jax.jit(lambda s, k: dqn.gradient_steps(agent, opt, buf, hard, s, k)[0])
+    for i in range(1, 4):
+        p, t, o, g = step(state, jax.random.PRNGKey(3 + i))
+        state = state.replace(params=p, target_params=t, opt_state=o, grad_steps=g)
+        assert int(g) == i and not same(p, online)
+        assert same(t, p) if i == 3 else same(t, target), f"after step {i}"
+    soft = dataclasses.replace(cfg, target_period=1, gradient_steps=1, target_tau=0.5)
+    state = state.replace(target_params=target)
+    p, t, _, _ = dqn.gradient_steps(agent, opt, buf, soft, state, jax.random.PRNGKey(9))[0]
+    for got, a, b in zip(*map(jax.tree_util.tree_leaves, (t, target, p))):
+        np.testing.assert_allclose(
+            np.asarray(got), 0.5 * np.asarray(a) + 0.5 * np.asarray(b), rtol=1e-6
+        )
 
 
 # ---------------------------------------------------------------------------- acting

@@ -108,6 +108,19 @@ def test_an_openings_two_games_are_one_unit_of_the_score_interval():
     assert unpaired.overall.effective is None
 
 
+def test_swapped_keeps_the_effective_games():
+    """The same games from the other side are worth as many effective games: 5/2/3 over 4
+    effective games seen from B is 3/2/5 whose score of 4 points in 10 games scales to 1.6
+    points in 4 (Wilson over 4), A's interval mirrored (Wilson's is symmetric)."""
+    r = Record(5, 2, 3, effective=4.0)
+    s = r.swapped()
+    assert (s.wins, s.draws, s.losses) == (3, 2, 5) and s.effective == 4.0
+    assert s.ci("score") == pytest.approx(wilson_interval(1.6, 4))
+    lo, hi = r.ci("score")
+    assert s.ci("score") == pytest.approx((1 - hi, 1 - lo))
+    assert "(4.0 effective games)" in str(s)
+
+
 def test_two_players_200_elo():
     # expected score at +200 Elo is 0.7597
     ratings = bradley_terry([Match("a", "b", 7597, 0, 2403)], prior=0.0)

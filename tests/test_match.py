@@ -8,11 +8,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 import jaxgames
 from jaxgames.core import random_policy
 from jaxgames.evaluation.match import (
     MAX_GAMES,
+    MatchResult,
     arena,
     arena_layout,
     check_games,
@@ -255,3 +257,18 @@ def test_reversi_margin_is_the_final_score_from_as_side(r4):
     assert m.margin_stats()[0] == pytest.approx(float(np.mean(m.margin)))
     assert np.array_equal(m.swapped().margin, -m.margin)
     assert "A's margin" in str(m) and m.to_dict()["margin"]["mean"] == m.margin_stats()[0]
+
+
+def test_margin_interval_by_hand():
+    """margin_stats' interval is Student's t over the openings' mean margins: openings 0, 1, 2
+    with margins 2, 4 | -1, 1 | 6, 6 have means 3, 0, 6, their mean 3 and sample standard
+    deviation (ddof 1) 3, so the 95% half-width is t_{0.975, 2} * 3 / sqrt(3)."""
+    m = MatchResult(
+        outcomes=np.array([1, 1, -1, 1, 1, 1], np.int8),
+        a_player=np.tile(np.array([0, 1], np.int32), 3),
+        opening=np.array([0, 0, 1, 1, 2, 2], np.int32),
+        plies=np.full(6, 10, np.int32),
+        margin=np.array([2, 4, -1, 1, 6, 6], np.float32),
+    )
+    half = student_t.ppf(0.975, 2) * 3.0 / np.sqrt(3.0)  # 4.303 * sqrt(3)
+    assert m.margin_stats() == pytest.approx((3.0, 3.0 - half, 3.0 + half), rel=1e-9)

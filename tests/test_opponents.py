@@ -8,6 +8,7 @@ import pytest
 import jaxgames
 from jaxgames.baselines.value_iteration import board_code, value_iteration
 from jaxgames.evaluation.match import arena
+from jaxgames.evaluation.opponents import greedy_policy
 from jaxgames.specs import make_opponent
 
 
@@ -61,6 +62,17 @@ def test_alphabeta_depth1_equals_greedy(ttt, ttt_states):
     assert (other != greedy).any()
 
 
+@pytest.mark.parametrize("chunk", [2, 3, 4])
+def test_greedy_in_chunks_equals_full_width(ttt, ttt_states, chunk):
+    """Greedy stepping only the legal children ``chunk`` at a time plays the move (same key)
+    that stepping every action at once plays, on positions with 2 to 9 legal moves: more than
+    two chunks, the last one partly filled."""
+    key = jax.random.PRNGKey(14)
+    full = batch_act(greedy_policy(ttt, full_width=True), key, ttt_states)
+    part = batch_act(greedy_policy(ttt, chunk=chunk, full_width=False), key, ttt_states)
+    np.testing.assert_array_equal(part, full)
+
+
 @pytest.mark.parametrize("depth", [2, 3])
 def test_alphabeta_equals_full_width_minimax(ttt, ttt_states, depth):
     key = jax.random.PRNGKey(5)
@@ -90,6 +102,18 @@ def test_greedy_wins_then_blocks(ttt):
     # nothing to win or block: uniformly random over the 9 squares
     counts = np.bincount(np.asarray(pol(keys, ttt.init(None))), minlength=9)
     assert counts.min() > 60, counts
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:3", "minimax:3"])
+def test_searchers_take_the_quickest_win(ttt, spec):
+    """A win scores more the sooner it comes: where X can win at once or force a win two plies
+    later (a double threat), a depth-3 search wins at once whatever the key. In ``XX..O..O.``
+    only c1 (2) wins now and a2 (3) would threaten c1 and a3; in ``X..XO...O`` only a3 (6) wins
+    now and b1 (1) would threaten a3 and c1."""
+    pol = jax.jit(jax.vmap(make_opponent(spec, ttt), in_axes=(0, None)))
+    keys = jax.random.split(jax.random.PRNGKey(8), 32)
+    for text, win in [("XX..O..O. X", 2), ("X..XO...O X", 6)]:
+        assert (np.asarray(pol(keys, ttt.from_text(text))) == win).all(), text
 
 
 def test_perfect_never_loses(ttt):

@@ -20,6 +20,7 @@ from jaxgames.agents.common import (
     negamax_gae,
     sample_masked,
 )
+from jaxgames.agents.rollout_learning import make_setup
 from jaxgames.specs import make_partners
 
 
@@ -243,6 +244,71 @@ def test_loss_decreases_on_fixed_batch(key):
     last, aux1 = loss_fn(params)
     assert float(last) < float(first) - 0.05
     assert float(aux1["value_loss"]) < float(aux0["value_loss"])
+
+
+def test_loss_matches_a_numpy_reference(key):
+    """ppo_loss against the clipped objective re-derived in numpy (float64): stored log-probs
+    put the ratios at e^+-0.5 (clipped at 0.2) and e^+-0.05 (not), stored values put the value
+    moves at +-0.5 (clipped) and +-0.1 (not), advantages of both signs: policy loss
+    -mean(min(r A, clip(r) A)) over normalised A, value loss 0.5 mean(max(unclipped, clipped
+    squared error)), entropy of the masked softmax, total pg + vf_coef v - ent_coef H."""
+    cfg = tiny_config(clip_eps=0.2, ent_coef=0.05, vf_coef=0.5)
+    agent = ppo.make_algorithm(cfg).agent
+    params = agent.init_params(key)
+    n = 16
+    ks = jax.random.split(key, 3)
+    obs = jax.random.uniform(ks[0], (n, 3, 3, 2)).round()
+    mask = (jax.random.uniform(ks[1], (n, 9)) < 0.6).at[:, 0].set(True)
+    action = jnp.argmax(jnp.where(mask, jax.random.uniform(ks[2], (n, 9)), -1.0), -1)
+    logits, value = (np.asarray(x, np.float64) for x in agent.apply(params, obs))
+    m = np.asarray(mask)
+    lg = np.where(m, logits, -np.inf)
+    top = lg.max(-1, keepdims=True)
+    logp = lg - top - np.log(np.exp(lg - top).sum(-1, keepdims=True))
+    new_logp = logp[np.arange(n), np.asarray(action)]
+    old_logp = new_logp - np.tile([0.5, -0.5, 0.05, -0.05], n // 4)
+    old_value = value + np.tile([0.5, -0.5, 0.1, -0.1], n // 4)
+    adv = np.tile([1.0, -1.0, 2.0, -0.5, -1.0, 1.0, 0.3, 0.7], n // 8)
+    targets = np.linspace(-1.0, 1.0, n)
+    batch = ppo.Transition(
+        obs, mask, action, jnp.float32(old_logp), jnp.float32(old_value), jnp.zeros(n),
+        jnp.zeros(n, bool), -jnp.ones(n), jnp.ones(n, jnp.int32),
+    )  # fmt: skip
+    total, aux = ppo.ppo_loss(agent, params, batch, jnp.float32(adv), jnp.float32(targets), cfg)
+    ratio = np.exp(new_logp - old_logp)
+    a = (adv - adv.mean()) / (adv.std() + 1e-8)
+    e = cfg.clip_eps
+    pg = -np.mean(np.minimum(ratio * a, np.clip(ratio, 1 - e, 1 + e) * a))
+    clipped = old_value + np.clip(value - old_value, -e, e)
+    vl = 0.5 * np.mean(np.maximum((value - targets) ** 2, (clipped - targets) ** 2))
+    ent = np.mean(-np.sum(np.where(m, np.exp(logp) * np.where(m, logp, 0.0), 0.0), -1))
+    want = dict(policy_loss=pg, value_loss=vl, entropy=ent)
+    want["loss"] = pg + cfg.vf_coef * vl - cfg.ent_coef * ent
+    for name, ref in want.items():
+        np.testing.assert_allclose(float(aux[name]), ref, rtol=1e-4, atol=1e-6, err_msg=name)
+    assert float(total) == float(aux["loss"])
+
+
+def test_targets_discount_a_row_once_per_ply():
+    """A row's reward arrives on its last ply: a learner move that ends the game at once
+    (plies 1) keeps its reward r, one whose partner's reply ends it (plies 2) gets gamma r,
+    two partner replies (plies 3) gamma^2 r; with zero values, lambda 1 and every row done
+    (no bootstrap) the advantages are those discounted rewards: gamma 0.9, rewards 1, -1, -1,
+    1 -> 1, -0.9, -0.81, 0.9."""
+    cfg = tiny_config(gamma=0.9, gae_lambda=1.0)
+    setup = make_setup(cfg, ppo.PPOConfig)
+    state = setup.init(jax.random.PRNGKey(0))
+    n = cfg.num_envs
+    traj = ppo.Transition(
+        obs=None, mask=None, action=None, log_prob=None, value=jnp.zeros((1, n)),
+        reward=jnp.tile(jnp.array([1.0, -1.0, -1.0, 1.0]), n // 4)[None],
+        done=jnp.ones((1, n), bool), sign=-jnp.ones((1, n)),
+        plies=jnp.tile(jnp.array([1, 2, 3, 2], jnp.int32), n // 4)[None],
+    )  # fmt: skip
+    adv, ret = setup.targets(cfg, state.params, state.env_state, traj)
+    want = np.tile([1.0, -0.9, -0.81, 0.9], n // 4)[None]
+    np.testing.assert_allclose(np.asarray(adv), want, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ret), want, atol=1e-6)
 
 
 def test_vmap_over_seeds_gives_different_runs():

@@ -356,6 +356,12 @@ def test_export_round_trip(tmp_path, capsys, monkeypatch):
     assert cli.main(["export", run, out]) == 2
     assert "is not empty" in capsys.readouterr().err
     assert cli.main(["export", run, out, "--force"]) == 0
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "mine.txt").write_text("mine")
+    assert cli.main(["export", run, str(notes), "--force"]) == 2
+    assert "holds something other than an exported agent" in capsys.readouterr().err
+    assert os.listdir(notes) == ["mine.txt"] and (notes / "mine.txt").read_text() == "mine"
     # a replacing export that fails before its card leaves no card of the agent it replaced
     import jaxgames.pretrained as pretrained
 

@@ -118,6 +118,10 @@ def test_a_record_from_a_decided_position_has_its_result(tmp_path):
     with pytest.raises(records.RecordError, match="does not match"):  # with moves: checked
         path.write_text(HEADER.replace("result: *", "result: 1/2-1/2") + "a1\nb1\na2\nb2\na3\n")
         records.load(str(path))
+    # from a start, with moves (X's c1 completes the top row): checked too
+    with pytest.raises(records.RecordError, match="does not match"):
+        path.write_text(HEADER.replace("result: *", "start: XX.OO.... X\nresult: 1/2-1/2") + "c1\n")
+        records.load(str(path))
 
 
 def test_load_without_validation_keeps_illegal_moves(tmp_path):

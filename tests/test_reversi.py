@@ -336,6 +336,21 @@ def test_from_text_finished_positions():
     assert bool(s.terminated)
 
 
+def test_from_text_marked_over_result_only_when_nobody_can_place():
+    """A position marked ``end`` takes the disc majority's result only when neither side can
+    place (the game ended with two passes); by hand on 4x4: in ``XXXXXOOOXOOO-OOO O`` O to
+    move cannot place on a4 (every line from it runs into X or the edge) but X can (a4 closes
+    b3, c2 on d1), so marked over it ended otherwise (an illegal move): no result, although O
+    leads 9 to 6. In ``X-OOOOOOOOOOOOOO X`` nobody can place on b1: O wins 14 to 1."""
+    env = env_of(4)
+    open_ = env.from_text("XXXXXOOOXOOO-OOO O")
+    assert env.legal_actions(open_) == [16] and not bool(open_.terminated)
+    over = env.from_text("XXXXXOOOXOOO-OOO O end")
+    assert bool(over.terminated) and over.rewards.tolist() == [0.0, 0.0]
+    passed_out = env.from_text("X-OOOOOOOOOOOOOO X end")
+    assert bool(passed_out.terminated) and passed_out.rewards.tolist() == [-1.0, 1.0]
+
+
 # ------------------------------------------------------------------------------- API
 @pytest.mark.parametrize("bad", [3, 5, 2, 18, 0, "8", 8.0, True])
 def test_bad_size(bad):

@@ -150,8 +150,8 @@ def test_make_oracle_per_game_and_its_refusals(tmp_path, monkeypatch):
 
 def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
     """On 4x4 from 8 empties the perfect player keeps every value and loses no discs; a
-    random player loses discs on average; the per-colour counts add up; the command line
-    prints the disc margin and rejects bad reversi options in one line."""
+    random player loses discs on average; the per-colour and the per-phase counts add up; the
+    command line prints the disc margin and rejects bad reversi options in one line."""
     from jaxgames import cli
     from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
 
@@ -165,6 +165,8 @@ def test_reversi_move_accuracy_of_perfect_and_random_play(capsys):
     bad = move_accuracy(rand, perfect, env, seed=1, **kw)
     assert bad["overall"]["margin_lost"]["mean"] > 0
     assert bad["as_first"]["moves"] + bad["as_second"]["moves"] == bad["overall"]["moves"]
+    # so do the phases' (their bounds split the judged moves, none counted twice or left out)
+    assert sum(s["moves"] for s in bad["phases"].values()) == bad["overall"]["moves"]
     assert "discs lost per move" in format_accuracy(bad)
     # a phase without moves (none judged before 8 empties) has no mean: "-", and strict JSON
     empty = [s for s in bad["phases"].values() if s["moves"] == 0]

@@ -140,6 +140,9 @@ def test_text_notation(ttt):
         ("XX.Q..... O", r"unknown board character\(s\) \['Q'\]"),
         ("XX.O..... Z", "side to move 'Z'"),
         ("XXX...... O", "3 X and 0 O"),
+        # the count check's two boundaries: one X more than X-first play allows, one O too many
+        ("XX....... O", "2 X and 0 O"),
+        ("O........ X", "0 X and 1 O"),
         ("XX.O..... X", "it is O to move"),
         ("XXXOOO... X", "stopped at the first line"),
     ],

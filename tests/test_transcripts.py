@@ -176,6 +176,23 @@ def test_ggf_result_must_match_a_finished_game():
             transcripts.from_ggf(text.replace(f"RE[{margin}]", f"RE[{flipped}]"))
 
 
+@pytest.mark.parametrize(
+    "moves, board, margin",
+    [
+        ("c4b4a3d2c1b1a2d4a1", "XXX-XXXOXXX--OOO", "+8.00"),  # 9 - 4, + 3 empties
+        ("d3d4c4b4a4d2d1b1a2", "-O-XOOOO-OOOXOOO", "-12.00"),  # 2 - 11, - 3 empties
+    ],
+)
+def test_ggf_margin_gives_the_empty_squares_to_the_winner(moves, board, margin):
+    """GGF's RE is black's disc margin with the empty squares counted for the winner (as GGS
+    scores): 4x4 games that end with both sides blocked and squares left empty."""
+    rec = transcripts.from_move_string(moves, size=4)
+    assert rec.moves[-2:] == ["pass", "pass"]
+    env, states = records.replay(rec, shared_env("reversi", size=4))
+    assert env.to_text(states[-1]).split()[0] == board
+    assert f"RE[{margin}]" in transcripts.to_ggf(rec)
+
+
 def test_only_reversi_has_transcripts():
     env = jaxgames.make("animal_shogi")
     record = records.new_record(env, [], ("a", "b"))

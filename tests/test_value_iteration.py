@@ -5,7 +5,15 @@ import itertools
 import numpy as np
 import pytest
 
-from jaxgames.baselines.value_iteration import ARTICLE_CPP, enumerate_positions, value_iteration
+import jaxgames
+from jaxgames.baselines.value_iteration import (
+    ARTICLE_CPP,
+    enumerate_positions,
+    perfect_policy,
+    tic_tac_toe_oracle,
+    value_iteration,
+)
+from jaxgames.evaluation.accuracy import move_accuracy
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
@@ -101,6 +109,22 @@ def test_tic_tac_toe_oracle_judges_moves(capsys):
         assert after == (1 if _winner(child) is not None else -negamax(child, 1 - mover))
     assert cli.main(["accuracy", "random", "--game", "tic_tac_toe", "--games", "4"]) == 0
     assert "8 games (4 openings x 2 colours, " in capsys.readouterr().out
+
+
+def test_perfect_self_play_moves_are_all_judged_from_drawn_positions():
+    """Perfect against perfect from the start: both games (A as X, then as O) are draws, so A
+    neither won nor lost one, and all of A's 9 moves (5 as X, 4 as O) start from a drawn
+    position: judged (not left out as from a lost one), every one keeping the draw."""
+    env = jaxgames.make("tic_tac_toe")
+    out = move_accuracy(
+        perfect_policy(), perfect_policy(), env, games=1, opening_plies=0,
+        oracle=tic_tac_toe_oracle(),
+    )  # fmt: skip
+    assert (out["games"], out["a_won"], out["a_lost"]) == (2, 0, 0)
+    o = out["overall"]
+    assert (o["moves"], o["from_lost"], o["share"], o["blunders"]) == (9, 0, 1.0, 0)
+    assert o["by_value"]["draw"]["moves"] == 9 and o["by_value"]["win"]["moves"] == 0
+    assert out["as_first"]["moves"] == 5 and out["as_second"]["moves"] == 4
 
 
 def _winner(board):
