@@ -171,9 +171,9 @@ def test_recurrent_fn_rewards_and_discounts_are_from_the_movers_view(ttt):
 
 
 def test_recurrent_fn_discounts_follow_the_turn_through_reversi_passes():
-    """Reversi, random games: every transition's discount is 0 if the game ended, else -1 if
-    the turn changed hands and +1 if the same player moves again. A reversi ``pass`` is a move
-    that hands the turn over, so it is discounted by -1 like any other (checked to occur)."""
+    """Reversi, random games: every transition's discount is 0 if the game ended, else -1: the
+    turn always changes hands (checked). A reversi ``pass`` is a move that hands the turn over,
+    so it is discounted by -1 like any other (checked to occur)."""
     env = jaxgames.make("reversi", size=4)
     fn = make_recurrent_fn(env, untrained_policy(env))
     step = jax.jit(jax.vmap(env.step))
@@ -191,13 +191,32 @@ def test_recurrent_fn_discounts_follow_the_turn_through_reversi_passes():
         same = np.asarray(children.current_player == states.current_player)
         disc = np.asarray(out.discount)
         np.testing.assert_array_equal(disc[live & done], 0.0)
-        np.testing.assert_array_equal(disc[live & ~done & same], 1.0)
+        assert not same[live & ~done].any()
         np.testing.assert_array_equal(disc[live & ~done & ~same], -1.0)
         is_pass = live & ~done & (np.asarray(actions) == env.num_actions - 1)
         np.testing.assert_array_equal(disc[is_pass], -1.0)
         passes += int(is_pass.sum())
         states = step(states, actions)
     assert passes > 0, "no pass happened in the sampled games"
+
+
+def test_recurrent_fn_discounts_a_move_again_by_plus_one(ttt):
+    """A game where the same player moves again (tic-tac-toe whose centre move keeps the
+    turn, a rule no shipped game has but the contract allows): that transition's discount is
+    +1 (the child's value is the same player's), every other one -1."""
+
+    class MovesAgainOnTheCentre(type(ttt)):
+        def step(self, state, action):
+            child = super().step(state, action)
+            again = (action == 4) & ~child.terminated
+            mover = jnp.where(again, state.current_player, child.current_player)
+            return child.replace(current_player=mover)
+
+    env = MovesAgainOnTheCentre()
+    fn = make_recurrent_fn(env, untrained_policy(env))
+    states = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 9))
+    out, _ = fn((), None, jnp.arange(9, dtype=jnp.int32), states)
+    np.testing.assert_array_equal(np.asarray(out.discount), np.where(np.arange(9) == 4, 1.0, -1.0))
 
 
 @pytest.mark.parametrize(
