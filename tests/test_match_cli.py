@@ -135,6 +135,59 @@ def test_endings_and_scores_recount_the_final_boards():
         assert 1 <= scores["distinct_final_positions"] <= 12
 
 
+def test_animal_shogi_and_tic_tac_toe_endings_recount_the_final_positions():
+    """random against random on animal shogi with a 24-ply limit (some games reach it; a cap
+    after the opening cuts others off): each game's ending recounted from its final position's
+    text (a try: the winner's lion, L or l, on its far rank; a draw of the rules before the
+    limit: a repetition; a decided game otherwise: the loser had no legal move, checked with
+    the rules); on tic-tac-toe a decided game made a line, a drawn one filled the board."""
+    from jaxgames.games.animal_shogi import rules
+
+    env = jaxgames.make("animal_shogi", max_steps=24)
+    for max_plies, cut in ((None, 0), (12, 1)):
+        out = run_match(
+            random_policy, random_policy, env, games=40, max_plies=max_plies, reports=["endings"]
+        )
+        direct = play_match(
+            random_policy, random_policy, env, openings(env, 40, 4, 0), jax.random.PRNGKey(0),
+            max_plies=max_plies, final_states=True,
+        )  # fmt: skip
+        results = {1: "won", 0: "drawn", -1: "lost"}
+        for p, c in enumerate(COLOURS):
+            expect: Counter = Counter()
+            for g in np.flatnonzero(direct.a_player == p):
+                state = jax.tree_util.tree_map(lambda x: x[g], direct.states)
+                ranks = env.to_text(state).split()[0].split("/")
+                outcome = int(direct.outcomes[g])
+                if not (bool(state.terminated) or bool(state.truncated)):
+                    how = "cut off"
+                elif bool(state.truncated):
+                    how = "move limit"
+                elif outcome == 0:
+                    how = "repetition"
+                elif "L" in ranks[0] or "l" in ranks[-1]:
+                    how = "try"
+                else:
+                    mover = int(state.current_player)
+                    view = rules.mover_view(state.board, mover)
+                    assert not bool(rules.legal_action_mask(view, state.hand[mover]).any())
+                    how = "no legal move"
+                expect[f"{results[outcome]}: {how}"] += 1
+            endings = out["reports"]["endings"][c]
+            assert {k: v["games"] for k, v in endings.items() if v["games"]} == dict(expect)
+            assert sum(v["games"] for k, v in endings.items() if "cut off" in k) >= cut
+        if max_plies is None:
+            both = {
+                k for c in COLOURS for k, v in out["reports"]["endings"][c].items() if v["games"]
+            }
+            assert {"drawn: move limit", "won: no legal move"} <= both
+    out = run_match(random_policy, random_policy, TTT, games=40, reports=["endings"])
+    for c in COLOURS:
+        endings = {k: v["games"] for k, v in out["reports"]["endings"][c].items() if v["games"]}
+        assert set(endings) <= {"won: three in a row", "lost: three in a row", "drawn: full board"}
+        assert endings.get("drawn: full board", 0) == out[c]["draws"]
+
+
 class PerfectWithOracleValues:
     """Random play until 12 empty squares, then perfect play (every 4x4 position); its
     searched value is the exact result's sign, its guide's the opposite sign."""
@@ -240,8 +293,7 @@ def test_parse_reports():
     ]:
         with pytest.raises(ValueError, match=why):
             parse_reports(bad, R4)
-    with pytest.raises(ValueError, match="for reversi, not tic_tac_toe"):
-        parse_reports(["endings"], TTT)
+    assert parse_reports(["endings"], TTT) == ("endings",)
     with pytest.raises(ValueError, match="no score margin"):
         parse_reports(["scores"], TTT)
 
@@ -276,7 +328,7 @@ def test_match_command(tmp_path, capsys):
         (["random", "greedy", "--game", "tic_tac_toe", "--opening-plies", "-1"], "--opening-plies"),
         (["random", "greedy", "--game", "tic_tac_toe", "--opening-plies", "9"], "at most 9 plies"),
         (["random", "greedy", "--game", "tic_tac_toe", "--max-plies", "0"], "--max-plies"),
-        (["random", "greedy", "--game", "tic_tac_toe", "--report", "endings"], "for reversi"),
+        (["random", "greedy", "--game", "tic_tac_toe", "--report", "exact:3"], "for reversi"),
         (["random", "greedy", "--game", "reversi", "--report", "exact:30"], "from 1 to 20"),
         (["random", "greedy", "--game", "tic_tac_toe", "--report", "bogus"], "unknown report"),
         (["random", "alphabeta:x", "--game", "tic_tac_toe"], "alphabeta needs an integer"),

@@ -59,8 +59,14 @@ MAX_EXACT_EMPTIES = 20  # the engine's bound for its exact endgame
 SOLVE_BATCH = 64
 COLOURS = ("as_first", "as_second")
 RESULTS = ((1, "won"), (0, "drawn"), (-1, "lost"))
-#: how a reversi game ended; "cut off": stopped by ``max_plies`` before the rules ended it
-ENDINGS = ("full board", "blocked", "wiped out", "cut off")
+#: how a game ended, per game; "cut off": stopped by ``max_plies`` before the rules ended it
+ENDINGS = {
+    "reversi": ("full board", "blocked", "wiped out", "cut off"),
+    # no legal move: every move would leave the lion attacked; try: a lion reached the far
+    # rank; repetition: a position's third time (a draw); move limit: ``max_steps`` (a draw)
+    "animal_shogi": ("no legal move", "try", "repetition", "move limit", "cut off"),
+    "tic_tac_toe": ("three in a row", "full board", "cut off"),
+}
 
 
 # ============================================================================ the protocol
@@ -89,7 +95,9 @@ def parse_reports(texts: Sequence[str], env: Env) -> tuple[str, ...]:
             if any(r.startswith("exact:") for r in out):
                 raise ValueError("one exact:E report per match")
             text = f"exact:{int(arg)}"
-        if name in ("endings", "exact") and env.name != "reversi":
+        if name == "endings" and env.name not in ENDINGS:
+            raise ValueError(f"report 'endings': no endings known for {env.name}")
+        if name == "exact" and env.name != "reversi":
             raise ValueError(f"report {text!r} is for reversi, not {env.name}")
         if name == "scores" and not env.has_score():
             raise ValueError(f"report 'scores': {env.name} has no score margin")
@@ -234,25 +242,43 @@ def _discs(states: GameState) -> tuple[np.ndarray, np.ndarray]:
     return count(np.asarray(states.mover)), count(np.asarray(states.opponent))
 
 
+def _endings(result: MatchResult, env: Env) -> np.ndarray:
+    """int[G]: each game's index in ``ENDINGS[env.name]``, read from its final state."""
+    states, over = result.states, np.asarray(result.states.terminated)
+    if env.name == "reversi":
+        mover, other = _discs(states)
+        full = mover + other == env.num_actions - 1  # the pass action is not a square
+        ending = np.where(np.minimum(mover, other) == 0, 2, np.where(full, 0, 1))
+    elif env.name == "animal_shogi":  # absolute board: sente's lion 1 (far rank 0-2), gote's 6
+        board, winner = np.asarray(states.board), np.asarray(states.winner)
+        tried = np.where(winner == 0, (board[:, :3] == 1).any(1), (board[:, 9:] == 6).any(1))
+        ending = np.where(winner < 0, 2, np.where(tried, 1, 0))
+        ending = np.where(~over & np.asarray(states.truncated), 3, ending)
+    else:  # tic-tac-toe: a decided game made a line, a drawn one filled the board
+        ending = np.where(result.outcomes != 0, 0, 1)
+    return np.where(over | np.asarray(states.truncated), ending, -1)
+
+
 def endings_report(result: MatchResult, env: Env) -> dict[str, dict]:
-    """Per colour and result (won / drawn / lost): the games ending on a full board, with both
-    sides blocked, with a side wiped out, or cut off by ``max_plies`` unfinished, their mean
-    plies and A's mean disc margin."""
-    mover, other = _discs(result.states)
-    ending = np.where(
-        np.minimum(mover, other) == 0, 2, np.where(mover + other == env.num_actions - 1, 0, 1)
-    )
-    ending = np.where(np.asarray(result.states.terminated), ending, 3)
+    """Per colour and result (won / drawn / lost): the games of each ending of
+    ``ENDINGS[env.name]`` (reversi: on a full board, with both sides blocked, with a side wiped
+    out; animal shogi: no legal move, a try, a repetition, the move limit; tic-tac-toe: three
+    in a row, a full board; or cut off by ``max_plies`` unfinished), their mean plies and, on
+    a game with a score, A's mean margin."""
+    names = ENDINGS[env.name]
+    ending = _endings(result, env)
+    ending = np.where(ending < 0, len(names) - 1, ending)  # unfinished: cut off
     out = {}
     for colour, sel in _sides(result):
         out[colour] = {}
         for sign, res in RESULTS:
-            for k, how in enumerate(ENDINGS):
+            for k, how in enumerate(names):
                 pick = sel & (result.outcomes == sign) & (ending == k)
+                margin = result.margin is not None and pick.any()
                 out[colour][f"{res}: {how}"] = dict(
                     games=int(pick.sum()),
                     mean_plies=float(result.plies[pick].mean()) if pick.any() else None,
-                    mean_margin=float(result.margin[pick].mean()) if pick.any() else None,
+                    mean_margin=float(result.margin[pick].mean()) if margin else None,
                 )
     return out
 
@@ -427,14 +453,15 @@ def _report_lines(name: str, rep: dict) -> list[str]:
             )
         return lines
     if name == "endings":
-        lines = ["how A's games ended (games, mean plies, mean disc margin):"]
+        lines = ["how A's games ended (games, mean plies, mean margin where the game scores):"]
         for c, label in colour.items():
             lines.append(f"  {label.rstrip()}")
             for what, e in rep[c].items():
                 if e["games"]:
+                    margin = e["mean_margin"]
                     lines.append(
-                        f"    {what:18s} {e['games']:5d} games, {e['mean_plies']:5.1f} plies, "
-                        f"margin {e['mean_margin']:+6.1f}"
+                        f"    {what:21s} {e['games']:5d} games, {e['mean_plies']:5.1f} plies"
+                        + ("" if margin is None else f", margin {margin:+6.1f}")
                     )
         return lines
     if name == "scores":
