@@ -19,8 +19,9 @@ final positions: deterministic players on repeated openings) count once. The sco
 Reports (``reports=``), each per colour of A:
 
 * ``lengths``: the lengths of A's lost games; those lost before A moved.
-* ``endings`` (reversi): how A's games ended (full board, both sides blocked, wipe-out) by
-  result, with mean length and disc margin.
+* ``endings``: how A's games ended (:data:`ENDINGS`: reversi's full board, blocked sides,
+  wipe-out; animal shogi's no legal move, try, repetition, move limit; tic-tac-toe's line,
+  full board) by result, with mean length and, on reversi, disc margin.
 * ``exact:E`` (reversi, E <= 20): each game's first position with at most E empty squares
   solved exactly (:func:`~jaxgames.evaluation.reversi_engine.solve_endgame`, taken inside the
   same game loop): the result perfect play gives from there against the game's result (thrown
