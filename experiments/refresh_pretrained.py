@@ -19,6 +19,10 @@ measures agents already shipped. The measurements rewrite the card (``card.json`
   through that command: Elo with its 95% interval, W/D/L per rung and colour; the agent's
   training partners are not played).
 
+A rung of the ladder that cannot play on this machine (``perfect`` on animal shogi before
+``jaxgames solve animal_shogi``) stops the script before anything is written: a card rated
+on part of the ladder would not be comparable.
+
 ``--render-only`` measures nothing: it rewrites every ``card.md`` from its ``card.json`` and the
 docs table, as needed after a preset change (``card.md`` derives each stage's training command
 from the stage's config against today's presets; ``tests/test_pretrained.py`` says when a
