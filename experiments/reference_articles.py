@@ -1,4 +1,4 @@
-"""Reference articles revisited: our numbers beside the five small projects jaxgames grew from
+"""Reference articles revisited: our numbers beside the four small projects jaxgames grew from
 (their numbers as reported; see the summaries in the project notes).
 
     python experiments/reference_articles.py            # every part, the articles' budgets
@@ -154,7 +154,7 @@ def trained(info: dict, seeds: int) -> str:
 
 
 def part_tabular_q(a, out):
-    games = a.ttt_games or (6000 if a.quick else 40_000)
+    games = a.ttt_games if a.ttt_games is not None else (6000 if a.quick else 40_000)
     seeds = max(a.seeds, 2 if a.quick else 5)
     argv = ["--out", out, "--seed", str(a.seed), "--seeds", str(seeds), "--games", str(games)]
     if a.quick:  # tabular_q_tictactoe.py's own quick settings, with this game budget
@@ -181,7 +181,7 @@ def part_tabular_q(a, out):
             "just under 90%",
             cell(s.get("at_30k") or s.get("at_20k")),
         ),
-        row(exp, "final, as X / as O", "-", final, f"{clock}; a perfect player ~96.8% / ~78.1%"),
+        row(exp, "final, as X / as O", "-", final, clock),
     ]
     return rows, dict(summary=s)
 
@@ -268,7 +268,7 @@ def main(argv=None) -> list[dict]:
     check_seed("--seed", a.seed)
     check_int("--evals", a.evals)
     check_int("--eval-games", a.eval_games)
-    for flag in ("othello_games", "shogi_games", "vs_init_games", "reversi8_steps"):
+    for flag in ("ttt_games", "othello_games", "shogi_games", "vs_init_games", "reversi8_steps"):
         if getattr(a, flag) is not None:
             check_int(f"--{flag.replace('_', '-')}", getattr(a, flag))
     if a.quick:

@@ -7,8 +7,8 @@
 1. Enumerates the reachable positions and runs value iteration (zero-sum, gamma 1) and the
    C++ article's variant (gamma 0.8, win 1, loss -1, draw 0.3); prints sizes, sweeps, times,
    game values.
-2. Plays ``perfect`` against random (the known reference: ~96.8% wins as X, ~78.1% as O; these
-   depend on how ties between optimal moves are broken -- ours: uniformly at random).
+2. Plays ``perfect`` against random (its score depends on how ties between optimal moves are
+   broken -- ours: uniformly at random; docs/results.md has the reference's numbers).
 3. A round robin of random, greedy, alphabeta:2, alphabeta:4, perfect -> Elo table and plot
    (``--quick``: random, greedy, perfect; each pairing is a compile).
 

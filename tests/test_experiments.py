@@ -193,6 +193,7 @@ def test_scripts_report_bad_input_in_one_line_and_write_nothing(tmp_path, capsys
         ("build_ladder", ["--game", "reversi", "--size", "4", "--runs", "-"], "no ladder for"),
         ("value_iteration_tictactoe", ["--games", "0"], "invalid --games=0"),
         ("reference_articles", ["--parts", "othello6_dqn", "--seeds", "-1"], "--seeds=-1"),
+        ("reference_articles", ["--quick", "--ttt-games=0"], "invalid --ttt-games=0"),
         ("profile_selfplay", ["--quick", "--out", "/proc/x"], "cannot write in folder"),
         ("benchmark_partners", ["--game", "tic_tac_toe", "--size", "6"], "--size is for reversi"),
         ("benchmark_partners", ["--game", "tic_tac_toe", "--variants", "{bad"], "not JSON"),

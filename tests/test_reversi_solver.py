@@ -240,6 +240,16 @@ def test_compiled_libraries_rebuild_damage_and_name_failures(tmp_path, monkeypat
     with open(lib, "wb") as f:
         f.write(b"not a library")
     assert native.load(reversi_solver.SOURCE) is not None and os.path.getsize(lib) > 1000
+    # a cache folder this user cannot write (os.access: root writes anywhere, so faked here)
+    readonly = str(tmp_path / "readonly")
+    os.makedirs(readonly)
+    monkeypatch.setenv(native.ENV_VAR, readonly)
+    real_access = os.access
+    monkeypatch.setattr(native.os, "access", lambda p, mode: p != readonly and real_access(p, mode))
+    with pytest.raises(native.SolverUnavailable, match=r"readonly .*is not writable: set JAX"):
+        native.build(reversi_solver.SOURCE)
+    monkeypatch.setattr(native.os, "access", real_access)
+    assert os.listdir(readonly) == []
     monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "empty"))
     monkeypatch.setenv("CC", "false")
     with pytest.raises(native.SolverUnavailable, match=r"with false failed \(exit code 1\)"):

@@ -24,6 +24,26 @@ def test_tabular_q_improves_over_random():
     assert np.abs(q).max() <= 1.0 + 1e-6 and np.abs(q).max() > 0.5
 
 
+def test_learning_curve_windows_by_hand():
+    """Steps finishing 3, 4, 1 and 12 games (wins 3, 0, 1, 6): windows of 4 end at the first
+    step reaching 4, 8, ... games: after 7 games (3 + 0 wins of 7), 8 (1 of 1), 20 (the last
+    step's 12 games are one window, not three, two of them empty); windows of 5 end at 7
+    and 20 games."""
+    curve = dict(
+        games=np.array([3, 4, 1, 12]),
+        wins=np.array([3, 0, 1, 6]),
+        draws=np.array([0, 4, 0, 0]),
+        losses=np.array([0, 0, 0, 6]),
+    )
+    g, w, d, losses = learning_curve(curve, window=4)
+    assert g.tolist() == [7, 8, 20]
+    np.testing.assert_allclose(w, [3 / 7, 1.0, 0.5])
+    np.testing.assert_allclose(d, [4 / 7, 0.0, 0.0])
+    np.testing.assert_allclose(w + d + losses, 1.0)
+    g, w, _, _ = learning_curve(curve, window=5)
+    assert g.tolist() == [7, 20] and np.allclose(w, [3 / 7, 7 / 13])
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="epsilon"):
         TabularQConfig(epsilon=1.5)

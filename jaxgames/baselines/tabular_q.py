@@ -195,11 +195,13 @@ def make_train(config: TabularQConfig):
 
 def learning_curve(curve: dict, window: int = 1000):
     """Per-step counts int[T] -> (games played at each window's end int[W], win, draw and loss
-    rates float[W]) over windows of ``window`` finished games (no partial window)."""
+    rates float[W]) over consecutive windows of at least ``window`` finished games, each
+    ending at the first step that reaches its edge (a step's games are not split, so where a
+    step finishes more than ``window`` games its window holds them all; no partial window)."""
     games = np.cumsum(np.asarray(curve["games"]))
     out = {k: np.cumsum(np.asarray(curve[k])) for k in ("wins", "draws", "losses")}
     edges = np.arange(window, games[-1] + 1, window)
-    pos = np.searchsorted(games, edges)  # first step reaching each edge
+    pos = np.unique(np.searchsorted(games, edges))  # first step reaching each edge, once
     g = games[pos]
     rates = {}
     for k, c in out.items():

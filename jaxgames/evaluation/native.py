@@ -80,6 +80,11 @@ def build(source: str) -> str:
         raise SolverUnavailable(
             f"cannot create the solve cache {folder} ({ENV_VAR}, or its default): {e.strerror or e}"
         ) from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise SolverUnavailable(
+            f"the solve cache {folder} ({ENV_VAR}, or its default) is not writable: set "
+            f"{ENV_VAR} to a folder you can write, or {ENV_VAR}=0 to build in a private one"
+        )
     tmp = f"{lib}.{os.getpid()}"
     try:
         done = subprocess.run(
