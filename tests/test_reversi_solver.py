@@ -226,10 +226,13 @@ def test_solves_hold_the_lock(monkeypatch):
 
 
 def test_compiled_libraries_rebuild_damage_and_name_failures(tmp_path, monkeypatch, capsys):
-    """A cached library that does not load is built again; a failing compiler is named with
-    its exit code, one line from a command; with the cache off the library lives in a folder
-    of the process's own, gone at exit (never a shared temp path another user could fill)."""
+    """A cached library that does not load is built again; a cache folder that cannot be
+    written and a $CC that is not a command line are named; $CC may carry flags; a failing
+    compiler is named with its exit code, one line from a command; with the cache off the
+    library lives in a folder of the process's own, gone at exit (never a shared temp path
+    another user could fill)."""
     import os
+    import shutil
     import subprocess
     import sys
 
@@ -250,6 +253,15 @@ def test_compiled_libraries_rebuild_damage_and_name_failures(tmp_path, monkeypat
         native.build(reversi_solver.SOURCE)
     monkeypatch.setattr(native.os, "access", real_access)
     assert os.listdir(readonly) == []
+    # $CC is a command line, flags and all, as make reads it
+    monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "flags"))
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    monkeypatch.setenv("CC", f"{compiler} -O1 -DJAXGAMES_CC_FLAGS")
+    assert os.path.getsize(native.build(reversi_solver.SOURCE)) > 1000
+    monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "quote"))
+    monkeypatch.setenv("CC", f"{compiler} '-O1")
+    with pytest.raises(native.SolverUnavailable, match="is not a command line"):
+        native.build(reversi_solver.SOURCE)
     monkeypatch.setenv(native.ENV_VAR, str(tmp_path / "empty"))
     monkeypatch.setenv("CC", "false")
     with pytest.raises(native.SolverUnavailable, match=r"with false failed \(exit code 1\)"):

@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -59,6 +60,20 @@ def _library_folder() -> str:
     return _PRIVATE[0]
 
 
+def _compiler_argv(cc: str) -> list[str]:
+    """``$CC`` as make reads it, a command that may carry flags (``"gcc -m64"``); a compiler
+    found on the path is one program."""
+    if cc != os.environ.get("CC"):
+        return [cc]
+    try:
+        argv = shlex.split(cc)
+    except ValueError as e:  # an unclosed quote
+        raise SolverUnavailable(f"CC={cc!r} is not a command line: {e}") from None
+    if not argv:
+        raise SolverUnavailable("CC is blank: unset it or name a C compiler")
+    return argv
+
+
 def build(source: str) -> str:
     """Compile the C file ``source`` once per content (into :func:`cache_dir`, else a private
     temp folder); the shared library's path. :class:`SolverUnavailable` naming the problem."""
@@ -88,7 +103,9 @@ def build(source: str) -> str:
     tmp = f"{lib}.{os.getpid()}"
     try:
         done = subprocess.run(
-            [cc, "-O2", "-shared", "-fPIC", "-o", tmp, source], capture_output=True, text=True
+            [*_compiler_argv(cc), "-O2", "-shared", "-fPIC", "-o", tmp, source],
+            capture_output=True,
+            text=True,
         )
     except OSError as e:  # CC names no program
         raise SolverUnavailable(f"cannot run the C compiler {cc!r}: {e.strerror or e}") from None
