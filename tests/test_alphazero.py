@@ -250,6 +250,37 @@ def test_without_replay_the_state_is_the_rollout_state(key):
 
 
 @pytest.mark.parametrize(
+    "replay_size, rows",
+    [(0, 0), (4, 4), (16, 4), (32, 4), (40, 5), (80, 10)],
+)
+def test_replay_ring_holds_at_least_one_rollout(replay_size, rows):
+    """replay_rows: replay_size // num_envs plies of the 8 games, but never fewer than one
+    rollout's num_steps = 4 (a ring smaller than a rollout, even below one row, still holds
+    the whole rollout rather than turning replay off); 0 is no replay."""
+    assert tiny_config(replay_size=replay_size).replay_rows == rows
+
+
+@pytest.mark.parametrize("replay_size", [0, 64])
+def test_augment_moves_the_training_examples(monkeypatch, key, replay_size):
+    """augment=True on a game with symmetries moves the examples of every update by the 8
+    symmetries of the square (with and without replay); augment=False leaves them. Checked on
+    the traced chunk (no compile) by counting calls to augment_targets."""
+    calls = []
+    real = alphazero.augment_targets
+
+    def spy(symmetries, key, batch):
+        calls.append(symmetries.count)
+        return real(symmetries, key, batch)
+
+    monkeypatch.setattr(alphazero, "augment_targets", spy)
+    for augment in (True, False):
+        calls.clear()
+        algo = alphazero.make_algorithm(tiny_config(replay_size=replay_size, augment=augment))
+        jax.eval_shape(algo.chunk, algo.init(key))
+        assert set(calls) == ({8} if augment else set()), (augment, calls)
+
+
+@pytest.mark.parametrize(
     "field, value, match",
     [
         ("num_simulations", 0, "num_simulations"),
@@ -322,6 +353,17 @@ def test_scaled_to_keeps_the_learning_per_ply(num_envs):
     back = base.scaled_to(16).scaled_to(8)
     assert back.learning_rate == pytest.approx(base.learning_rate, rel=1e-5)
     assert dataclasses.replace(back, learning_rate=base.learning_rate) == base
+
+
+@pytest.mark.parametrize("base", [TINY_PPO, tiny_config()], ids=["ppo", "alphazero"])
+def test_the_minibatch_cap_never_splits_an_existing_minibatch(base):
+    """The cap of scaled_to bounds how far minibatches grow, never shrinks one: with minibatches
+    of 16 plies (8 games x 4 plies / 2) and a cap of 8, scaling to the same 8 games is the
+    identity, and to 16 games keeps minibatches of 16 (4 of them, same learning rate)."""
+    assert base.scaled_to(8, max_minibatch=8) == base
+    up = base.scaled_to(16, max_minibatch=8)
+    assert up.batch_size // up.num_minibatches == 16 and up.num_minibatches == 4
+    assert up.learning_rate == base.learning_rate
 
 
 def test_a_scaled_config_trains_on_the_cpu(key):

@@ -8,6 +8,7 @@ import pytest
 
 import jaxgames
 from jaxgames.evaluation import animal_shogi_engine as E
+from jaxgames.games.animal_shogi.rules import GIRAFFE, LION
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +193,21 @@ def test_root_values_equal_brute_force(env, states, policies, depth, n, run_boun
     # states[0]: going back to the start position a third time is a draw
     s0 = jax.tree_util.tree_map(lambda x: x[0], states)
     assert exact[0, env.text_to_action(s0, "a2a1")] == 0
+
+
+def test_being_in_check_costs_the_mover_in_check_points(monkeypatch):
+    """Hand-made views (squares 0..11, the opponent's pieces coded + 5): the mover's lion on b4
+    with the opponent's giraffe on b3 (in check) scores E.IN_CHECK = 60 less than with that
+    constant set to 0, all else equal; with the giraffe on a2 (no check) the constant plays no
+    part."""
+    no_hand = jnp.zeros(3, jnp.int32)
+
+    def view(cells):
+        return jnp.asarray([cells.get(sq, 0) for sq in range(12)], jnp.int32)
+
+    checked = view({10: LION, 1: LION + 5, 7: GIRAFFE + 5})
+    quiet = view({10: LION, 1: LION + 5, 3: GIRAFFE + 5})
+    before = [int(E.evaluate(v, no_hand, no_hand)) for v in (checked, quiet)]
+    monkeypatch.setattr(E, "IN_CHECK", 0)
+    after = [int(E.evaluate(v, no_hand, no_hand)) for v in (checked, quiet)]
+    assert before[0] - after[0] == -60 and before[1] == after[1]

@@ -33,8 +33,9 @@ from tiny_configs import TINY_FIELDS
 import jaxgames
 from jaxgames import cli, distributed
 from jaxgames.agents.registry import algorithm_module
-from jaxgames.runs import checkpoint, load_agent, read_run_config
+from jaxgames.runs import CONFIG_FILE, PARAMS_FILE, checkpoint, load_agent, read_run_config
 from jaxgames.runs.checkpoint import DIGEST_KEY, CheckpointWarning
+from jaxgames.runs.outputs import check_output_path, is_run_folder
 from jaxgames.training import driver
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -580,6 +581,41 @@ def test_outputs_never_overwrite_saved_data(ref, tmp_path, capsys, monkeypatch):
     assert run_cli(capsys, ["export", run_dir, exported])[0] == 0
     assert run_cli(capsys, ["export", run_dir, exported])[0] == 2
     assert run_cli(capsys, ["export", run_dir, exported, "--force"])[0] == 0
+
+
+def test_the_input_is_refused_as_an_output_however_it_is_spelt(tmp_path, monkeypatch):
+    """The record being read is refused as an output, even with --force, whether the output
+    names it relatively, through '..' or through a symlink (the real paths are compared);
+    another existing file is fine with --force."""
+    record = tmp_path / "rec.txt"
+    record.write_text("game: tic_tac_toe\n\nb2 a1\n")
+    (tmp_path / "sub").mkdir()
+    os.symlink(record, tmp_path / "link.txt")
+    monkeypatch.chdir(tmp_path)
+    for out in ("rec.txt", str(tmp_path / "sub" / ".." / "rec.txt"), str(tmp_path / "link.txt")):
+        with pytest.raises(ValueError, match="is the input being read"):
+            check_output_path(out, "--svg", force=True, inputs=[str(record)])
+    (tmp_path / "other.txt").write_text("x")
+    check_output_path(str(tmp_path / "other.txt"), "--svg", force=True, inputs=[str(record)])
+
+
+def test_an_exported_agents_files_are_never_overwritten(tmp_path):
+    """A folder with config.json and the parameters file (an exported agent: no metrics, no
+    checkpoints) is a run folder: its files are refused even with --force, a new file beside
+    them is fine; config.json alone does not make a folder a run."""
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / CONFIG_FILE).write_text("{}")
+    (agent / PARAMS_FILE).write_bytes(b"\0")
+    assert is_run_folder(str(agent))
+    for name in (PARAMS_FILE, CONFIG_FILE):
+        with pytest.raises(ValueError, match="inside the run or agent folder"):
+            check_output_path(str(agent / name), "--json", force=True)
+    check_output_path(str(agent / "eval.json"), "--json")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / CONFIG_FILE).write_text("{}")
+    assert not is_run_folder(str(plain))
 
 
 def test_play_save_never_replaces_another_file(tmp_path):

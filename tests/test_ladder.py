@@ -208,6 +208,18 @@ def test_rate_refuses_a_ladders_own_repeated_openings():
         )
 
 
+@pytest.mark.parametrize("games", [1, 3, 5])
+def test_rate_refuses_an_odd_number_of_games_per_rung(games):
+    """Games come in colour pairs per opening, so an odd (or single) games_per_rung is refused
+    in one line before any game is played (3 would be reported for the 2 played)."""
+    ladder = load_ladder("tic_tac_toe")
+    env = ladder.make_env()
+    with pytest.raises(ValueError, match="games_per_rung must be even and >= 2"):
+        rate_policy(
+            random_policy, env, ladder, lambda s: make_opponent(s, env), games, rungs=["random"]
+        )
+
+
 # --------------------------------------------------------------------------- ladder files
 def test_build_ladder_rate_policy_and_json_round_trip(ttt, tmp_path):
     lines = []

@@ -152,6 +152,9 @@ def test_openings_distinct_unfinished_deterministic(ttt, r4):
         assert openings_digest(openings(env, 12, plies, seed=1)) != openings_digest(s)
         head = openings(env, 5, plies, seed=0)  # a prefix of the longer set
         assert position_keys(head) == position_keys(s)[:5]
+    # 7 plies deep, many random playouts of tic-tac-toe are won at ply 5 or 7: none is kept
+    s = openings(ttt, 60, 7, seed=0)
+    assert not np.any(s.terminated | s.truncated) and np.all(s.step_count == 7)
     # tic-tac-toe has 72 positions after 2 plies: the rest are repeats, with a warning
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from reference_reversi import RefReversi
@@ -101,6 +102,64 @@ def test_engine_rejects_what_is_illegal_and_keeps_the_position():
     assert status.startswith("status ") and "reversi" in status
 
 
+class FixedPlayer:
+    """A network-like player with known answers: probabilities proportional to action + 1 over
+    the legal moves (the highest square most probable), a constant value of 0.5."""
+
+    def __init__(self, env):
+        self.n = env.num_actions
+
+    def probs(self, state):
+        w = jnp.where(state.legal_action_mask, jnp.arange(1, self.n + 1, dtype=jnp.float32), 0)
+        return w / w.sum()
+
+    def value(self, state):
+        return jnp.float32(0.5)
+
+    def __call__(self, key, state):
+        return jnp.argmax(self.probs(state)).astype(jnp.int32)
+
+
+def test_engine_hints_are_the_players_most_probable_moves():
+    """'hint 3' lists the 3 most probable moves, most probable first: at the start d3 (19),
+    c4 (26), f5 (37), e6 (44) weigh 20, 27, 38, 45 of 130; 'hint 9' lists all 4."""
+    session = EngineSession(FixedPlayer, "fixed", err=io.StringIO())
+    search = [line.split() for line in session.handle("hint 3") if line.startswith("search ")]
+    assert [(w[1], w[-1]) for w in search] == [
+        ("E6", "p=0.346"),  # 45 / 130
+        ("F5", "p=0.292"),  # 38 / 130
+        ("C4", "p=0.208"),  # 27 / 130
+    ]
+    assert len([x for x in session.handle("hint 9") if x.startswith("search ")]) == 4
+
+
+def test_engine_evaluations_are_scaled_to_the_board():
+    """An NBoard evaluation is a disc margin: the value 0.5 times the board's squares, 32.00
+    on 8x8 and 18.00 on 6x6."""
+    session = EngineSession(FixedPlayer, "fixed", err=io.StringIO())
+    (move,) = [line for line in session.handle("go") if line.startswith("===")]
+    assert re.fullmatch(r"=== [A-H][1-8]/32\.00/[0-9.]+", move), move
+    session.handle("set game (;GM[Othello]TY[6]BO[6 ------ ------ --O*-- --*O-- ------ ------ *];)")
+    (move,) = [line for line in session.handle("go") if line.startswith("===")]
+    assert re.fullmatch(r"=== [A-F][1-6]/18\.00/[0-9.]+", move), move
+
+
+def test_engine_plays_bare_moves_with_two_digit_ranks():
+    """On a 10x10 board an NBoard 1.1 bare move 'e10' is played like 'move e10' (black on e8,
+    white on e9: e10 flips e9)."""
+    err = io.StringIO()
+    session = EngineSession(FixedPlayer, "fixed", err=err)
+    rows = ["-" * 10] * 10
+    rows[4], rows[5], rows[7], rows[8] = "----*O----", "----O*----", "----*-----", "----O-----"
+    session.handle(f"set game (;GM[Othello]TY[10]BO[10 {' '.join(rows)} *];)")
+    assert session.env.size == 10, err.getvalue()
+    before = int(session.state.step_count)
+    session.handle("e10")
+    assert int(session.state.step_count) == before + 1, err.getvalue()
+    board = session.env.to_text(session.state).split()[0]
+    assert board[9 * 10 + 4] == board[8 * 10 + 4] == "X" and err.getvalue() == ""
+
+
 # ----------------------------------------------------------------------------- player side
 def test_client_plays_the_recorded_edax_answer():
     """The client sends the recorded lines (the stand-in engine exits otherwise) and plays
@@ -170,6 +229,7 @@ def test_spec_errors(tmp_path, capsys):
     for bad, why in [
         ("nboard:", "needs the engine's command line"),
         ("nboard:depth=0:edax", "depth must be an integer >= 1"),
+        ("nboard:depth=2.5:edax", "depth must be an integer >= 1"),
         ("nboard:depth=2:depth=3:edax", "given twice"),
         ("nboard:time=-1:cat", "'time=-1': depth= takes an integer >= 1, time= seconds > 0"),
         ("nboard:depth=x:edax", "'depth=x': depth= takes"),

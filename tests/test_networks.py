@@ -2,11 +2,13 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxgames
 from jaxgames.agents.networks import (
     NETWORKS,
+    ResidualBlock,
     can_widen,
     make_network,
     network_options,
@@ -114,6 +116,30 @@ def test_factory_errors():
     with pytest.raises(ValueError, match="unknown dtype 'float16'.*bfloat16"):
         make_network("resnet", 9, dtype="float16")
     assert network_options("resnet")["blocks"] == 4
+
+
+def test_zero_depth_is_a_valid_network_and_zero_width_is_not(key):
+    """layers=0 (the heads straight on the flat observation: a linear model) and blocks=0 (a
+    ResNet without residual blocks) build and run; a width or kernel of 0 is refused."""
+    x = jnp.zeros((2, 3, 3, 2))
+    for name, opts in (("mlp", {"layers": 0}), ("resnet", {"blocks": 0, "channels": 4})):
+        net = make_network(name, 9, **opts)
+        logits, value = net.apply(net.init(key, x), x)
+        assert logits.shape == (2, 9) and value.shape == (2,)
+    for name, opts in (("resnet", {"channels": 0}), ("cnn", {"kernel": 0})):
+        with pytest.raises(ValueError, match="must be positive integer"):
+            make_network(name, 9, **opts)
+
+
+def test_residual_block_adds_its_input(key):
+    """A residual block whose last convolution is zeroed is the identity (x + 0): the skip
+    connection carries the input through."""
+    x = jax.random.normal(key, (2, 4, 4, 8))
+    block = ResidualBlock(8)
+    inner = block.init(jax.random.PRNGKey(1), x)["params"]
+    last = jax.tree_util.tree_map(jnp.zeros_like, inner["Conv_1"])
+    zeroed = {"params": {**inner, "Conv_1": last}}
+    np.testing.assert_allclose(np.asarray(block.apply(zeroed, x)), np.asarray(x), atol=1e-6)
 
 
 @pytest.mark.parametrize("k", [2, 3])

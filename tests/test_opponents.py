@@ -9,7 +9,7 @@ import jaxgames
 from jaxgames.baselines.value_iteration import board_code, value_iteration
 from jaxgames.evaluation.match import arena
 from jaxgames.evaluation.opponents import greedy_policy
-from jaxgames.specs import make_opponent
+from jaxgames.specs import MAX_SIMULATIONS, MAX_SOLVE_EMPTIES, make_opponent, parse_spec
 
 
 def random_states(env, key, n, max_plies):
@@ -145,6 +145,25 @@ def test_make_opponent_errors(ttt, tmp_path):
         make_opponent("alphabeta:99999999999", ttt)
     with pytest.raises(ValueError, match="leaves"):
         make_opponent("minimax:8", jaxgames.make("reversi"))
+
+
+@pytest.mark.parametrize(
+    "at_max, past",
+    [
+        ("minimax:8", "minimax:9"),
+        ("alphabeta:12", "alphabeta:13"),
+        ("engine:8:20", "engine:8:21"),
+        ("uct:100000", "uct:100001"),
+        (f"mcts:{MAX_SIMULATIONS}/{MAX_SIMULATIONS}:runs/x", f"mcts:{MAX_SIMULATIONS + 1}:runs/x"),
+        (f"solve:{MAX_SOLVE_EMPTIES}:random", f"solve:{MAX_SOLVE_EMPTIES + 1}:random"),
+    ],
+)
+def test_every_integer_argument_takes_its_maximum(at_max, past):
+    """Each integer argument's stated maximum parses (and is its own normal form); the next
+    integer is refused as more than the machine can search."""
+    assert str(parse_spec(at_max)) == at_max
+    with pytest.raises(ValueError, match="at most"):
+        parse_spec(past)
 
 
 # ---------------------------------------------------------------- other games (once merged)

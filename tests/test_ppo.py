@@ -400,6 +400,13 @@ def test_config_overrides_and_round_trip():
     assert partnered.partners == {"runs/ttt-ppo-seed0": 0.5}
     with pytest.raises(ValueError, match="num_envs='abc'.*integer"):
         cfg.override(["--num-envs=abc"])
+    # a whole float is an integer ('--total-steps=1e6', a JSON 16.0); 2.5 is not
+    whole = cfg.override(["--total-steps=1e6"]).override({"num_envs": 16.0})
+    assert (whole.total_steps, whole.num_envs) == (1_000_000, 16)
+    assert type(whole.total_steps) is int and type(whole.num_envs) is int
+    assert ppo.PPOConfig.from_dict({**cfg.to_dict(), "num_envs": 16.0}).num_envs == 16
+    with pytest.raises(ValueError, match="num_envs=.*must be an integer"):
+        cfg.override(["--num-envs=2.5"])
     with pytest.raises(ValueError, match="unknown config field"):
         ppo.PPOConfig.from_dict({**cfg.to_dict(), "bogus": 1})
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -6,6 +6,7 @@ import os
 import shlex
 import shutil
 import socket
+import types
 
 import jax
 import jax.numpy as jnp
@@ -19,6 +20,7 @@ from jaxgames import cli, specs
 from jaxgames.agents.registry import algorithm_module
 from jaxgames.agents.search import SearchPolicy
 from jaxgames.cli.train import train_config
+from jaxgames.core import identity_symmetries
 from jaxgames.pretrained import (
     PRETRAINED_DIR,
     _steps_in_all,
@@ -226,6 +228,11 @@ def test_sym_spec_averages_an_agent_over_the_symmetries(ttt, capsys):
     assert load_pretrained("reversi6").agent.symmetries is None
     search = make_opponent("mcts:4:sym:pretrained:reversi6", r6)
     assert isinstance(search, SearchPolicy) and search.guide is averaged
+    # a game whose only symmetry is the identity (the Env default, e.g. a plugin game; no
+    # shipped game is one): a stand-in
+    plain = types.SimpleNamespace(
+        name="plain", config={}, num_actions=4, symmetries=identity_symmetries((2, 2, 1), 4)
+    )
     for bad, env, match in [
         ("sym:", r6, "use 'sym:<run directory>'"),
         ("sym:random", r6, "use 'sym:<run directory>'"),
@@ -233,6 +240,7 @@ def test_sym_spec_averages_an_agent_over_the_symmetries(ttt, capsys):
         ("sym:sym:pretrained:reversi6", r6, "use 'sym:<run directory>'"),
         ("sym:pretrained:tic_tac_toe", r6, "was trained on"),
         ("sym:pretrained:nope", r6, "unknown pretrained agent 'nope'"),
+        ("sym:pretrained:tic_tac_toe", plain, "plain has no symmetry besides the identity"),
     ]:
         with pytest.raises(ValueError, match=match):
             check_spec(bad, env)

@@ -252,6 +252,24 @@ def test_full_board_ends_immediately(text, rewards):
     assert "-" not in env.to_text(s)
 
 
+@pytest.mark.parametrize("size", [8, 16])
+def test_the_longest_run_of_opponent_discs_is_flipped(size):
+    """A move at the end of rank 1 closes a line from a1 over size - 2 opponent discs (14 on
+    16x16: the longest run any board has), so the occluded fill must reach that far; hand-made
+    position: X a1, O b1 onwards, the last file of rank 1 empty, the usual centre."""
+    env = env_of(size)
+    rows = [["-"] * size for _ in range(size)]
+    rows[0] = ["X"] + ["O"] * (size - 2) + ["-"]
+    h = size // 2
+    rows[h - 1][h - 1], rows[h - 1][h], rows[h][h - 1], rows[h][h] = "O", "X", "X", "O"
+    s = env.from_text("".join("".join(r) for r in rows) + " X")
+    last = size - 1  # the last square of rank 1
+    assert bool(s.legal_action_mask[last])
+    s = jax.jit(env.step)(s, last)
+    assert env.to_text(s)[:size] == "X" * size
+    assert s.rewards.tolist() == [0.0, 0.0]
+
+
 def test_wipeout_ends_immediately():
     env = env_of(6)
     s = env.from_text("--------------XO----XX-------------- X")
@@ -291,8 +309,9 @@ def test_text_round_trip_on_random_positions():
 def test_move_text_errors():
     env = env_of(8)
     s = env.init(None)
-    with pytest.raises(ValueError, match="off the 8x8 board"):
-        env.text_to_action(s, "z9")
+    for square in ("z9", "a9", "h9"):  # h9, a9: the rank just past the last
+        with pytest.raises(ValueError, match="off the 8x8 board"):
+            env.text_to_action(s, square)
     with pytest.raises(ValueError, match="malformed square"):
         env.text_to_action(s, "hello")
     with pytest.raises(ValueError, match="occupied by O"):
@@ -326,6 +345,8 @@ def test_from_text_errors():
         env.from_text("-----XO--OX----- B")
     with pytest.raises(ValueError, match="centre squares b2, c2, b3, c3 can never be empty"):
         env.from_text("-----X---OX----- X")
+    with pytest.raises(ValueError, match="malformed position"):  # nothing may follow 'end'
+        env.from_text("X" * 16 + " O end 1")
 
 
 def test_from_text_finished_positions():

@@ -426,6 +426,58 @@ def test_evaluation_is_symmetric_and_exact_at_the_end():
         assert int(eng.margin_of(jnp.float32(v))) == m
 
 
+def ref_static_terms(board: np.ndarray) -> list[float]:
+    """The module docstring's discs, corners, closeness and potential terms (weight 1, divided
+    by 100) read off ``board`` (int[n, n]: 1 the mover, -1 the opponent, 0 empty) in numpy."""
+    n = len(board)
+    p, o, e = board == 1, board == -1, board == 0
+
+    def ratio(a, b):
+        return (a - b) / max(a + b, 1)
+
+    corners = [(0, 0), (0, n - 1), (n - 1, 0), (n - 1, n - 1)]
+    near = 0  # mover's minus opponent's discs on the X and C squares of an empty corner
+    for r, c in corners:
+        if e[r, c]:
+            dr, dc = (1 if r == 0 else -1), (1 if c == 0 else -1)
+            near += sum(board[sq] for sq in ((r + dr, c), (r, c + dc), (r + dr, c + dc)))
+
+    def beside(side):  # squares with a disc of ``side`` among their 8 neighbours
+        padded = np.pad(side, 1)
+        shifts = [np.roll(padded, (dr, dc), (0, 1)) for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
+        return np.any(shifts, axis=0)[1:-1, 1:-1]
+
+    return [
+        ratio(p.sum(), o.sum()),
+        0.25 * (sum(p[c] for c in corners) - sum(o[c] for c in corners)),
+        -0.125 * near,
+        ratio((e & beside(o)).sum(), (e & beside(p)).sum()),
+    ]
+
+
+@pytest.mark.parametrize("size", [6, 8])
+def test_static_terms_match_a_numpy_reading_of_the_docstring(size):
+    """Each heuristic term alone (its weight 1, the others 0) on random midgame positions
+    equals :func:`ref_static_terms`: closeness counts against the mover, potential mobility
+    counts the empties next to the *other* side. Mobility and stability have their own tests;
+    positions where the mover must pass are left out (their score may be the exact one)."""
+    env, rng = env_of(size), random.Random(size)
+    games = [random_position(size, rng.randint(4, size * size - 8), rng) for _ in range(40)]
+    games = [g for g in games if g and g.legal_actions() != [size * size]]
+    assert len(games) >= 20
+    fn = jax.jit(jax.vmap(lambda s, w: eng.evaluate(env, s, weights=w), in_axes=(0, None)))
+    batch = stack([board_state(env, g) for g in games])
+    want = []
+    for g in games:
+        cells = np.array(g.cells()).reshape(size, size)
+        want.append(ref_static_terms(np.where(cells == 1 + g.player, 1, np.sign(cells) * -1)))
+    for term, column in zip((0, 1, 2, 4), range(4)):
+        got = np.asarray(fn(batch, jnp.eye(6)[term]))
+        np.testing.assert_allclose(
+            got, np.array(want)[:, column], rtol=1e-5, atol=1e-5, err_msg=f"term {term}"
+        )
+
+
 def test_bad_arguments():
     env = env_of(6)
     with pytest.raises(ValueError, match="depth"):

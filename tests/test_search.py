@@ -391,6 +391,9 @@ def test_mcts_opponent_spec(tmp_path, ttt):
     assert check_spec(f"mcts:8/16:{run}", ttt) == f"mcts:8:{run}"
     assert check_spec(f"mcts:8/16/0.1:{run}", ttt) == f"mcts:8:{run}"
     assert check_spec(f"mcts:8/16/1:{run}", ttt) == f"mcts:8/16/1.0:{run}"
+    # C's whole range [0, 100], both ends included
+    assert check_spec(f"mcts:8/4/0:{run}", ttt) == f"mcts:8/4/0.0:{run}"
+    assert check_spec(f"mcts:8/4/100:{run}", ttt) == f"mcts:8/4/100.0:{run}"
     # '/w' after the numbers: the one-ply win check, kept in the normal form
     assert check_spec(f"mcts:8/w:{run}", ttt) == f"mcts:8/w:{run}"
     assert check_spec(f"mcts:8/16/0.1/w:{run}", ttt) == f"mcts:8/w:{run}"
@@ -410,6 +413,7 @@ def test_mcts_opponent_spec(tmp_path, ttt):
         ("mcts:8/:" + str(run), "K >= 1 root moves"),
         ("mcts:/4:" + str(run), "N >= 1"),
         ("mcts:8/4/-1:" + str(run), r"C must be in \[0, 100\]"),
+        ("mcts:8/4/100.5:" + str(run), r"C must be in \[0, 100\]"),
         ("mcts:8/4/x:" + str(run), "C >= 0 the scale"),
         ("mcts:8/4/1/2:" + str(run), "C >= 0 the scale"),
         ("mcts:8/w/4:" + str(run), "'/w' after them"),

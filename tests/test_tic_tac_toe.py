@@ -145,6 +145,7 @@ def test_text_notation(ttt):
         ("O........ X", "0 X and 1 O"),
         ("XX.O..... X", "it is O to move"),
         ("XXXOOO... X", "stopped at the first line"),
+        ("XXXOO.... O end extra", "malformed position"),  # nothing may follow 'end'
     ],
 )
 def test_bad_position_text(ttt, text, match):
@@ -156,6 +157,8 @@ def test_bad_position_text(ttt, text, match):
     "move,match",
     [
         ("d1", "off the 3x3 board"),
+        ("a4", "off the 3x3 board"),  # the rank just past the last
+        ("c4", "off the 3x3 board"),
         ("b", "malformed square"),
         ("22", "malformed square"),
         ("a1", "taken"),

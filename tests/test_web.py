@@ -245,6 +245,16 @@ def test_a_hint_player_of_another_game_leaves_other_games_open():
         server.server_close()
 
 
+@pytest.mark.parametrize("human", [0, 1])
+def test_a_move_after_the_end_says_the_game_is_over(human):
+    """After X wins on a3 (ply 5) a move is refused as 'the game is over (1-0)', also when the
+    side to move after the last ply is the agent's (human 0), never as the agent's turn."""
+    game = WebGame(shared_env("tic_tac_toe"), "random", human, moves=["a1", "b1", "a2", "b2", "a3"])
+    assert game.over
+    with pytest.raises(ValueError, match=r"the game is over \(1-0\)"):
+        game.move("c3")
+
+
 def test_api_animal_shogi_moves_drops_and_load(board):
     """Moves name two squares, drops a hand letter; a capture puts a piece in hand, whose
     target the board draws; a saved record loads back (the players' roles kept)."""

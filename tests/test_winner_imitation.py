@@ -56,6 +56,48 @@ def test_selfplay_games_are_legal_and_complete(key):
     )  # random openings vary
 
 
+def test_selfplay_near_temperature_zero_plays_the_most_probable_move(key):
+    """At temperature 1e-6 every self-play move after the random opening is the network's most
+    probable legal move (the logits divided by the temperature: a near-argmax) wherever that
+    move leads the next by more than 1e-4 (tied logits are left to the draw)."""
+    env = jaxgames.make("tic_tac_toe")
+    agent = Agent(make_network("mlp", 9, hidden=8, layers=1), (3, 3, 2))
+    params = agent.init_params(key)
+    plies, _, _ = jax.jit(wi.play_selfplay_games, static_argnums=(0, 1, 4, 5, 6, 7))(
+        env, agent, params, key, 32, 9, 1, 1e-6
+    )
+    logits, _ = agent.apply(params, plies.obs.reshape(-1, 3, 3, 2))
+    masked = np.asarray(jnp.where(plies.mask.reshape(-1, 9), logits, -1e9))
+    greedy = masked.argmax(-1)
+    top2 = np.sort(masked, -1)[:, -2:]
+    clear = top2[:, 1] - top2[:, 0] > 1e-4  # about 1e9 where one move is legal
+    chosen = np.asarray((plies.live & ~plies.opening).reshape(-1)) & clear
+    assert chosen.sum() > 50
+    np.testing.assert_array_equal(np.asarray(plies.action).reshape(-1)[chosen], greedy[chosen])
+
+
+def test_logged_metrics_are_measured_before_the_updates():
+    """With update_epochs = 4 the logged loss and entropy are those of the parameters the games
+    were played with (the first of the 4 Adam steps), recomputed here from the same games."""
+    cfg = wi.WinnerImitationConfig(
+        game="tic_tac_toe", network="mlp", net={"hidden": 16, "layers": 1}, num_envs=16,
+        max_plies=9, opening_plies=2, update_epochs=4, updates_per_chunk=1, total_steps=144,
+        eval_vs_init_games=0, eval_games=0, learning_rate=0.05,
+    )  # fmt: skip
+    algo = wi.make_algorithm(cfg)
+    state = algo.init(jax.random.PRNGKey(0))
+    _, metrics = jax.jit(algo.chunk)(state)
+    _, k_play = jax.random.split(state.key)  # the chunk's key for its games
+    plies, rewards, finished = wi.play_selfplay_games(
+        algo.env, algo.agent, state.params, k_play, 16, 9, 2, 1.0
+    )
+    w = wi.winner_weights(plies, rewards, finished, 0.0)
+    assert float(w.sum()) > 0
+    loss, aux = wi.imitation_loss(algo.agent, state.params, plies, w)
+    np.testing.assert_allclose(float(metrics["loss"]), float(loss), rtol=1e-4)
+    np.testing.assert_allclose(float(metrics["entropy"]), float(aux["entropy"]), rtol=1e-4)
+
+
 def test_legal_rate_of_the_raw_policy(key):
     env = jaxgames.make("tic_tac_toe")
     agent = Agent(make_network("mlp", 9, hidden=8, layers=1), (3, 3, 2))
