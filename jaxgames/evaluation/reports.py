@@ -51,6 +51,7 @@ from jaxgames.evaluation.ladder import game_key, ladder_path, load_ladder
 from jaxgames.evaluation.match import MatchResult, check_games, play_match
 from jaxgames.evaluation.openings import openings, position_keys
 from jaxgames.evaluation.reversi_engine import solve_endgame
+from jaxgames.games.animal_shogi.rules import LION
 from jaxgames.validation import check_int, check_seed
 
 #: the report names (``exact:E``: E empty squares, 1 to :data:`MAX_EXACT_EMPTIES`)
@@ -244,20 +245,22 @@ def _discs(states: GameState) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _endings(result: MatchResult, env: Env) -> np.ndarray:
-    """int[G]: each game's index in ``ENDINGS[env.name]``, read from its final state."""
-    states, over = result.states, np.asarray(result.states.terminated)
+    """int[G]: each game's index in ``ENDINGS[env.name]``, read from its final state (the
+    last, "cut off", for a game ``max_plies`` stopped before the rules ended it)."""
+    states = result.states
+    terminated, truncated = np.asarray(states.terminated), np.asarray(states.truncated)
     if env.name == "reversi":
         mover, other = _discs(states)
         full = mover + other == env.num_actions - 1  # the pass action is not a square
         ending = np.where(np.minimum(mover, other) == 0, 2, np.where(full, 0, 1))
-    elif env.name == "animal_shogi":  # absolute board: sente's lion 1 (far rank 0-2), gote's 6
+    elif env.name == "animal_shogi":  # absolute board: sente's far rank 0-2, gote's 9-11
         board, winner = np.asarray(states.board), np.asarray(states.winner)
-        tried = np.where(winner == 0, (board[:, :3] == 1).any(1), (board[:, 9:] == 6).any(1))
-        ending = np.where(winner < 0, 2, np.where(tried, 1, 0))
-        ending = np.where(~over & np.asarray(states.truncated), 3, ending)
+        sente_try, gote_try = (board[:, :3] == LION).any(1), (board[:, 9:] == LION + 5).any(1)
+        tried = np.where(winner == 0, sente_try, gote_try)
+        ending = np.where(truncated, 3, np.where(winner < 0, 2, np.where(tried, 1, 0)))
     else:  # tic-tac-toe: a decided game made a line, a drawn one filled the board
         ending = np.where(result.outcomes != 0, 0, 1)
-    return np.where(over | np.asarray(states.truncated), ending, -1)
+    return np.where(terminated | truncated, ending, len(ENDINGS[env.name]) - 1)
 
 
 def endings_report(result: MatchResult, env: Env) -> dict[str, dict]:
@@ -266,9 +269,7 @@ def endings_report(result: MatchResult, env: Env) -> dict[str, dict]:
     out; animal shogi: no legal move, a try, a repetition, the move limit; tic-tac-toe: three
     in a row, a full board; or cut off by ``max_plies`` unfinished), their mean plies and, on
     a game with a score, A's mean margin."""
-    names = ENDINGS[env.name]
-    ending = _endings(result, env)
-    ending = np.where(ending < 0, len(names) - 1, ending)  # unfinished: cut off
+    names, ending = ENDINGS[env.name], _endings(result, env)
     out = {}
     for colour, sel in _sides(result):
         out[colour] = {}
