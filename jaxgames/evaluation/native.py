@@ -60,11 +60,13 @@ def _library_folder() -> str:
     return _PRIVATE[0]
 
 
-def _compiler_argv(cc: str) -> list[str]:
-    """``$CC`` as make reads it, a command that may carry flags (``"gcc -m64"``); a compiler
-    found on the path is one program."""
-    if cc != os.environ.get("CC"):
-        return [cc]
+def _compiler() -> list[str] | None:
+    """The C compiler's command line: ``$CC`` as make reads it, a command that may carry flags
+    (``"gcc -m64"``), else ``cc`` or ``gcc`` found on the path; ``None`` without one."""
+    cc = os.environ.get("CC")
+    if not cc:
+        found = shutil.which("cc") or shutil.which("gcc")
+        return None if found is None else [found]
     try:
         argv = shlex.split(cc)
     except ValueError as e:  # an unclosed quote
@@ -84,11 +86,12 @@ def build(source: str) -> str:
     lib = os.path.join(folder, f"{stem}_{tag}.so")
     if os.path.exists(lib):
         return lib
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
+    compiler = _compiler()
+    if compiler is None:
         raise SolverUnavailable(
             f"no C compiler found to build {os.path.basename(source)} (install gcc or set CC)"
         )
+    cc = os.environ.get("CC") or compiler[0]  # as typed, for the messages
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
@@ -103,7 +106,7 @@ def build(source: str) -> str:
     tmp = f"{lib}.{os.getpid()}"
     try:
         done = subprocess.run(
-            [*_compiler_argv(cc), "-O2", "-shared", "-fPIC", "-o", tmp, source],
+            [*compiler, "-O2", "-shared", "-fPIC", "-o", tmp, source],
             capture_output=True,
             text=True,
         )
@@ -137,4 +140,4 @@ def load(source: str) -> ctypes.CDLL:
 
 def has_compiler() -> bool:
     """A C compiler is on the path (or ``$CC`` is set)."""
-    return bool(os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc"))
+    return bool(os.environ.get("CC")) or _compiler() is not None
