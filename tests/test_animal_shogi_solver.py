@@ -296,10 +296,9 @@ def test_perfect_spec_needs_the_table(tmp_path, monkeypatch, capsys):
     assert "invalid --seed=-1" in capsys.readouterr().err
 
 
-def test_move_accuracy_of_perfect_and_random_play():
-    """From reduced-endgame starts the perfect player keeps the value with every move and
-    never blunders; a random player blunders; the per-colour counts add up."""
-    from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
+def endgame_starts():
+    """(a table solved from the first reduced endgame, animal shogi capped at 40 plies, 12 of
+    the table's unfinished positions of every value as a batch of states)."""
     from jaxgames.games.animal_shogi import rules
 
     table = solver.solve(ROOTS[:1], log2_slots=12)
@@ -310,6 +309,15 @@ def test_move_accuracy_of_perfect_and_random_play():
     starts = jax.vmap(
         lambda p: rules.make_state(env.spec, p[:12], jnp.stack([p[12:15], p[15:]]), 0, 0)
     )(pos)
+    return table, env, starts
+
+
+def test_move_accuracy_of_perfect_and_random_play():
+    """From reduced-endgame starts the perfect player keeps the value with every move and
+    never blunders; a random player blunders; the per-colour counts add up."""
+    from jaxgames.evaluation.accuracy import format_accuracy, move_accuracy
+
+    table, env, starts = endgame_starts()
     perfect = solver.perfect_policy(table)
     rand = lambda key, state: random_action(key, state.legal_action_mask)  # noqa: E731
     good = move_accuracy(perfect, rand, env, table, starts=starts)

@@ -905,18 +905,11 @@ ONE_CPU_ACCURACY = """
 import os, sys
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 sys.path.insert(0, sys.argv[1])
-import jax, jax.numpy as jnp, numpy as np, jaxgames
+import jaxgames
 from jaxgames.evaluation import animal_shogi_solver as solver
 from jaxgames.evaluation.accuracy import move_accuracy
-from jaxgames.games.animal_shogi import rules
-from test_animal_shogi_solver import ROOTS
-table = solver.solve(ROOTS[:1], log2_slots=12)
-env = jaxgames.make("animal_shogi", max_steps=40)
-value, _ = table.lookup(solver.decode_keys(table.keys))
-pos = jnp.asarray(solver.decode_keys(table.keys[np.flatnonzero(value != -1)[::17][:12]]), jnp.int32)
-starts = jax.vmap(
-    lambda p: rules.make_state(env.spec, p[:12], jnp.stack([p[12:15], p[15:]]), 0, 0)
-)(pos)
+from test_animal_shogi_solver import endgame_starts
+table, env, starts = endgame_starts()
 perfect = solver.perfect_policy(table)
 rand = lambda key, state: jaxgames.random_action(key, state.legal_action_mask)
 out = move_accuracy(perfect, rand, env, table, starts=starts)
