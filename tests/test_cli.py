@@ -14,6 +14,30 @@ from jaxgames.agents.config import parse_overrides
 TINY = [*TINY_TRAIN_ARGS, "--no-progress"]
 
 
+def test_run_directory_follows_the_options_trained_however_given(tmp_path):
+    """The default run name carries the game options and seeds trained, whether the options
+    came as flags or as a ``--game-options`` override."""
+    from jaxgames.cli.train import run_directory, train_config
+
+    def run_dir(*argv):
+        args, extra = cli.build_parser().parse_known_args(
+            ["train", "ppo", "--runs-dir", str(tmp_path), *argv]
+        )
+        args.overrides = extra
+        return os.path.basename(run_directory(args, train_config(args)))
+
+    reversi4 = "reversi-size4-ppo-seed0"
+    assert run_dir("--game", "reversi", "--size", "4") == reversi4
+    assert run_dir("--game", "reversi", "--game-option", "size=4") == reversi4
+    assert run_dir("--game", "reversi", "--game-options.size=4") == reversi4
+    assert run_dir("--game", "reversi", '--game-options={"size": 4}') == reversi4
+    assert run_dir("--game", "reversi", "--seeds", "1", "2", "--quick") == (
+        "reversi-ppo-seeds1-2-quick"
+    )
+    assert run_dir("--run-name", "mine/a") == "a"
+    assert not os.listdir(tmp_path)  # naming writes nothing
+
+
 def test_train_ppo_then_resume_then_clash(tmp_path, capsys):
     args = [
         "train",

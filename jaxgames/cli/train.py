@@ -91,29 +91,35 @@ def train_config(args: argparse.Namespace) -> Any:
     return config.override(overrides)
 
 
-def _train(args: argparse.Namespace) -> int:
-    loggers = parse_loggers(args.logger)  # a missing library: one line naming the extra
-    if args.distributed:
-        distributed.initialize()
-    devices = check_devices(args.devices)
-    config = train_config(args)
-    # the run's name follows the options trained, given as flags or as --game-options={...}
-    by_override = "game_options" in _fields_given(parse_overrides(args.overrides))
-    game_options = config.game_options if by_override else options.game_options(args)
-    if args.seeds is not None and args.seed is not None:
-        raise ValueError("give --seed or --seeds, not both")
+def run_directory(args: argparse.Namespace, config: Any) -> str:
+    """The run's folder inside ``--runs-dir``: ``--run-name``, or :func:`default_run_name` of
+    the game options trained (given as flags or as ``--game-options``). ``ValueError`` for a
+    parent that cannot hold runs or a name that puts the run inside another run."""
     # the parent of the runs: not inside a run, creatable (checked once the config is valid)
     check_output_path(args.runs_dir, "--runs-dir", folder=True)
-    seed = config.seed if args.seeds is None else args.seeds
     if args.run_name is None:
-        name = default_run_name(args.algorithm, args.game, game_options, seed, args.quick)
+        seed = config.seed if args.seeds is None else args.seeds
+        name = default_run_name(args.algorithm, args.game, config.game_options, seed, args.quick)
     else:
         name = check_run_name(args.run_name)
     run_dir = os.path.join(args.runs_dir, name)
     owner = run_owning(os.path.realpath(os.path.dirname(run_dir)))
     if owner is not None:  # a run inside another run's folder would pass for its files
         raise ValueError(f"--run-name {name!r} puts the run inside the run {owner[0]!r}")
-    print(f"training {args.algorithm} on {args.game} {game_options or ''}-> {run_dir}", flush=True)
+    return run_dir
+
+
+def _train(args: argparse.Namespace) -> int:
+    loggers = parse_loggers(args.logger)  # a missing library: one line naming the extra
+    if args.distributed:
+        distributed.initialize()
+    devices = check_devices(args.devices)
+    config = train_config(args)
+    if args.seeds is not None and args.seed is not None:
+        raise ValueError("give --seed or --seeds, not both")
+    run_dir = run_directory(args, config)
+    options_text = f"{config.game_options} " if config.game_options else ""
+    print(f"training {args.algorithm} on {args.game} {options_text}-> {run_dir}", flush=True)
     summary = run_training(
         args.algorithm,
         config,
