@@ -1,6 +1,7 @@
 """Fingerprint of one fixed-seed training chunk per algorithm: a hash of the parameters after
 the chunk and its first metrics. Run it on two commits to check that a refactor left the
-training results bit-identical (same machine, same jax).
+training results bit-identical (same machine, same jax, the same cores: XLA:CPU's sums
+follow its thread count, docs/guarantees.md; pin both runs with ``taskset -c``).
 
     python experiments/chunk_fingerprint.py
     python experiments/chunk_fingerprint.py --quick    # the tic-tac-toe cases only
