@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tiny_configs import TINY_TRAIN_ARGS
+from tiny_configs import TINY_TRAIN_ARGS, train_args
 
 from jaxgames import cli
 from jaxgames.agents.config import parse_overrides
@@ -20,10 +20,7 @@ def test_run_directory_follows_the_options_trained_however_given(tmp_path):
     from jaxgames.cli.train import run_directory, train_config
 
     def run_dir(*argv):
-        args, extra = cli.build_parser().parse_known_args(
-            ["train", "ppo", "--runs-dir", str(tmp_path), *argv]
-        )
-        args.overrides = extra
+        args = train_args(["train", "ppo", "--runs-dir", str(tmp_path), *argv])
         return os.path.basename(run_directory(args, train_config(args)))
 
     reversi4 = "reversi-size4-ppo-seed0"

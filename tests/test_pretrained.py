@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from scripts import script
-from tiny_configs import TINY_TRAIN_ARGS
+from tiny_configs import TINY_TRAIN_ARGS, train_args
 
 import jaxgames
 from jaxgames import cli, specs
@@ -130,9 +130,7 @@ def test_shipped_agent(name, monkeypatch):
 
 def config_of_command(command: str):
     """The config that the ``jaxgames train ...`` command trains, parsed as the CLI does."""
-    parsed, extra = cli.build_parser().parse_known_args(shlex.split(command)[1:])
-    parsed.overrides = extra
-    return train_config(parsed)
+    return train_config(train_args(shlex.split(command)[1:]))
 
 
 @pytest.mark.parametrize("name", SHIPPED)

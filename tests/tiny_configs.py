@@ -1,8 +1,11 @@
 """The tiny tic-tac-toe PPO config that the run-level tests share (driver, loggers): batch 8 x 4
 = 32 plies, 2 updates per chunk, 256 steps -> 4 chunks; one config, so a test process compiles
 its chunk once. ``TINY_TRAIN_ARGS``: the same kind of run as ``jaxgames train`` overrides (CLI,
-export tests)."""
+export tests); :func:`train_args` parses a ``jaxgames train`` command line as the CLI does."""
 
+import argparse
+
+from jaxgames import cli
 from jaxgames.agents import ppo
 
 #: the fields every tiny rollout-learning config of the tests shares (PPO, AlphaZero): a
@@ -31,3 +34,11 @@ TINY_TRAIN_ARGS = [
     "--net.hidden=8",
     "--net.layers=1",
 ]
+
+
+def train_args(argv: list[str]) -> argparse.Namespace:
+    """``jaxgames train ...`` arguments (without ``jaxgames``) parsed as :func:`jaxgames.cli.main`
+    parses them: the ``--field=value`` overrides in ``overrides``."""
+    args, extra = cli.build_parser().parse_known_args(argv)
+    args.overrides = extra
+    return args
